@@ -1,0 +1,38 @@
+# Every target sets itself up: a fresh machine needs only python3 (3.11), make and apt.
+SHELL := /bin/bash
+UV_VERSION := 0.13.8
+UV := .tools/bin/uv
+VENV := .venv
+PY := $(VENV)/bin/python
+export SPARK_LOCAL_IP ?= 127.0.0.1
+export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
+
+.PHONY: demo test lint check bench setup java clean
+
+demo: setup ## The end-to-end demo on the embedded AWS emulator
+	$(VENV)/bin/queue-autoscale demo
+
+test: setup ## Lint, type-check and run every test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/pytest -n 2 --dist loadgroup
+
+bench: setup ## Every benchmark in benchmarks/, tables written to benchmarks/results/
+	$(PY) benchmarks/run_all.py
+
+setup: $(VENV)/.synced java
+
+$(UV):
+	python3 -m venv .tools
+	.tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.synced: pyproject.toml uv.lock $(UV)
+	$(UV) sync --locked --extra dev --python python3.11
+	touch $@
+
+java: ## Spark needs a JDK 17; install it from Debian when missing
+	@command -v java >/dev/null 2>&1 || bash infra/install_java.sh
+
+clean:
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,199 @@
+"""Per-queue configuration: profiles, validation, loading from a file or the environment.
+
+A queue's config is a profile (critical, balanced, bursty, background) plus overrides.
+Every error names the queue, the field and the value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from queue_autoscale.core.models import QueueSettings
+
+ENV_VAR = "QUEUES_CONFIG"
+"""Environment variable holding the JSON config (what the Lambda functions read)."""
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names queue, field and value."""
+
+
+class Profile(StrEnum):
+    """Shipped defaults (seed 001): SLA, percentile and fleet bounds."""
+
+    CRITICAL = "critical"
+    BALANCED = "balanced"
+    BURSTY = "bursty"
+    BACKGROUND = "background"
+
+
+PROFILE_DEFAULTS: dict[Profile, dict[str, Any]] = {
+    Profile.CRITICAL: {"sla_seconds": 10.0, "percentile": 0.99, "min_workers": 5, "max_workers": 50},
+    Profile.BALANCED: {"sla_seconds": 30.0, "percentile": 0.95, "min_workers": 1, "max_workers": 10},
+    Profile.BURSTY: {"sla_seconds": 60.0, "percentile": 0.90, "min_workers": 0, "max_workers": 100},
+    Profile.BACKGROUND: {
+        "sla_seconds": 300.0,
+        "percentile": 0.95,
+        "min_workers": 0,
+        "max_workers": 5,
+    },
+}
+
+
+class QueueConfig(BaseModel):
+    """One queue's config as users write it (JSON keys are these field names)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    queue: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_-]+(\.fifo)?$")
+    """SQS work queue name."""
+    cluster: str = Field(default="default", min_length=1)
+    """ECS cluster name or ARN."""
+    service: str = Field(default="", min_length=0)
+    """ECS service name or ARN (default: the queue name)."""
+    dlq: str | None = None
+    """The work queue's dead-letter queue name, if any."""
+    profile: Profile = Profile.BALANCED
+    sla_seconds: float = Field(gt=0, le=43_200)
+    percentile: float = Field(gt=0, lt=1)
+    min_workers: int = Field(ge=0, le=10_000)
+    max_workers: int = Field(ge=0, le=10_000)
+    worker_concurrency: int = Field(default=1, ge=1, le=1_000)
+    provisioning_lead_seconds: float = Field(default=60.0, ge=0, le=3_600)
+    scale_up_cooldown_seconds: float = Field(default=0.0, ge=0, le=3_600)
+    scale_down_cooldown_seconds: float = Field(default=60.0, ge=0, le=86_400)
+    stabilization_window_seconds: float = Field(default=300.0, ge=0, le=86_400)
+    scale_down_step: int = Field(default=5, ge=1, le=10_000)
+    activation_threshold: int = Field(default=1, ge=1)
+    capacity_cap: int | None = Field(default=None, ge=0)
+    overloading_threshold: float = Field(default=0.8, gt=0, lt=1)
+    recovery_horizon_seconds: float | None = Field(default=None, gt=0)
+    expected_job_seconds: float = Field(default=1.0, gt=0)
+    dry_run: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        raw_profile = data.get("profile", Profile.BALANCED.value)
+        try:
+            profile = Profile(raw_profile)
+        except ValueError:
+            return data  # the field validator reports the bad profile
+        merged = dict(PROFILE_DEFAULTS[profile])
+        merged.update(data)
+        if not merged.get("service"):
+            merged["service"] = merged.get("queue", "")
+        return merged
+
+    @model_validator(mode="after")
+    def _check_bounds(self) -> QueueConfig:
+        if self.min_workers > self.max_workers:
+            raise ValueError(
+                f"min_workers = {self.min_workers} is above max_workers = {self.max_workers}"
+            )
+        return self
+
+    def settings(self, evaluation_interval_seconds: float = 30.0) -> QueueSettings:
+        """The frozen settings the core takes."""
+        return QueueSettings(
+            queue=self.queue,
+            sla_seconds=self.sla_seconds,
+            percentile=self.percentile,
+            min_workers=self.min_workers,
+            max_workers=self.max_workers,
+            worker_concurrency=self.worker_concurrency,
+            provisioning_lead_seconds=self.provisioning_lead_seconds,
+            evaluation_interval_seconds=evaluation_interval_seconds,
+            scale_up_cooldown_seconds=self.scale_up_cooldown_seconds,
+            scale_down_cooldown_seconds=self.scale_down_cooldown_seconds,
+            stabilization_window_seconds=self.stabilization_window_seconds,
+            scale_down_step=self.scale_down_step,
+            activation_threshold=self.activation_threshold,
+            capacity_cap=self.capacity_cap,
+            overloading_threshold=self.overloading_threshold,
+            recovery_horizon_seconds=self.recovery_horizon_seconds,
+            expected_job_seconds=self.expected_job_seconds,
+            dry_run=self.dry_run,
+        )
+
+
+def _describe(error: ValidationError, queue: str) -> str:
+    lines = []
+    for item in error.errors():
+        loc = ".".join(str(part) for part in item["loc"]) or "(config)"
+        value = item.get("input")
+        shown = json.dumps(value, default=str) if loc != "(config)" else ""
+        where = f"queue {queue!r}: field {loc!r}" if loc != "(config)" else f"queue {queue!r}"
+        lines.append(f"{where}{' = ' + shown if shown else ''}: {item['msg']}")
+    return "; ".join(lines)
+
+
+def parse_queue(data: Any, index: int = 0) -> QueueConfig:
+    """Validate one queue's config object; raise ConfigError naming queue, field and value."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"queue #{index}: expected a JSON object, got {type(data).__name__}")
+    name = str(data.get("queue", f"#{index}"))
+    try:
+        return QueueConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_describe(error, name)) from None
+
+
+def parse_config(data: Any) -> list[QueueConfig]:
+    """Validate a config document: one queue object, a list of them, or {"queues": [...]}."""
+    items: Sequence[Any]
+    if isinstance(data, Mapping) and "queues" in data:
+        items = data["queues"]
+        if not isinstance(items, list):
+            raise ConfigError("field 'queues' must be a list of queue objects")
+    elif isinstance(data, list):
+        items = data
+    else:
+        items = [data]
+    if not items:
+        raise ConfigError("no queues configured")
+    queues = [parse_queue(item, index) for index, item in enumerate(items)]
+    seen: set[str] = set()
+    for queue in queues:
+        if queue.queue in seen:
+            raise ConfigError(f"queue {queue.queue!r}: configured twice")
+        seen.add(queue.queue)
+    return queues
+
+
+def parse_json(text: str, source: str = "config") -> list[QueueConfig]:
+    """Parse JSON text into queue configs; bad JSON names the source, line and column."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"{source}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    return parse_config(data)
+
+
+def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> list[
+    QueueConfig
+]:
+    """Load queue configs: explicit file path > $QUEUES_CONFIG (JSON text) > error."""
+    if path is not None:
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"{file}: cannot read config: {error.strerror}") from None
+        return parse_json(text, str(file))
+    env = os.environ if environ is None else environ
+    text = env.get(ENV_VAR)
+    if not text:
+        raise ConfigError(f"no config: pass a file or set ${ENV_VAR} to the JSON config")
+    return parse_json(text, f"${ENV_VAR}")

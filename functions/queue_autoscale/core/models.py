@@ -1,0 +1,242 @@
+"""Frozen value objects the decision core takes and returns.
+
+Units are in the names or the docstrings: seconds, jobs, jobs/s, epoch seconds.
+Nothing here reads a clock or does I/O; `now` is always passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+
+class Urgency(StrEnum):
+    """SLA urgency tier by oldest job age / SLA (seed 000)."""
+
+    NORMAL = "NORMAL"
+    ELEVATED = "ELEVATED"
+    WARNING = "WARNING"
+    CRITICAL = "CRITICAL"
+    BREACH = "BREACH"
+
+
+class Action(StrEnum):
+    """What the controller does with the service's desiredCount."""
+
+    UP = "up"
+    DOWN = "down"
+    HOLD = "hold"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSettings:
+    """One queue's effective settings, as the core sees them (built by `config.py`).
+
+    Times are seconds; counts are workers (ECS tasks) unless named otherwise.
+    """
+
+    queue: str
+    sla_seconds: float = 30.0
+    percentile: float = 0.95
+    min_workers: int = 1
+    max_workers: int = 10
+    worker_concurrency: int = 1
+    """Jobs one worker runs at once (k); per-worker service rate mu = k / mean job seconds."""
+    provisioning_lead_seconds: float = 60.0
+    """Time from UpdateService until a new task takes jobs."""
+    evaluation_interval_seconds: float = 30.0
+    scale_up_cooldown_seconds: float = 0.0
+    scale_down_cooldown_seconds: float = 60.0
+    stabilization_window_seconds: float = 300.0
+    """Scale down only to the highest raw target seen in this trailing window."""
+    scale_down_step: int = 5
+    """At most this many workers removed in one action."""
+    activation_threshold: int = 1
+    """Visible jobs needed to scale a fleet up from zero."""
+    capacity_cap: int | None = None
+    """A hard cap besides max_workers (partitions, account quota)."""
+    overloading_threshold: float = 0.8
+    """rho at or above this (and below 1) reads as overloading."""
+    recovery_horizon_seconds: float | None = None
+    """After a breach, size to clear the backlog within this many seconds (default: the SLA)."""
+    expected_job_seconds: float = 1.0
+    """Prior mean job duration used until completions have been measured."""
+    stale_after_seconds: float | None = None
+    """A snapshot older than this holds (default: 2 evaluation intervals)."""
+    poison_failure_ratio: float = 0.5
+    """A failure share at or above this (with work in flight) suspects poison messages."""
+    trend_window_seconds: float = 300.0
+    """Samples this recent feed the linear trend fit."""
+    dry_run: bool = False
+
+    @property
+    def recovery_horizon(self) -> float:
+        """Seconds to clear a breached backlog in."""
+        return self.recovery_horizon_seconds or self.sla_seconds
+
+    @property
+    def stale_after(self) -> float:
+        """Seconds after which a snapshot is stale."""
+        return self.stale_after_seconds or 2.0 * self.evaluation_interval_seconds
+
+    @property
+    def forecast_horizon_seconds(self) -> float:
+        """h = provisioning lead + evaluation interval: when a worker ordered now is useful."""
+        return self.provisioning_lead_seconds + self.evaluation_interval_seconds
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSnapshot:
+    """What was measured about one queue at `taken_at`.
+
+    `None` means the input could not be read (a failed call); the core then holds.
+    """
+
+    queue: str
+    taken_at: float
+    """Epoch seconds the measurements refer to."""
+    visible: int | None
+    """Jobs waiting (SQS ApproximateNumberOfMessages)."""
+    in_flight: int | None
+    """Jobs received by a worker and not yet deleted."""
+    delayed: int = 0
+    oldest_age_seconds: float | None = 0.0
+    """Age of the oldest waiting job."""
+    oldest_age_source: str = "given"
+    """Which estimate won: 'cloudwatch', 'counters' or 'given'."""
+    arrival_rate: float | None = 0.0
+    """lambda over the long window, jobs/s."""
+    arrival_rate_short: float | None = None
+    """lambda over the short window, jobs/s."""
+    mean_job_seconds: float | None = None
+    """Mean job duration S (None until a job has completed)."""
+    completion_rate: float | None = None
+    """Jobs/s completed over the long window (None if unknown)."""
+    rate_window_seconds: float = 300.0
+    """Length of the long window the rates were measured over."""
+    running: int | None = 0
+    desired: int | None = None
+    pending: int = 0
+    deployment_in_progress: bool = False
+    dlq_depth: int = 0
+    failure_rate: float = 0.0
+    """Share of finished jobs that failed in the window, 0..1."""
+
+    def with_changes(self, **changes: object) -> QueueSnapshot:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One past tick remembered in the controller state."""
+
+    at: float
+    """Epoch seconds."""
+    arrival_rate: float
+    """jobs/s."""
+    visible: int
+    raw_target: int
+    """The target before stabilization, cooldowns and the step limit."""
+    dlq_depth: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerState:
+    """Per-queue memory between ticks (DynamoDB item `Q#<queue>` / `STATE`)."""
+
+    queue: str
+    version: int = 0
+    """Optimistic-concurrency counter: a write succeeds only if it is still this value."""
+    last_scale_up_at: float | None = None
+    last_scale_down_at: float | None = None
+    last_set_desired: int | None = None
+    """The desiredCount this controller last set."""
+    last_set_at: float | None = None
+    samples: tuple[Sample, ...] = ()
+    """Oldest first, trimmed to the longest window any rule reads."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrendModel:
+    """Arrival-rate model fitted by the `trend_fit` Spark job (DynamoDB `MODEL` item).
+
+    rate(t) = max(0, (level + slope_per_hour * hours since fitted_at) * seasonal[how(t)])
+    where how(t) is the hour of week in UTC, 0 = Monday 00:00.
+    """
+
+    queue: str
+    fitted_at: float
+    """Epoch seconds."""
+    level: float
+    """jobs/s at fitted_at, deseasonalised."""
+    slope_per_hour: float
+    """Change of the level, jobs/s per hour."""
+    seasonal: tuple[float, ...] = field(default=(1.0,) * 168)
+    """168 multiplicative factors, one per hour of the week (mean 1)."""
+    mape: float | None = None
+    """Back-tested mean absolute percentage error of this model (0..inf)."""
+    naive_mape: float | None = None
+    """The same error for a naive last-week forecast, for comparison."""
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The three sizing terms in workers, before constraints."""
+
+    steady: int
+    trend: int
+    drain: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The decision record for one queue at one tick."""
+
+    queue: str
+    at: float
+    """Epoch seconds of the decision (`now`)."""
+    policy: str
+    current: int
+    """The fleet size the decision starts from (desired, else running)."""
+    target: int
+    action: Action
+    terms: Terms
+    raw_target: int
+    """max(terms) before constraints."""
+    winner: str
+    """Which term set the raw target: 'steady', 'trend', 'drain' or 'none'."""
+    reason: str
+    """In words: which term won and why, and every constraint that bit."""
+    constraints: tuple[str, ...]
+    """Short codes of the constraints that changed the target (e.g. 'max_workers')."""
+    urgency: Urgency
+    sla_usage: float
+    """oldest age / SLA."""
+    load_ratio: float
+    overloading: bool
+    overloaded: bool
+    backlog_per_instance: float
+    """Visible jobs per running worker (visible itself when none run)."""
+    predicted_pickup_seconds: float | None
+    """Expected wait of a job enqueued now with the running fleet (None: never picked up)."""
+    predicted_breach_seconds: float | None
+    """Seconds until the SLA is breached at the current fleet, None if no breach is predicted."""
+    arrival_rate: float
+    """lambda used, jobs/s."""
+    forecast_rate: float
+    """lambda forecast at now + horizon, jobs/s."""
+    service_rate: float
+    """mu, jobs/s one worker serves."""
+    oldest_age_seconds: float
+    oldest_age_source: str
+    inputs_ok: bool
+    """False when missing or stale inputs forced a hold."""
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """A decision and the controller state to store after it."""
+
+    decision: Decision
+    state: ControllerState
