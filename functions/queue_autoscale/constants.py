@@ -1,0 +1,29 @@
+"""Names shared by the code that publishes metrics and events and by template.yaml's alarms."""
+
+from __future__ import annotations
+
+from typing import Final
+
+METRIC_NAMESPACE: Final = "QueueAutoscale"
+METRIC_DIMENSION: Final = "Queue"
+
+# Per-queue metrics the evaluate function publishes (dimension Queue), with their CloudWatch units.
+QUEUE_METRICS: Final[dict[str, str]] = {
+    "LoadRatio": "None",
+    "ArrivalRate": "Count/Second",
+    "ServiceRate": "Count/Second",
+    "BacklogPerInstance": "Count",
+    "OldestJobAgeSeconds": "Seconds",
+    "SlaUsage": "None",
+    "PredictedPickupSeconds": "Seconds",
+    "CurrentWorkers": "Count",
+    "TargetWorkers": "Count",
+    "ControllerErrors": "Count",
+}
+# Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).
+INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}
+
+EVENT_SOURCE: Final = "queue-autoscale"
+DECISION_EVENT: Final = "ScalingDecisionMade"
+SCALED_EVENT: Final = "WorkersScaled"
+BREACH_EVENT: Final = "SlaBreachPredicted"
