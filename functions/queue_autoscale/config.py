@@ -34,16 +34,15 @@ class Profile(StrEnum):
     BACKGROUND = "background"
 
 
+def _profile(sla: float, percentile: float, low: int, high: int) -> dict[str, Any]:
+    return {"sla_seconds": sla, "percentile": percentile, "min_workers": low, "max_workers": high}
+
+
 PROFILE_DEFAULTS: dict[Profile, dict[str, Any]] = {
-    Profile.CRITICAL: {"sla_seconds": 10.0, "percentile": 0.99, "min_workers": 5, "max_workers": 50},
-    Profile.BALANCED: {"sla_seconds": 30.0, "percentile": 0.95, "min_workers": 1, "max_workers": 10},
-    Profile.BURSTY: {"sla_seconds": 60.0, "percentile": 0.90, "min_workers": 0, "max_workers": 100},
-    Profile.BACKGROUND: {
-        "sla_seconds": 300.0,
-        "percentile": 0.95,
-        "min_workers": 0,
-        "max_workers": 5,
-    },
+    Profile.CRITICAL: _profile(10.0, 0.99, 5, 50),
+    Profile.BALANCED: _profile(30.0, 0.95, 1, 10),
+    Profile.BURSTY: _profile(60.0, 0.90, 0, 100),
+    Profile.BACKGROUND: _profile(300.0, 0.95, 0, 5),
 }
 
 
@@ -181,9 +180,9 @@ def parse_json(text: str, source: str = "config") -> list[QueueConfig]:
     return parse_config(data)
 
 
-def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> list[
-    QueueConfig
-]:
+def load_config(
+    path: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> list[QueueConfig]:
     """Load queue configs: explicit file path > $QUEUES_CONFIG (JSON text) > error."""
     if path is not None:
         file = Path(path)
@@ -193,7 +192,7 @@ def load_config(path: str | Path | None = None, environ: Mapping[str, str] | Non
             raise ConfigError(f"{file}: cannot read config: {error.strerror}") from None
         return parse_json(text, str(file))
     env = os.environ if environ is None else environ
-    text = env.get(ENV_VAR)
+    text = env.get(ENV_VAR, "")
     if not text:
         raise ConfigError(f"no config: pass a file or set ${ENV_VAR} to the JSON config")
     return parse_json(text, f"${ENV_VAR}")

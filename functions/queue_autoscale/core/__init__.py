@@ -1,0 +1,79 @@
+"""The pure decision core: stdlib only, no boto3, no I/O, no clock reads (`now` is passed in)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from queue_autoscale.core.counters import CounterRow, Rates, oldest_age, window_rates
+from queue_autoscale.core.hybrid import decide
+from queue_autoscale.core.models import (
+    Action,
+    ControllerState,
+    Decision,
+    Evaluation,
+    QueueSettings,
+    QueueSnapshot,
+    Sample,
+    Terms,
+    TrendModel,
+    Urgency,
+)
+from queue_autoscale.core.queueing import (
+    erlang_c,
+    load_ratio,
+    load_states,
+    servers_for_sla,
+    service_rate,
+    urgency_for,
+    wait_exceeds_probability,
+    workers_for_sla,
+)
+from queue_autoscale.core.records import decision_to_dict
+from queue_autoscale.core.seed_hybrid import decide_seed_hybrid
+from queue_autoscale.core.state import (
+    model_from_dict,
+    model_to_dict,
+    state_from_dict,
+    state_to_dict,
+)
+
+Policy = Callable[
+    [QueueSnapshot, QueueSettings, ControllerState, float, TrendModel | None], Evaluation
+]
+"""A pure policy: (snapshot, settings, state, now, model) -> decision and next state."""
+
+POLICIES: dict[str, Policy] = {"hybrid": decide, "seed-hybrid": decide_seed_hybrid}
+
+__all__ = [
+    "POLICIES",
+    "Action",
+    "ControllerState",
+    "CounterRow",
+    "Decision",
+    "Evaluation",
+    "Policy",
+    "QueueSettings",
+    "QueueSnapshot",
+    "Rates",
+    "Sample",
+    "Terms",
+    "TrendModel",
+    "Urgency",
+    "decide",
+    "decide_seed_hybrid",
+    "decision_to_dict",
+    "erlang_c",
+    "load_ratio",
+    "load_states",
+    "model_from_dict",
+    "model_to_dict",
+    "oldest_age",
+    "servers_for_sla",
+    "service_rate",
+    "state_from_dict",
+    "state_to_dict",
+    "urgency_for",
+    "wait_exceeds_probability",
+    "window_rates",
+    "workers_for_sla",
+]

@@ -1,0 +1,110 @@
+"""Rates and the oldest-job age from the per-second counters the ingest function writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CounterRow:
+    """One (queue, epoch second) counter item of the load table."""
+
+    second: int
+    queued: int = 0
+    started: int = 0
+    completed: int = 0
+    failed: int = 0
+    busy_ms: int = 0
+    """Sum of completed and failed job durations, ms."""
+    pickup_ms: int = 0
+    """Sum of started-at minus enqueued-at over started jobs, ms."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Window aggregates, jobs/s unless named otherwise."""
+
+    arrival_rate: float
+    arrival_rate_short: float
+    completion_rate: float
+    mean_job_seconds: float | None
+    """Mean duration of jobs that finished in the long window; None if none did."""
+    failure_rate: float
+    """Failed / finished in the long window, 0..1."""
+    mean_pickup_seconds: float | None
+
+
+def window_rates(
+    rows: Iterable[CounterRow],
+    now: float,
+    long_window_seconds: float = 300.0,
+    short_window_seconds: float = 60.0,
+) -> Rates:
+    """Aggregate the counters of the last `long_window_seconds` (and the short window)."""
+    queued = queued_short = started = completed = failed = busy_ms = pickup_ms = 0
+    for row in rows:
+        age = now - row.second
+        if age < 0 or age > long_window_seconds:
+            continue
+        queued += row.queued
+        started += row.started
+        completed += row.completed
+        failed += row.failed
+        busy_ms += row.busy_ms
+        pickup_ms += row.pickup_ms
+        if age <= short_window_seconds:
+            queued_short += row.queued
+    finished = completed + failed
+    return Rates(
+        arrival_rate=queued / long_window_seconds,
+        arrival_rate_short=queued_short / short_window_seconds,
+        completion_rate=completed / long_window_seconds,
+        mean_job_seconds=busy_ms / 1000.0 / finished if finished and busy_ms > 0 else None,
+        failure_rate=failed / finished if finished else 0.0,
+        mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
+    )
+
+
+def counters_oldest_age(now: float, visible: int, rows: Sequence[CounterRow]) -> float | None:
+    """Age implied by the counters (FIFO): walking back from now, the second at which the queued
+    counts add up to the visible backlog. A lower bound when the rows run out first; None with
+    no rows."""
+    if visible <= 0:
+        return 0.0
+    if not rows:
+        return None
+    total = 0
+    oldest = now
+    for row in sorted(rows, key=lambda r: r.second, reverse=True):
+        if row.second > now:
+            continue
+        oldest = row.second
+        total += row.queued
+        if total >= visible:
+            break
+    return max(0.0, now - oldest)
+
+
+def oldest_age(
+    now: float,
+    visible: int,
+    cloudwatch_age_seconds: float | None,
+    cloudwatch_lag_seconds: float,
+    rows: Sequence[CounterRow],
+) -> tuple[float, str]:
+    """DESIGN.md's oldest-age rule: max of CloudWatch's ApproximateAgeOfOldestMessage plus its
+    publication lag and the counters' FIFO estimate; returns (seconds, which source won)."""
+    if visible <= 0:
+        return 0.0, "empty"
+    from_cloudwatch = (
+        cloudwatch_age_seconds + cloudwatch_lag_seconds
+        if cloudwatch_age_seconds is not None
+        else None
+    )
+    from_counters = counters_oldest_age(now, visible, rows)
+    if from_cloudwatch is None and from_counters is None:
+        return 0.0, "unknown"
+    if from_counters is None or (from_cloudwatch is not None and from_cloudwatch >= from_counters):
+        return float(from_cloudwatch or 0.0), "cloudwatch"
+    return from_counters, "counters"

@@ -1,0 +1,365 @@
+"""Our hybrid policy: max(Erlang-C steady state, trend, backlog drain), then the constraints.
+
+DESIGN.md section 4. Pure: the snapshot, settings, state and `now` come in; a decision record
+and the next controller state go out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from queue_autoscale.core.drain import WARNING_USAGE, drain_workers, safety_margin
+from queue_autoscale.core.measures import Measures, input_problems, measure
+from queue_autoscale.core.models import (
+    Action,
+    ControllerState,
+    Decision,
+    Evaluation,
+    QueueSettings,
+    QueueSnapshot,
+    Sample,
+    Terms,
+    TrendModel,
+)
+from queue_autoscale.core.queueing import workers_for_sla
+from queue_autoscale.core.trend import forecast_rate
+
+POLICY = "hybrid"
+MAX_SAMPLES = 512
+"""Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One constraint that changed (or pinned) the target."""
+
+    code: str
+    words: str
+
+
+def decide(
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    state: ControllerState,
+    now: float,
+    model: TrendModel | None = None,
+) -> Evaluation:
+    """One tick of the hybrid controller for one queue."""
+    m = measure(snapshot, settings, now)
+    problems = input_problems(snapshot, settings, now)
+    if problems:
+        return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
+
+    lam = m.arrival_rate
+    steady = workers_for_sla(
+        lam, m.mean_job_seconds, settings.worker_concurrency, settings.sla_seconds,
+        settings.percentile,
+    )  # fmt: skip
+    forecast = forecast_rate(
+        state.samples,
+        lam,
+        now,
+        settings.forecast_horizon_seconds,
+        settings.trend_window_seconds,
+        model,
+    )
+    trend = workers_for_sla(
+        forecast, m.mean_job_seconds, settings.worker_concurrency, settings.sla_seconds,
+        settings.percentile,
+    )  # fmt: skip
+    drain = drain_workers(
+        m.visible,
+        m.oldest_age_seconds,
+        lam,
+        m.service_rate,
+        settings.sla_seconds,
+        settings.recovery_horizon,
+    )
+    terms = Terms(steady=steady, trend=trend, drain=drain)
+    raw, winner = _winner(terms)
+    why = _term_words(winner, terms, m, forecast, settings)
+
+    recommendation, floors = _bounds(raw, m, snapshot, state, settings)
+    target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
+    steps = floors + moves
+    decision = build_decision(
+        snapshot, settings, now, m, terms, raw, winner, target, why, steps, POLICY, forecast
+    )
+    return Evaluation(decision, next_state(state, settings, now, m, recommendation, decision))
+
+
+def _winner(terms: Terms) -> tuple[int, str]:
+    ranked = [("steady", terms.steady), ("trend", terms.trend), ("drain", terms.drain)]
+    name, value = max(ranked, key=lambda item: item[1])  # first of equals: steady, then trend
+    return (value, name) if value > 0 else (0, "none")
+
+
+def _term_words(
+    winner: str, terms: Terms, m: Measures, forecast: float, settings: QueueSettings
+) -> str:
+    sla = settings.sla_seconds
+    if winner == "steady":
+        return (
+            f"steady won: {terms.steady} workers keep P(pickup > {sla:g} s) <= "
+            f"{1 - settings.percentile:.0%} at {m.arrival_rate:.2f} jobs/s "
+            f"(Erlang C, {m.service_rate:.3g} jobs/s per worker){m.prior_note}"
+        )
+    if winner == "trend":
+        return (
+            f"trend won: {forecast:.2f} jobs/s forecast in "
+            f"{settings.forecast_horizon_seconds:g} s (now {m.arrival_rate:.2f}) needs "
+            f"{terms.trend} workers{m.prior_note}"
+        )
+    if winner == "drain":
+        remaining = sla - m.oldest_age_seconds
+        margin = ""
+        if m.sla_usage >= WARNING_USAGE:
+            margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
+        if remaining > 0:
+            return (
+                f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals "
+                f"in the {remaining:.1f} s before the oldest ({m.oldest_age_seconds:.1f} s) "
+                f"breaches the {sla:g} s SLA{margin}{m.prior_note}"
+            )
+        return (
+            f"drain won: SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s); "
+            f"{terms.drain} workers clear {m.visible} jobs plus arrivals within the "
+            f"{settings.recovery_horizon:g} s recovery horizon{margin}{m.prior_note}"
+        )
+    return "no work: nothing waiting or arriving"
+
+
+def _bounds(
+    raw: int,
+    m: Measures,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+) -> tuple[int, list[_Step]]:
+    """Caps and floors that hold whatever the fleet did before: the recommendation."""
+    steps: list[_Step] = []
+    target = raw
+    if target > m.current and _poison_suspected(snapshot, state, settings, m):
+        held = max(m.current, 1 if m.visible > 0 else 0)
+        if held < target:
+            steps.append(
+                _Step(
+                    "poison_guard",
+                    f"poison guard: jobs fail or stall while in flight, so not climbing "
+                    f"past {held} (more workers would only feed the DLQ)",
+                )
+            )
+            target = held
+    cap = max_allowed(settings)
+    if target > cap:
+        limit = "capacity_cap" if cap < settings.max_workers else "max_workers"
+        steps.append(_Step(limit, f"capped at {limit} {cap} (wanted {target})"))
+        target = cap
+    if target < settings.min_workers:
+        steps.append(_Step("min_workers", f"raised to min_workers {settings.min_workers}"))
+        target = settings.min_workers
+    waiting = m.visible + m.in_flight
+    if m.current == 0 and target > 0 and waiting < settings.activation_threshold:
+        steps.append(
+            _Step(
+                "activation",
+                f"staying at zero: {waiting} jobs waiting is below the activation threshold "
+                f"{settings.activation_threshold}",
+            )
+        )
+        target = 0
+    elif m.current == 0 and target == 0 and m.visible >= settings.activation_threshold:
+        steps.append(
+            _Step("activation", f"scale from zero: {m.visible} jobs waiting; cold start accepted")
+        )
+        target = min(1, cap)
+    busy = math.ceil(m.in_flight / settings.worker_concurrency)
+    if target < busy:
+        busy = min(busy, cap)
+        steps.append(_Step("in_flight", f"kept {busy} workers busy with {m.in_flight} jobs"))
+        target = busy
+    return target, steps
+
+
+def _movement(
+    recommendation: int,
+    current: int,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+) -> tuple[int, list[_Step]]:
+    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation."""
+    target = recommendation
+    if target > current:
+        last_up = state.last_scale_up_at
+        if last_up is not None and now - last_up < settings.scale_up_cooldown_seconds:
+            wait = settings.scale_up_cooldown_seconds - (now - last_up)
+            return current, [_Step("up_cooldown", f"up-cooldown: {wait:.0f} s left")]
+        return target, []
+    if target == current:
+        return target, []
+    if snapshot.deployment_in_progress:
+        return current, [_Step("deployment", "no scale-down while a deployment rolls")]
+    window = settings.stabilization_window_seconds
+    seen = [s.raw_target for s in state.samples if now - s.at <= window]
+    covered = bool(state.samples) and now - state.samples[0].at >= window
+    highest = max(seen, default=recommendation)
+    if not covered:
+        highest = max(highest, current)
+    if highest >= current:
+        why = (
+            f"stabilization: {highest} workers recommended within the last {window:g} s"
+            if covered
+            else f"stabilization: less than {window:g} s of history, not scaling down yet"
+        )
+        return current, [_Step("stabilization", why)]
+    steps: list[_Step] = []
+    if highest > target:
+        steps.append(
+            _Step("stabilization", f"down only to {highest}, the highest in the last {window:g} s")
+        )
+        target = highest
+    last_down = state.last_scale_down_at
+    if last_down is not None and now - last_down < settings.scale_down_cooldown_seconds:
+        wait = settings.scale_down_cooldown_seconds - (now - last_down)
+        return current, [_Step("down_cooldown", f"down-cooldown: {wait:.0f} s left")]
+    floor = current - settings.scale_down_step
+    if target < floor:
+        steps.append(_Step("step", f"step limit: down by at most {settings.scale_down_step}"))
+        target = floor
+    return target, steps
+
+
+def _poison_suspected(
+    snapshot: QueueSnapshot, state: ControllerState, settings: QueueSettings, m: Measures
+) -> bool:
+    """Seed 003's trap: adding workers cannot help when jobs fail or never finish."""
+    last = state.samples[-1] if state.samples else None
+    dlq_grew = last is not None and snapshot.dlq_depth > last.dlq_depth
+    failing = m.in_flight > 0 and snapshot.failure_rate >= settings.poison_failure_ratio
+    stalled = (
+        snapshot.completion_rate == 0
+        and snapshot.mean_job_seconds is not None
+        and m.in_flight > 0
+        and 3 * snapshot.mean_job_seconds <= snapshot.rate_window_seconds
+    )
+    return dlq_grew or failing or stalled
+
+
+def max_allowed(settings: QueueSettings) -> int:
+    """The hard ceiling: max_workers, or the capacity cap when lower."""
+    if settings.capacity_cap is None:
+        return settings.max_workers
+    return min(settings.max_workers, settings.capacity_cap)
+
+
+def _action(current: int, target: int) -> Action:
+    if target > current:
+        return Action.UP
+    if target < current:
+        return Action.DOWN
+    return Action.HOLD
+
+
+def build_decision(
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    now: float,
+    m: Measures,
+    terms: Terms,
+    raw: int,
+    winner: str,
+    target: int,
+    why: str,
+    steps: list[_Step] | list[tuple[str, str]],
+    policy: str,
+    forecast: float,
+    inputs_ok: bool = True,
+) -> Decision:
+    """Assemble the decision record; the target is finally clamped to [min, max]."""
+    pairs = [(s.code, s.words) if isinstance(s, _Step) else s for s in steps]
+    clamped = min(max(target, settings.min_workers), max_allowed(settings))
+    if clamped != target:
+        pairs.append(("max_workers" if clamped < target else "min_workers", f"kept {clamped}"))
+    action = _action(m.current, clamped)
+    words = [why, *(w for _, w in pairs)]
+    verb = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}[action]
+    reason = f"{verb} {m.current} -> {clamped}: " + "; ".join(words)
+    return Decision(
+        queue=snapshot.queue,
+        at=now,
+        policy=policy,
+        current=m.current,
+        target=clamped,
+        action=action,
+        terms=terms,
+        raw_target=raw,
+        winner=winner,
+        reason=reason,
+        constraints=tuple(dict.fromkeys(code for code, _ in pairs)),
+        urgency=m.urgency,
+        sla_usage=m.sla_usage,
+        load_ratio=m.load_ratio,
+        overloading=m.overloading,
+        overloaded=m.overloaded,
+        backlog_per_instance=m.backlog_per_instance,
+        predicted_pickup_seconds=m.predicted_pickup_seconds,
+        predicted_breach_seconds=m.predicted_breach_seconds,
+        arrival_rate=m.arrival_rate,
+        forecast_rate=forecast,
+        service_rate=m.service_rate,
+        oldest_age_seconds=m.oldest_age_seconds,
+        oldest_age_source=snapshot.oldest_age_source,
+        inputs_ok=inputs_ok,
+    )
+
+
+def next_state(
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+    m: Measures,
+    recommendation: int,
+    decision: Decision,
+) -> ControllerState:
+    """Remember this tick: a sample, and the time of any scaling action."""
+    keep = max(settings.stabilization_window_seconds, settings.trend_window_seconds)
+    keep += settings.evaluation_interval_seconds
+    sample = Sample(
+        at=now,
+        arrival_rate=m.arrival_rate,
+        visible=m.visible,
+        raw_target=recommendation,
+        dlq_depth=m.dlq_depth,
+    )
+    samples = tuple(s for s in state.samples if now - s.at <= keep and s.at < now)
+    samples = (*samples, sample)[-MAX_SAMPLES:]
+    changes: dict[str, object] = {"samples": samples}
+    if decision.action is Action.UP:
+        changes["last_scale_up_at"] = now
+    elif decision.action is Action.DOWN:
+        changes["last_scale_down_at"] = now
+    if decision.action is not Action.HOLD:
+        changes["last_set_desired"] = decision.target
+        changes["last_set_at"] = now
+    return replace(state, **changes)  # type: ignore[arg-type]
+
+
+def hold_on_bad_inputs(
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    state: ControllerState,
+    now: float,
+    m: Measures,
+    problems: list[str],
+    policy: str,
+) -> Evaluation:
+    """Missing, stale or impossible inputs: keep the current count and remember nothing."""
+    why = "inputs unusable (" + "; ".join(problems) + "): holding the current count"
+    decision = build_decision(
+        snapshot, settings, now, m, Terms(0, 0, 0), m.current, "none", m.current, why, [],
+        policy, m.arrival_rate, inputs_ok=False,
+    )  # fmt: skip
+    return Evaluation(decision, state)

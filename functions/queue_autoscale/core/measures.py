@@ -1,0 +1,132 @@
+"""What every policy derives from a snapshot before deciding: rates, rho, urgency, predictions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from queue_autoscale.core.drain import predicted_breach_seconds, predicted_pickup_seconds
+from queue_autoscale.core.models import QueueSettings, QueueSnapshot, Urgency
+from queue_autoscale.core.queueing import load_ratio, load_states, service_rate, urgency_for
+
+
+@dataclass(frozen=True, slots=True)
+class Measures:
+    """Derived inputs of one tick. Counts are >= 0 even when the snapshot had gaps."""
+
+    current: int
+    visible: int
+    in_flight: int
+    running: int
+    dlq_depth: int
+    arrival_rate: float
+    """lambda used for sizing: the higher of the long and short windows, jobs/s."""
+    mean_job_seconds: float
+    """Measured mean job duration, or the configured prior."""
+    prior_note: str
+    service_rate: float
+    """mu per worker, jobs/s."""
+    oldest_age_seconds: float
+    sla_usage: float
+    urgency: Urgency
+    load_ratio: float
+    overloading: bool
+    overloaded: bool
+    backlog_per_instance: float
+    predicted_pickup_seconds: float | None
+    predicted_breach_seconds: float | None
+
+
+def _count(value: int | None) -> int:
+    return max(0, value) if value is not None else 0
+
+
+def _rate(value: float | None) -> float:
+    if value is None or not math.isfinite(value):
+        return 0.0
+    return max(0.0, value)
+
+
+def measure(snapshot: QueueSnapshot, settings: QueueSettings, now: float) -> Measures:
+    """Derive the tick's measures; tolerant of gaps (input_problems says whether to trust them)."""
+    visible = _count(snapshot.visible)
+    in_flight = _count(snapshot.in_flight)
+    running = _count(snapshot.running)
+    if snapshot.desired is not None and snapshot.desired >= 0:
+        current = snapshot.desired
+    else:
+        current = running
+    lam = max(_rate(snapshot.arrival_rate), _rate(snapshot.arrival_rate_short))
+    measured = snapshot.mean_job_seconds
+    if measured is not None and math.isfinite(measured) and measured > 0:
+        mean_job, note = measured, ""
+        mu_measured: float | None = service_rate(measured, settings.worker_concurrency)
+    else:
+        mean_job = settings.expected_job_seconds
+        note = f" (job time prior {mean_job:g} s: none completed yet)"
+        mu_measured = None
+    mu = service_rate(mean_job, settings.worker_concurrency)
+    age = _rate(snapshot.oldest_age_seconds)
+    usage = age / settings.sla_seconds
+    rho = load_ratio(lam, running, mu_measured)
+    overloading, overloaded = load_states(rho, settings.overloading_threshold)
+    return Measures(
+        current=current,
+        visible=visible,
+        in_flight=in_flight,
+        running=running,
+        dlq_depth=_count(snapshot.dlq_depth),
+        arrival_rate=lam,
+        mean_job_seconds=mean_job,
+        prior_note=note,
+        service_rate=mu,
+        oldest_age_seconds=age,
+        sla_usage=usage,
+        urgency=urgency_for(age, settings.sla_seconds),
+        load_ratio=rho,
+        overloading=overloading,
+        overloaded=overloaded,
+        backlog_per_instance=visible / running if running > 0 else float(visible),
+        predicted_pickup_seconds=predicted_pickup_seconds(visible, running, mu, lam),
+        predicted_breach_seconds=predicted_breach_seconds(
+            visible, age, running, mu, lam, settings.sla_seconds
+        ),
+    )
+
+
+def input_problems(snapshot: QueueSnapshot, settings: QueueSettings, now: float) -> list[str]:
+    """Why the snapshot cannot be trusted to move the fleet (empty when it can)."""
+    problems: list[str] = []
+    required: dict[str, float | int | None] = {
+        "visible": snapshot.visible,
+        "in_flight": snapshot.in_flight,
+        "running": snapshot.running,
+        "arrival_rate": snapshot.arrival_rate,
+        "oldest_age_seconds": snapshot.oldest_age_seconds,
+    }
+    for name, value in required.items():
+        if value is None:
+            problems.append(f"{name} unknown")
+        elif not math.isfinite(value):
+            problems.append(f"{name} = {value} is not a number")
+        elif value < 0:
+            problems.append(f"{name} = {value} is negative")
+    optional: dict[str, float | int | None] = {
+        "arrival_rate_short": snapshot.arrival_rate_short,
+        "mean_job_seconds": snapshot.mean_job_seconds,
+        "desired": snapshot.desired,
+        "pending": snapshot.pending,
+        "delayed": snapshot.delayed,
+        "dlq_depth": snapshot.dlq_depth,
+    }
+    for name, value in optional.items():
+        if value is not None and (not math.isfinite(value) or value < 0):
+            problems.append(f"{name} = {value} is out of range")
+    if not 0.0 <= snapshot.failure_rate <= 1.0:
+        problems.append(f"failure_rate = {snapshot.failure_rate} is outside 0..1")
+    age = now - snapshot.taken_at
+    if age > settings.stale_after:
+        problems.append(f"snapshot is {age:.0f} s old (stale after {settings.stale_after:g} s)")
+    elif -age > settings.stale_after:
+        problems.append(f"snapshot is {-age:.0f} s in the future")
+    return problems

@@ -1,0 +1,146 @@
+"""Queueing formulas: load ratio, Erlang C, SLA sizing, urgency.
+
+A worker runs `concurrency` jobs at once, so it is modelled as that many servers of rate
+1 / mean job seconds each; per-worker service rate mu = concurrency / mean job seconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+from queue_autoscale.core.models import Urgency
+
+_EPSILON = 1e-12
+
+
+def service_rate(mean_job_seconds: float, concurrency: int = 1) -> float:
+    """mu, jobs/s one worker serves at full load."""
+    if mean_job_seconds <= 0:
+        raise ValueError(f"mean_job_seconds must be > 0, got {mean_job_seconds}")
+    return concurrency / mean_job_seconds
+
+
+def load_ratio(arrival_rate: float, workers: int, service_rate_per_worker: float | None) -> float:
+    """rho = lambda / (c * mu), with seed 002's zero rules.
+
+    0 when nothing arrived; 1 when jobs arrived but mu is unknown (nothing completed).
+    With no running worker and arrivals, the fleet is overloaded: rho = max(1, lambda / mu),
+    the number of workers the arrivals alone would saturate.
+    """
+    if arrival_rate <= 0:
+        return 0.0
+    if service_rate_per_worker is None or service_rate_per_worker <= 0:
+        return 1.0
+    if workers <= 0:
+        return max(1.0, arrival_rate / service_rate_per_worker)
+    return arrival_rate / (workers * service_rate_per_worker)
+
+
+def load_states(ratio: float, threshold: float) -> tuple[bool, bool]:
+    """(overloading, overloaded): overloading = threshold <= rho < 1; overloaded = rho >= 1."""
+    overloaded = ratio >= 1.0
+    return (ratio >= threshold and not overloaded), overloaded
+
+
+def erlang_b(servers: int, offered_load: float) -> float:
+    """Erlang B blocking probability, by the stable recursion B(n) = A B(n-1) / (n + A B(n-1))."""
+    if servers < 0:
+        raise ValueError(f"servers must be >= 0, got {servers}")
+    blocking = 1.0
+    for n in range(1, servers + 1):
+        blocking = offered_load * blocking / (n + offered_load * blocking)
+    return blocking
+
+
+def erlang_c(servers: int, offered_load: float) -> float:
+    """Probability an arriving job waits in an M/M/n queue with offered load A = lambda * S.
+
+    1 when the queue is unstable (A >= n); 0 when nothing is offered.
+    """
+    if offered_load <= 0:
+        return 0.0
+    if servers <= offered_load:
+        return 1.0
+    blocking = erlang_b(servers, offered_load)
+    return servers * blocking / (servers - offered_load * (1.0 - blocking))
+
+
+def wait_exceeds_probability(
+    servers: int, arrival_rate: float, mean_job_seconds: float, wait_seconds: float
+) -> float:
+    """P(wait > t) in M/M/n: C(n, A) * exp(-(n / S - lambda) * t)."""
+    offered = arrival_rate * mean_job_seconds
+    if offered <= 0:
+        return 0.0
+    if servers <= offered:
+        return 1.0
+    decay = servers / mean_job_seconds - arrival_rate
+    return erlang_c(servers, offered) * math.exp(-decay * wait_seconds)
+
+
+def servers_for_sla(
+    arrival_rate: float, mean_job_seconds: float, sla_seconds: float, percentile: float
+) -> int:
+    """Smallest n > A with P(wait > sla) <= 1 - percentile (0 when nothing arrives).
+
+    Walks n up from floor(A) + 1 carrying the Erlang B recursion, so the cost is O(n) and no
+    factorial is ever formed.
+    """
+    offered = arrival_rate * mean_job_seconds
+    if offered <= 0:
+        return 0
+    allowed = 1.0 - percentile
+    blocking = 1.0
+    n = 0
+    start = math.floor(offered) + 1
+    while True:
+        n += 1
+        blocking = offered * blocking / (n + offered * blocking)
+        if n < start:
+            continue
+        waiting = n * blocking / (n - offered * (1.0 - blocking))
+        decay = n / mean_job_seconds - arrival_rate
+        if waiting * math.exp(-decay * sla_seconds) <= allowed + _EPSILON:
+            return n
+
+
+def workers_for_sla(
+    arrival_rate: float,
+    mean_job_seconds: float,
+    concurrency: int,
+    sla_seconds: float,
+    percentile: float,
+) -> int:
+    """Workers (each `concurrency` servers) so that P(pickup wait > SLA) <= 1 - percentile."""
+    servers = servers_for_sla(arrival_rate, mean_job_seconds, sla_seconds, percentile)
+    return math.ceil(servers / concurrency)
+
+
+def square_root_staffing(offered_load: float, percentile: float) -> float:
+    """Halfin-Whitt's c ~ A + beta * sqrt(A), beta from P(wait) = 1 - percentile; a bound check."""
+    target = 1.0 - percentile
+    low, high = 0.0, 10.0
+    for _ in range(80):  # bisection on the Halfin-Whitt delay probability
+        beta = (low + high) / 2
+        phi = math.exp(-beta * beta / 2) / math.sqrt(2 * math.pi)
+        big_phi = 0.5 * (1 + math.erf(beta / math.sqrt(2)))
+        delay = 1.0 / (1.0 + beta * big_phi / phi)
+        if delay > target:
+            low = beta
+        else:
+            high = beta
+    return offered_load + high * math.sqrt(offered_load)
+
+
+def urgency_for(oldest_age_seconds: float, sla_seconds: float) -> Urgency:
+    """NORMAL < 0.6 <= ELEVATED < 0.8 <= WARNING < 0.9 <= CRITICAL < 1.0 <= BREACH."""
+    usage = oldest_age_seconds / sla_seconds
+    if usage >= 1.0:
+        return Urgency.BREACH
+    if usage >= 0.9:
+        return Urgency.CRITICAL
+    if usage >= 0.8:
+        return Urgency.WARNING
+    if usage >= 0.6:
+        return Urgency.ELEVATED
+    return Urgency.NORMAL

@@ -1,0 +1,49 @@
+"""The decision record as a JSON-safe dict (`explain --json`, the decision log, events)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from queue_autoscale.core.models import Decision
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, 6)
+
+
+def decision_to_dict(decision: Decision) -> dict[str, Any]:
+    """Every field of the decision; floats rounded to 6 places, non-finite ones as null."""
+    return {
+        "queue": decision.queue,
+        "at": decision.at,
+        "policy": decision.policy,
+        "current": decision.current,
+        "target": decision.target,
+        "action": decision.action.value,
+        "terms": {
+            "steady": decision.terms.steady,
+            "trend": decision.terms.trend,
+            "drain": decision.terms.drain,
+        },
+        "raw_target": decision.raw_target,
+        "winner": decision.winner,
+        "reason": decision.reason,
+        "constraints": list(decision.constraints),
+        "urgency": decision.urgency.value,
+        "sla_usage": _finite(decision.sla_usage),
+        "load_ratio": _finite(decision.load_ratio),
+        "overloading": decision.overloading,
+        "overloaded": decision.overloaded,
+        "backlog_per_instance": _finite(decision.backlog_per_instance),
+        "predicted_pickup_seconds": _finite(decision.predicted_pickup_seconds),
+        "predicted_breach_seconds": _finite(decision.predicted_breach_seconds),
+        "arrival_rate": _finite(decision.arrival_rate),
+        "forecast_rate": _finite(decision.forecast_rate),
+        "service_rate": _finite(decision.service_rate),
+        "oldest_age_seconds": _finite(decision.oldest_age_seconds),
+        "oldest_age_source": decision.oldest_age_source,
+        "inputs_ok": decision.inputs_ok,
+    }

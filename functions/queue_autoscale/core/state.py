@@ -1,0 +1,80 @@
+"""Plain-dict forms of the controller state and the trend model (DynamoDB items, S3, JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from queue_autoscale.core.models import ControllerState, Sample, TrendModel
+
+
+def state_to_dict(state: ControllerState) -> dict[str, Any]:
+    """JSON-safe dict of the state; samples as compact [at, rate, visible, target, dlq] rows."""
+    return {
+        "queue": state.queue,
+        "version": state.version,
+        "last_scale_up_at": state.last_scale_up_at,
+        "last_scale_down_at": state.last_scale_down_at,
+        "last_set_desired": state.last_set_desired,
+        "last_set_at": state.last_set_at,
+        "samples": [
+            [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
+        ],
+    }
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
+    """Inverse of state_to_dict; accepts Decimal numbers as DynamoDB returns them."""
+    samples = tuple(
+        Sample(
+            at=float(row[0]),
+            arrival_rate=float(row[1]),
+            visible=int(row[2]),
+            raw_target=int(row[3]),
+            dlq_depth=int(row[4]) if len(row) > 4 else 0,
+        )
+        for row in data.get("samples", [])
+    )
+    last_set = data.get("last_set_desired")
+    return ControllerState(
+        queue=str(data["queue"]),
+        version=int(data.get("version", 0)),
+        last_scale_up_at=_opt_float(data.get("last_scale_up_at")),
+        last_scale_down_at=_opt_float(data.get("last_scale_down_at")),
+        last_set_desired=None if last_set is None else int(last_set),
+        last_set_at=_opt_float(data.get("last_set_at")),
+        samples=samples,
+    )
+
+
+def model_to_dict(model: TrendModel) -> dict[str, Any]:
+    """JSON-safe dict of a trend model."""
+    return {
+        "queue": model.queue,
+        "fitted_at": model.fitted_at,
+        "level": model.level,
+        "slope_per_hour": model.slope_per_hour,
+        "seasonal": list(model.seasonal),
+        "mape": model.mape,
+        "naive_mape": model.naive_mape,
+    }
+
+
+def model_from_dict(data: Mapping[str, Any]) -> TrendModel:
+    """Inverse of model_to_dict; rejects a seasonal profile that is not 168 numbers."""
+    seasonal = tuple(float(v) for v in data.get("seasonal", [1.0] * 168))
+    if len(seasonal) != 168:
+        raise ValueError(f"seasonal must have 168 hourly factors, got {len(seasonal)}")
+    return TrendModel(
+        queue=str(data["queue"]),
+        fitted_at=float(data["fitted_at"]),
+        level=float(data["level"]),
+        slope_per_hour=float(data.get("slope_per_hour", 0.0)),
+        seasonal=seasonal,
+        mape=_opt_float(data.get("mape")),
+        naive_mape=_opt_float(data.get("naive_mape")),
+    )

@@ -1,0 +1,89 @@
+"""Arrival-rate forecasts: a least-squares line over recent samples, blended with a fitted model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from queue_autoscale.core.models import Sample, TrendModel
+
+_SECONDS_PER_HOUR = 3600.0
+_EPOCH_MONDAY_OFFSET_HOURS = 72  # 1970-01-01 was a Thursday: hour 0 of the epoch is Thu 00:00
+
+
+def hour_of_week(epoch_seconds: float) -> int:
+    """Hour of the week in UTC, 0 = Monday 00:00 .. 167 = Sunday 23:00."""
+    hours = int(epoch_seconds // _SECONDS_PER_HOUR)
+    return (hours + _EPOCH_MONDAY_OFFSET_HOURS) % 168
+
+
+def linear_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least-squares (intercept at x=0, slope) of y on x; None with < 2 distinct x."""
+    n = len(points)
+    if n < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    if sxx <= 0:
+        return None
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    slope = sxy / sxx
+    return mean_y - slope * mean_x, slope
+
+
+def linear_forecast(
+    samples: Sequence[Sample],
+    current_rate: float,
+    now: float,
+    horizon_seconds: float,
+    window_seconds: float,
+) -> float:
+    """lambda at now + horizon from a line fitted to the samples in the window and the current
+    rate (jobs/s, never below 0). With too little history the current rate is the forecast."""
+    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
+    points.append((0.0, current_rate))
+    if len(points) < 3:
+        return current_rate
+    fit = linear_fit(points)
+    if fit is None:
+        return current_rate
+    intercept, slope = fit
+    return max(0.0, intercept + slope * horizon_seconds)
+
+
+def model_rate(model: TrendModel, at: float) -> float:
+    """The fitted model's arrival rate at epoch second `at`, jobs/s."""
+    hours = (at - model.fitted_at) / _SECONDS_PER_HOUR
+    level = model.level + model.slope_per_hour * hours
+    factor = model.seasonal[hour_of_week(at)] if len(model.seasonal) == 168 else 1.0
+    return max(0.0, level * factor)
+
+
+def model_weight(model: TrendModel) -> float:
+    """How much the seasonal model counts in the blend (0..1): by back-tested skill.
+
+    A model no better than the naive forecast gets no weight; one with half the naive error
+    gets 0.5; the weight never exceeds 0.8 so the live line still reacts to surprises.
+    """
+    if model.mape is None or model.naive_mape is None or model.naive_mape <= 0:
+        return 0.0
+    skill = 1.0 - model.mape / model.naive_mape
+    return max(0.0, min(0.8, skill))
+
+
+def forecast_rate(
+    samples: Sequence[Sample],
+    current_rate: float,
+    now: float,
+    horizon_seconds: float,
+    window_seconds: float,
+    model: TrendModel | None = None,
+) -> float:
+    """Blend of the live linear forecast and the seasonal model at now + horizon, jobs/s."""
+    live = linear_forecast(samples, current_rate, now, horizon_seconds, window_seconds)
+    if model is None:
+        return live
+    weight = model_weight(model)
+    if weight <= 0:
+        return live
+    return (1 - weight) * live + weight * model_rate(model, now + horizon_seconds)
