@@ -1,0 +1,1 @@
+"""Pure DataFrame transforms: DataFrames and plain parameters in, DataFrames out (no Glue)."""
