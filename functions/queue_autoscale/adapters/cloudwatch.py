@@ -1,0 +1,147 @@
+"""CloudWatch: SQS `ApproximateAgeOfOldestMessage` for many queues in one GetMetricData.
+
+SQS publishes this metric once a minute, a few minutes late; the lag is returned with the
+value so the core can age it forward (DESIGN section 4, oldest-age rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from queue_autoscale.adapters.errors import MalformedResponse, aws_call
+
+MAX_QUERIES = 500
+"""GetMetricData takes at most 500 metric queries per call."""
+PERIOD_SECONDS = 60
+LOOKBACK_SECONDS = 900
+"""How far back to look for the latest datapoint (SQS metrics can be minutes late)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OldestAge:
+    """The latest `ApproximateAgeOfOldestMessage` datapoint of one queue."""
+
+    age_seconds: float
+    """Maximum age in the datapoint's period, seconds."""
+    lag_seconds: float
+    """Seconds from the end of that period to `now` (how stale the value is)."""
+
+
+def query_id(index: int) -> str:
+    """A GetMetricData query id (must start with a lower-case letter)."""
+    return f"q{index}"
+
+
+def build_queries(
+    queue_names: Sequence[str], period_seconds: int = PERIOD_SECONDS
+) -> list[dict[str, Any]]:
+    """One MetricDataQuery per queue, ids `q0`, `q1`, ... in order."""
+    return [
+        {
+            "Id": query_id(index),
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": "AWS/SQS",
+                    "MetricName": "ApproximateAgeOfOldestMessage",
+                    "Dimensions": [{"Name": "QueueName", "Value": name}],
+                },
+                "Period": period_seconds,
+                "Stat": "Maximum",
+            },
+            "ReturnData": True,
+        }
+        for index, name in enumerate(queue_names)
+    ]
+
+
+def _epoch(value: Any) -> float:
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return moment.timestamp()
+    if isinstance(value, int | float):
+        return float(value)
+    raise MalformedResponse("GetMetricData", f"timestamp {value!r} is not a time")
+
+
+def parse_metric_data(
+    results: Sequence[Mapping[str, Any]],
+    queue_names: Sequence[str],
+    now: float,
+    period_seconds: int = PERIOD_SECONDS,
+) -> dict[str, OldestAge | None]:
+    """Latest datapoint per queue from MetricDataResults (None: no datapoint in the lookback).
+
+    `now` is epoch seconds. A datapoint at timestamp t covers [t, t + period); the value
+    is the maximum seen in it, so it is taken as measured at t + period.
+    """
+    latest: dict[str, OldestAge | None] = dict.fromkeys(queue_names)
+    newest_at: dict[str, float] = {}
+    ids = {query_id(index): name for index, name in enumerate(queue_names)}
+    for result in results:
+        name = ids.get(str(result.get("Id", "")))
+        if name is None:
+            continue
+        timestamps = result.get("Timestamps", []) or []
+        values = result.get("Values", []) or []
+        if len(timestamps) != len(values):
+            raise MalformedResponse(
+                "GetMetricData",
+                f"{len(timestamps)} timestamps but {len(values)} values",
+                resource=name,
+            )
+        for stamp, value in zip(timestamps, values, strict=True):
+            at = _epoch(stamp)
+            if name in newest_at and newest_at[name] >= at:
+                continue
+            age = float(value)
+            if age < 0:
+                raise MalformedResponse(
+                    "GetMetricData",
+                    f"ApproximateAgeOfOldestMessage = {value!r} is negative",
+                    resource=name,
+                )
+            newest_at[name] = at
+            latest[name] = OldestAge(
+                age_seconds=age, lag_seconds=max(0.0, now - (at + period_seconds))
+            )
+    return latest
+
+
+class OldestAgeReader:
+    """Reads the oldest-message age of many queues (one GetMetricData per 500 queues)."""
+
+    def __init__(self, client: Any, period_seconds: int = PERIOD_SECONDS) -> None:
+        self._client = client
+        self._period = period_seconds
+
+    def oldest_ages(
+        self, queue_names: Sequence[str], now: float, lookback_seconds: float = LOOKBACK_SECONDS
+    ) -> dict[str, OldestAge | None]:
+        """Latest age and its lag per queue name; `now` is epoch seconds."""
+        answer: dict[str, OldestAge | None] = {}
+        end = datetime.fromtimestamp(now, UTC)
+        start = datetime.fromtimestamp(now - lookback_seconds, UTC)
+        for first in range(0, len(queue_names), MAX_QUERIES):
+            names = list(queue_names[first : first + MAX_QUERIES])
+            results: list[Mapping[str, Any]] = []
+            token: str | None = None
+            while True:
+                kwargs: dict[str, Any] = {
+                    "MetricDataQueries": build_queries(names, self._period),
+                    "StartTime": start,
+                    "EndTime": end,
+                    "ScanBy": "TimestampDescending",
+                }
+                if token:
+                    kwargs["NextToken"] = token
+                with aws_call("GetMetricData", f"{len(names)} queues"):
+                    response = self._client.get_metric_data(**kwargs)
+                results.extend(response.get("MetricDataResults", []))
+                token = response.get("NextToken")
+                if not token:
+                    break
+            answer.update(parse_metric_data(results, names, now, self._period))
+        return answer

@@ -1,0 +1,272 @@
+"""DynamoDB load table: per-second counters, the controller STATE item, the trend MODEL item.
+
+Keys (DESIGN section 3): pk `Q#<queue>`; sk `S#<epoch-second>` for counters, `STATE`,
+`MODEL`. Counters are written with `ADD` (one UpdateItem per distinct queue-second) and
+expire through the table's TTL attribute `expires_at` (epoch seconds). The STATE item
+carries `version`; a write succeeds only if the stored version is still the one read, so
+two controllers never both act on one queue.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import BotoCoreError, ClientError
+
+from queue_autoscale.adapters.errors import (
+    MalformedResponse,
+    ServiceUnavailable,
+    StateConflict,
+    aws_call,
+    translate,
+)
+from queue_autoscale.core.counters import CounterRow
+
+COUNTER_FIELDS = ("queued", "started", "completed", "failed", "busy_ms", "pickup_ms", "pickups")
+"""Numeric counter attributes; `pickups` counts the started events whose pickup_ms was known."""
+STATE_SK = "STATE"
+MODEL_SK = "MODEL"
+MAX_BATCH_GET = 100
+"""BatchGetItem takes at most 100 keys per call."""
+_SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+
+
+def queue_pk(queue: str) -> str:
+    """Partition key of a queue's items."""
+    return f"Q#{queue}"
+
+
+def second_sk(second: int) -> str:
+    """Sort key of one second's counters (epoch seconds, 10 digits until 2286)."""
+    return f"S#{second}"
+
+
+def to_dynamo(value: Any) -> Any:
+    """Plain JSON-safe data -> DynamoDB-safe data (floats become Decimal)."""
+    return json.loads(json.dumps(value), parse_float=Decimal)
+
+
+def from_dynamo(value: Any) -> Any:
+    """Deserialized DynamoDB data -> plain data (Decimal -> int when integral, else float)."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Mapping):
+        return {key: from_dynamo(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [from_dynamo(item) for item in value]
+    if isinstance(value, set):
+        return sorted(from_dynamo(item) for item in value)
+    return value
+
+
+def serialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain dict -> DynamoDB attribute-value map."""
+    return {key: _SERIALIZER.serialize(to_dynamo(value)) for key, value in item.items()}
+
+
+def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB attribute-value map -> a plain dict."""
+    return {key: from_dynamo(_DESERIALIZER.deserialize(value)) for key, value in item.items()}
+
+
+def counter_update(
+    counts: Mapping[str, int], expires_at: int
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """(UpdateExpression, names, values) adding `counts` and setting the TTL."""
+    names: dict[str, str] = {"#exp": "expires_at"}
+    values: dict[str, Any] = {":exp": {"N": str(int(expires_at))}}
+    adds = []
+    for index, (field, amount) in enumerate(sorted(counts.items())):
+        if field not in COUNTER_FIELDS:
+            raise ValueError(f"counter field {field!r} is not one of {COUNTER_FIELDS}")
+        names[f"#c{index}"] = field
+        values[f":c{index}"] = {"N": str(int(amount))}
+        adds.append(f"#c{index} :c{index}")
+    expression = "SET #exp = :exp"
+    if adds:
+        expression += " ADD " + ", ".join(adds)
+    return expression, names, values
+
+
+def parse_counter_item(item: Mapping[str, Any]) -> CounterRow:
+    """One counter item (DynamoDB wire format) -> CounterRow."""
+    plain = deserialize_item(item)
+    sort_key = str(plain.get("sk", ""))
+    if not sort_key.startswith("S#"):
+        raise MalformedResponse("Query", f"sort key {sort_key!r} is not a counter key")
+    try:
+        second = int(sort_key[2:])
+    except ValueError:
+        raise MalformedResponse("Query", f"sort key {sort_key!r} has no epoch second") from None
+    values: dict[str, int] = {}
+    for field in ("queued", "started", "completed", "failed", "busy_ms", "pickup_ms"):
+        raw = plain.get(field, 0)
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise MalformedResponse(
+                "Query", f"{sort_key}: field {field!r} = {raw!r} is not a number"
+            )
+        values[field] = int(raw)
+    return CounterRow(second=second, **values)
+
+
+def parse_document(item: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A STATE or MODEL item -> its plain dict without keys (a JSON `body` is decoded)."""
+    if item is None:
+        return None
+    plain = deserialize_item(item)
+    if isinstance(plain.get("body"), str):
+        try:
+            decoded = json.loads(plain["body"])
+        except json.JSONDecodeError as error:
+            raise MalformedResponse("GetItem", f"item body is not JSON: {error}") from None
+        if isinstance(decoded, dict):
+            if "version" in plain and "version" not in decoded:
+                decoded["version"] = plain["version"]
+            return decoded
+    for key in ("pk", "sk", "expires_at"):
+        plain.pop(key, None)
+    return plain
+
+
+class LoadTable:
+    """The load table through one DynamoDB client (low-level API, wire-format items)."""
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        max_unprocessed_rounds: int = 5,
+    ) -> None:
+        self._client = client
+        self.table_name = table_name
+        self._sleep = sleep
+        self._max_rounds = max_unprocessed_rounds
+
+    def add_counters(
+        self, queue: str, second: int, counts: Mapping[str, int], expires_at: int
+    ) -> None:
+        """ADD counts to one queue-second (creates the item); `expires_at` epoch seconds."""
+        expression, names, values = counter_update(counts, expires_at)
+        with aws_call("UpdateItem", f"{queue_pk(queue)}/{second_sk(second)}"):
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": queue_pk(queue)}, "sk": {"S": second_sk(second)}},
+                UpdateExpression=expression,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+
+    def counter_rows(self, queue: str, from_second: int, to_second: int) -> list[CounterRow]:
+        """Counter rows of a queue with from_second <= second <= to_second, oldest first."""
+        rows: list[CounterRow] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": queue_pk(queue)},
+                ":lo": {"S": second_sk(from_second)},
+                ":hi": {"S": second_sk(to_second)},
+            },
+        }
+        while True:
+            with aws_call("Query", queue_pk(queue)):
+                response = self._client.query(**kwargs)
+            rows.extend(parse_counter_item(item) for item in response.get("Items", []))
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                break
+            kwargs["ExclusiveStartKey"] = last
+        rows.sort(key=lambda row: row.second)
+        return rows
+
+    def read_documents(
+        self, queues: Sequence[str]
+    ) -> dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+        """(STATE, MODEL) plain dicts per queue, None where absent (BatchGetItem, 100 keys a call).
+
+        Unprocessed keys are asked again with backoff; keys still unprocessed after
+        `max_unprocessed_rounds` raise ServiceUnavailable.
+        """
+        keys = [
+            {"pk": {"S": queue_pk(queue)}, "sk": {"S": sk}}
+            for queue in dict.fromkeys(queues)
+            for sk in (STATE_SK, MODEL_SK)
+        ]
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for first in range(0, len(keys), MAX_BATCH_GET):
+            pending: list[dict[str, Any]] = keys[first : first + MAX_BATCH_GET]
+            rounds = 0
+            while pending:
+                with aws_call("BatchGetItem", self.table_name):
+                    response = self._client.batch_get_item(
+                        RequestItems={self.table_name: {"Keys": pending, "ConsistentRead": True}}
+                    )
+                for item in response.get("Responses", {}).get(self.table_name, []):
+                    found[(item["pk"]["S"], item["sk"]["S"])] = item
+                pending = (
+                    response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
+                )
+                if pending:
+                    rounds += 1
+                    if rounds > self._max_rounds:
+                        raise ServiceUnavailable(
+                            "BatchGetItem",
+                            f"{len(pending)} keys still unprocessed after {rounds} rounds",
+                            code="UnprocessedKeys",
+                            resource=self.table_name,
+                        )
+                    self._sleep(min(1.0, 0.05 * 2**rounds))
+        return {
+            queue: (
+                parse_document(found.get((queue_pk(queue), STATE_SK))),
+                parse_document(found.get((queue_pk(queue), MODEL_SK))),
+            )
+            for queue in dict.fromkeys(queues)
+        }
+
+    def write_state(self, queue: str, state: Mapping[str, Any], expected_version: int) -> int:
+        """Store the STATE item if its version is still `expected_version`; return the new version.
+
+        The stored `version` is expected_version + 1. A lost race raises StateConflict.
+        """
+        new_version = expected_version + 1
+        document = dict(state)
+        document["version"] = new_version
+        item = serialize_item(document)
+        item["pk"] = {"S": queue_pk(queue)}
+        item["sk"] = {"S": STATE_SK}
+        try:
+            self._client.put_item(
+                TableName=self.table_name,
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk) OR version = :expected",
+                ExpressionAttributeValues={":expected": {"N": str(expected_version)}},
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise StateConflict(
+                    "PutItem",
+                    f"state version is no longer {expected_version}: another controller wrote it",
+                    code="ConditionalCheckFailedException",
+                    resource=f"{queue_pk(queue)}/{STATE_SK}",
+                ) from error
+            raise translate(error, "PutItem", f"{queue_pk(queue)}/{STATE_SK}") from error
+        except BotoCoreError as error:
+            raise translate(error, "PutItem", f"{queue_pk(queue)}/{STATE_SK}") from error
+        return new_version
+
+    def put_model(self, queue: str, model: Mapping[str, Any]) -> None:
+        """Store the MODEL item (what `trend_fit` writes)."""
+        item = serialize_item(dict(model))
+        item["pk"] = {"S": queue_pk(queue)}
+        item["sk"] = {"S": MODEL_SK}
+        with aws_call("PutItem", f"{queue_pk(queue)}/{MODEL_SK}"):
+            self._client.put_item(TableName=self.table_name, Item=item)

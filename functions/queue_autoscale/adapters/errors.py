@@ -1,0 +1,168 @@
+"""The project's own AWS errors: adapters raise these, never botocore's.
+
+`translate` maps a botocore/ClientError to one of them by error code and HTTP status, so
+handlers decide what to do (retry the record, hold the queue, back off) without parsing
+AWS error codes themselves. `retryable` says whether trying the same call later may work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ParamValidationError,
+    ReadTimeoutError,
+)
+
+
+class AdapterError(Exception):
+    """An AWS call failed; `operation`, `code` and `resource` say which and why."""
+
+    retryable: bool = False
+
+    def __init__(
+        self, operation: str, message: str, *, code: str = "", resource: str | None = None
+    ) -> None:
+        self.operation = operation
+        self.code = code
+        self.resource = resource
+        where = f" on {resource}" if resource else ""
+        tag = f" ({code})" if code else ""
+        super().__init__(f"{operation}{where} failed{tag}: {message}")
+
+
+class Throttled(AdapterError):  # noqa: N818 - names read as outcomes
+    """AWS throttled the call even after botocore's retries."""
+
+    retryable = True
+
+
+class ServiceUnavailable(AdapterError):  # noqa: N818 - names read as outcomes
+    """A 5xx answer, a timeout or a connection error."""
+
+    retryable = True
+
+
+class AccessDenied(AdapterError):  # noqa: N818 - names read as outcomes
+    """The caller's role lacks a permission or its credentials are invalid."""
+
+
+class NotFound(AdapterError):  # noqa: N818 - names read as outcomes
+    """The queue, table, bucket, cluster or service does not exist."""
+
+
+class InvalidRequest(AdapterError):  # noqa: N818 - names read as outcomes
+    """AWS rejected the request's parameters (a bug or a bad config, not transient)."""
+
+
+class MalformedResponse(AdapterError):  # noqa: N818 - names read as outcomes
+    """AWS answered but an attribute the parser needs is missing or not a number."""
+
+
+class StateConflict(AdapterError):  # noqa: N818 - names read as outcomes
+    """The controller-state write lost an optimistic-concurrency race (version changed)."""
+
+
+_THROTTLE_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottled",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceededException",
+        "SlowDown",
+        "LimitExceededException",
+        "AWS.SimpleQueueService.RequestThrottled",
+    }
+)
+_ACCESS_CODES = frozenset(
+    {
+        "AccessDenied",
+        "AccessDeniedException",
+        "UnauthorizedOperation",
+        "UnrecognizedClientException",
+        "InvalidClientTokenId",
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "SignatureDoesNotMatch",
+        "AuthFailure",
+        "KMS.AccessDeniedException",
+    }
+)
+_NOT_FOUND_CODES = frozenset(
+    {
+        "ResourceNotFoundException",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueDoesNotExist",
+        "NonExistentQueue",
+        "NoSuchBucket",
+        "NoSuchKey",
+        "ClusterNotFoundException",
+        "ServiceNotFoundException",
+        "ServiceNotActiveException",
+    }
+)
+_SERVER_CODES = frozenset(
+    {
+        "InternalError",
+        "InternalFailure",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "ServerException",
+    }
+)
+
+
+def translate(error: Exception, operation: str, resource: str | None = None) -> AdapterError:
+    """The project error for a botocore exception raised by `operation` on `resource`."""
+    if isinstance(error, AdapterError):
+        return error
+    if isinstance(error, ClientError):
+        info = error.response.get("Error", {})
+        code = str(info.get("Code", ""))
+        message = str(info.get("Message", "")) or str(error)
+        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        kind: type[AdapterError]
+        if code in _THROTTLE_CODES or status == 429:
+            kind = Throttled
+        elif code in _ACCESS_CODES or status == 403:
+            kind = AccessDenied
+        elif code in _NOT_FOUND_CODES:
+            kind = NotFound
+        elif code in _SERVER_CODES or status >= 500:
+            kind = ServiceUnavailable
+        else:
+            kind = InvalidRequest
+        return kind(operation, message, code=code, resource=resource)
+    if isinstance(
+        error, ConnectTimeoutError | ReadTimeoutError | EndpointConnectionError | ConnectionError
+    ):
+        return ServiceUnavailable(
+            operation, str(error), code=type(error).__name__, resource=resource
+        )
+    if isinstance(error, ParamValidationError):
+        return InvalidRequest(operation, str(error), code="ParamValidation", resource=resource)
+    if isinstance(error, BotoCoreError):
+        return ServiceUnavailable(
+            operation, str(error), code=type(error).__name__, resource=resource
+        )
+    return AdapterError(operation, str(error), code=type(error).__name__, resource=resource)
+
+
+@contextmanager
+def aws_call(operation: str, resource: str | None = None) -> Iterator[None]:
+    """Run one AWS call; botocore errors leave as the project's errors."""
+    try:
+        yield
+    except (ClientError, BotoCoreError) as error:
+        raise translate(error, operation, resource) from error

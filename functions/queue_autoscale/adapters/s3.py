@@ -1,0 +1,93 @@
+"""S3 archive: gzipped JSON-lines objects of raw events and decision records.
+
+Keys (DESIGN section 3): `events/dt=YYYY-MM-DD/hour=HH/<batch-id>.jsonl.gz` and
+`decisions/dt=YYYY-MM-DD/<tick-id>.jsonl.gz`, dates in UTC, so Spark reads them as
+Hive-style partitions. Rejected bodies too large for a DLQ message go to
+`rejected/dt=YYYY-MM-DD/<id>.txt.gz`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from queue_autoscale.adapters.errors import aws_call
+
+JSONL_CONTENT_TYPE = "application/x-ndjson"
+
+
+def _moment(at_epoch_seconds: float) -> datetime:
+    return datetime.fromtimestamp(at_epoch_seconds, UTC)
+
+
+def events_key(at_epoch_seconds: float, batch_id: str) -> str:
+    """Archive key of one batch of raw events, partitioned by UTC day and hour."""
+    moment = _moment(at_epoch_seconds)
+    return f"events/dt={moment:%Y-%m-%d}/hour={moment:%H}/{batch_id}.jsonl.gz"
+
+
+def decisions_key(at_epoch_seconds: float, tick_id: str) -> str:
+    """Archive key of one tick's decision records, partitioned by UTC day."""
+    return f"decisions/dt={_moment(at_epoch_seconds):%Y-%m-%d}/{tick_id}.jsonl.gz"
+
+
+def rejected_key(at_epoch_seconds: float, rejection_id: str) -> str:
+    """Archive key of a rejected body too large for the events DLQ."""
+    return f"rejected/dt={_moment(at_epoch_seconds):%Y-%m-%d}/{rejection_id}.txt.gz"
+
+
+def encode_jsonl_gz(records: Iterable[Mapping[str, Any]]) -> bytes:
+    """Records -> gzipped JSON lines (mtime 0, so equal records give equal bytes)."""
+    text = "".join(
+        json.dumps(record, separators=(",", ":"), sort_keys=True) + "\n" for record in records
+    )
+    return gzip.compress(text.encode("utf-8"), mtime=0)
+
+
+def decode_jsonl_gz(data: bytes) -> list[dict[str, Any]]:
+    """Gzipped JSON lines -> records."""
+    text = gzip.decompress(data).decode("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+class Archive:
+    """Writes archive objects to one bucket through one S3 client."""
+
+    def __init__(self, client: Any, bucket: str) -> None:
+        self._client = client
+        self.bucket = bucket
+
+    def _put(self, key: str, data: bytes, content_type: str) -> str:
+        with aws_call("PutObject", f"s3://{self.bucket}/{key}"):
+            self._client.put_object(
+                Bucket=self.bucket, Key=key, Body=data, ContentType=content_type
+            )
+        return key
+
+    def put_events(
+        self, at_epoch_seconds: float, batch_id: str, records: Iterable[Mapping[str, Any]]
+    ) -> str:
+        """Store one batch of accepted events; return the key."""
+        key = events_key(at_epoch_seconds, batch_id)
+        return self._put(key, encode_jsonl_gz(records), JSONL_CONTENT_TYPE)
+
+    def put_decisions(
+        self, at_epoch_seconds: float, tick_id: str, records: Iterable[Mapping[str, Any]]
+    ) -> str:
+        """Store one tick's decision records; return the key."""
+        key = decisions_key(at_epoch_seconds, tick_id)
+        return self._put(key, encode_jsonl_gz(records), JSONL_CONTENT_TYPE)
+
+    def put_rejected(self, at_epoch_seconds: float, rejection_id: str, body: str) -> str:
+        """Store a rejected body verbatim (gzipped); return the key."""
+        key = rejected_key(at_epoch_seconds, rejection_id)
+        return self._put(key, gzip.compress(body.encode("utf-8"), mtime=0), "text/plain")
+
+    def get_records(self, key: str) -> list[dict[str, Any]]:
+        """Read back one JSON-lines object (for tools and tests)."""
+        with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
+            response = self._client.get_object(Bucket=self.bucket, Key=key)
+        return decode_jsonl_gz(response["Body"].read())
