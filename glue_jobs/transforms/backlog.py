@@ -9,19 +9,23 @@ elapsed_intervals_t: an interval with no row still served `capacity` jobs.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from collections.abc import Mapping
 
-REQUIRED_COLUMNS: dict[str, tuple[type[T.DataType], ...]] = {
-    "queue": (T.StringType,),
-    "stamp": (T.TimestampType, T.TimestampNTZType),
-    "arrivals": (T.LongType, T.IntegerType),
-    "capacity": (T.DoubleType, T.FloatType, T.LongType, T.IntegerType),
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as sf
+from pyspark.sql import types as st
+
+from glue_jobs.transforms.cost import decision_ticks
+
+REQUIRED_COLUMNS: dict[str, tuple[type[st.DataType], ...]] = {
+    "queue": (st.StringType,),
+    "stamp": (st.TimestampType, st.TimestampNTZType),
+    "arrivals": (st.LongType, st.IntegerType),
+    "capacity": (st.DoubleType, st.FloatType, st.LongType, st.IntegerType),
 }
 
 
-def check_columns(df: DataFrame, required: dict[str, tuple[type[T.DataType], ...]]) -> None:
+def check_columns(df: DataFrame, required: dict[str, tuple[type[st.DataType], ...]]) -> None:
     """Raise ValueError naming a missing column or one of the wrong type."""
     fields = {field.name: field.dataType for field in df.schema.fields}
     for name, allowed in required.items():
@@ -29,7 +33,8 @@ def check_columns(df: DataFrame, required: dict[str, tuple[type[T.DataType], ...
             raise ValueError(f"column {name!r} is missing (have: {sorted(fields)})")
         if not isinstance(fields[name], allowed):
             wanted = " or ".join(kind.__name__ for kind in allowed)
-            raise ValueError(f"column {name!r} has type {fields[name].simpleString()}, not {wanted}")
+            kind = fields[name].simpleString()
+            raise ValueError(f"column {name!r} has type {kind}, not {wanted}")
 
 
 def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
@@ -46,20 +51,97 @@ def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
     check_columns(df, REQUIRED_COLUMNS)
     ordered = Window.partitionBy("queue").orderBy("stamp")
     running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    seconds = F.col("stamp").cast("timestamp").cast("double")
-    elapsed = F.coalesce(
-        (seconds - F.lag(seconds).over(ordered)) / F.lit(float(interval_seconds)), F.lit(1.0)
+    seconds = sf.col("stamp").cast("timestamp").cast("double")
+    elapsed = sf.coalesce(
+        (seconds - sf.lag(seconds).over(ordered)) / sf.lit(float(interval_seconds)), sf.lit(1.0)
     )
-    drift = F.coalesce(F.col("arrivals").cast("double"), F.lit(0.0)) - F.coalesce(
-        F.col("capacity").cast("double"), F.lit(0.0)
-    ) * F.col("_elapsed")
+    drift = sf.coalesce(sf.col("arrivals").cast("double"), sf.lit(0.0)) - sf.coalesce(
+        sf.col("capacity").cast("double"), sf.lit(0.0)
+    ) * sf.col("_elapsed")
     with_sum = (
         df.withColumn("_elapsed", elapsed)
         .withColumn("_drift", drift)
-        .withColumn("_sum", F.sum("_drift").over(running))
+        .withColumn("_sum", sf.sum("_drift").over(running))
     )
     with_backlog = with_sum.withColumn(
-        "backlog", F.col("_sum") - F.least(F.lit(0.0), F.min("_sum").over(running))
+        "backlog", sf.col("_sum") - sf.least(sf.lit(0.0), sf.min("_sum").over(running))
     )
     return with_backlog.drop("_elapsed", "_drift", "_sum")
 
+
+def interval_inputs(
+    attempts: DataFrame,
+    decisions: DataFrame | None,
+    interval_seconds: float,
+    concurrency: Mapping[str, int] | None = None,
+    default_tick_seconds: float = 60.0,
+) -> DataFrame:
+    """Per (queue, interval end `stamp`): arrivals, completions, workers and capacity.
+
+    Arrivals count queued events in the interval; workers is the mean fleet the decision log
+    shows in it, carried forward over intervals without a tick; capacity (jobs per interval) =
+    workers * concurrency * interval / the queue's mean job seconds. Where that cannot be
+    computed (no decision yet, or no finished job to time), the completions observed in the
+    interval stand in: a fleet served at least what it finished. Only intervals with an arrival,
+    a completion or a tick get a row; `reconstruct_backlog` charges the gaps.
+    """
+    if interval_seconds <= 0:
+        raise ValueError(f"interval_seconds must be > 0, got {interval_seconds!r}")
+    width = sf.lit(float(interval_seconds))
+
+    def interval_end(epoch_seconds: Column) -> Column:
+        return (sf.floor(epoch_seconds / width) + 1) * width
+
+    arrivals = (
+        attempts.where(sf.col("queued_at_ms").isNotNull())
+        .groupBy("queue", interval_end(sf.col("queued_at_ms") / 1000).alias("stamp_s"))
+        .agg(sf.count("*").alias("arrivals"))
+    )
+    completions = (
+        attempts.where(sf.col("finished_at_ms").isNotNull())
+        .groupBy("queue", interval_end(sf.col("finished_at_ms") / 1000).alias("stamp_s"))
+        .agg(sf.count("*").alias("completions"))
+    )
+    joined = arrivals.join(completions, ["queue", "stamp_s"], "full_outer")
+    if decisions is not None:
+        workers = (
+            decision_ticks(decisions, default_tick_seconds)
+            .groupBy("queue", interval_end(sf.col("at")).alias("stamp_s"))
+            .agg(sf.avg("workers").alias("tick_workers"))
+        )
+        joined = joined.join(workers, ["queue", "stamp_s"], "full_outer")
+    else:
+        joined = joined.withColumn("tick_workers", sf.lit(None).cast("double"))
+    mean_job = attempts.groupBy("queue").agg((sf.avg("duration_ms") / 1000.0).alias("mean_job_s"))
+    carried = (
+        Window.partitionBy("queue")
+        .orderBy("stamp_s")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    per_worker = concurrency_column(concurrency or {}) * width / sf.col("mean_job_s")
+    return (
+        joined.join(sf.broadcast(mean_job), "queue", "left")
+        .withColumn("workers", sf.last("tick_workers", ignorenulls=True).over(carried))
+        .select(
+            "queue",
+            sf.timestamp_seconds(sf.col("stamp_s")).alias("stamp"),
+            sf.coalesce(sf.col("arrivals"), sf.lit(0)).cast("long").alias("arrivals"),
+            sf.coalesce(sf.col("completions"), sf.lit(0)).cast("long").alias("completions"),
+            "workers",
+            sf.coalesce(
+                sf.col("workers") * per_worker,
+                sf.col("completions").cast("double"),
+                sf.lit(0.0),
+            ).alias("capacity"),
+        )
+    )
+
+
+def concurrency_column(concurrency: Mapping[str, int]) -> Column:
+    """Each row's per-worker concurrency k (jobs at once): the queue's, else 1."""
+    if not concurrency:
+        return sf.lit(1.0)
+    pairs: list[Column] = []
+    for queue, jobs in sorted(concurrency.items()):
+        pairs += [sf.lit(queue), sf.lit(float(jobs))]
+    return sf.coalesce(sf.element_at(sf.create_map(*pairs), sf.col("queue")), sf.lit(1.0))

@@ -1,0 +1,121 @@
+"""Events: validate, de-duplicate by event_id, and pair each job attempt's events.
+
+An *attempt* is (queue, job_id, attempt): a retried job keeps its attempts apart. Pickup time
+is started.at - queued.at of the same attempt. A started event whose queued event is not in
+the archive still counts as an attempt, with unknown pickup (`pickup_seconds` null); it is
+counted in `unknown_pickup` and left out of the percentiles and of the SLA share.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as sf
+
+from glue_jobs.schemas import CORRUPT_COLUMN, EVENT_TYPES
+
+EVENT_COLUMNS = ("type", "queue", "job_id", "at", "duration_ms", "attempt", "event_id")
+
+
+def split_events(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Split archived rows into (valid events, rejected rows with a `reason`).
+
+    Valid events get `attempt` 1 when it is absent and an `event_id` built from
+    (type, queue, job_id, attempt) when it is absent (DESIGN.md's default key).
+    Rejected rows keep their raw line (or fields) and name the field at fault.
+    """
+    has_corrupt = CORRUPT_COLUMN in raw.columns
+    checks: list[tuple[Column, str]] = []
+    if has_corrupt:
+        checks.append((sf.col(CORRUPT_COLUMN).isNotNull(), "not a JSON object of the event schema"))
+    checks += [
+        (sf.col("type").isNull(), "field 'type' is missing"),
+        (~sf.col("type").isin(*EVENT_TYPES), "field 'type' is not one of " + "|".join(EVENT_TYPES)),
+        (sf.col("queue").isNull() | (sf.col("queue") == ""), "field 'queue' is missing"),
+        (sf.col("job_id").isNull() | (sf.col("job_id") == ""), "field 'job_id' is missing"),
+        (sf.col("at").isNull(), "field 'at' is missing"),
+        (sf.col("at") <= 0, "field 'at' is not a positive epoch-ms"),
+        (sf.col("duration_ms") < 0, "field 'duration_ms' is negative"),
+        (sf.col("attempt") < 1, "field 'attempt' is below 1"),
+    ]
+    reason: Column = sf.lit(None).cast("string")
+    for condition, text in reversed(checks):
+        reason = sf.when(condition, sf.lit(text)).otherwise(reason)
+    tagged = raw.withColumn("reason", reason)
+    attempt = sf.coalesce(sf.col("attempt"), sf.lit(1).cast("long"))
+    default_id = sf.sha2(
+        sf.concat_ws(
+            "|", sf.col("type"), sf.col("queue"), sf.col("job_id"), attempt.cast("string")
+        ),
+        256,
+    )
+    valid = (
+        tagged.where(sf.col("reason").isNull())
+        .withColumn("attempt", attempt)
+        .withColumn("event_id", sf.coalesce(sf.col("event_id"), default_id))
+        .select(*EVENT_COLUMNS)
+    )
+    raw_text = (
+        sf.coalesce(sf.col(CORRUPT_COLUMN), sf.to_json(sf.struct(*EVENT_COLUMNS)))
+        if has_corrupt
+        else sf.to_json(sf.struct(*EVENT_COLUMNS))
+    )
+    rejected = tagged.where(sf.col("reason").isNotNull()).select(
+        sf.col("queue"), sf.col("reason"), raw_text.alias("raw")
+    )
+    return valid, rejected
+
+
+def dedupe_events(events: DataFrame) -> DataFrame:
+    """Keep one event per event_id (the archive is at-least-once)."""
+    return events.dropDuplicates(["event_id"])
+
+
+def pair_attempts(events: DataFrame) -> DataFrame:
+    """One row per (queue, job_id, attempt) from de-duplicated events.
+
+    Columns: queue, job_id, attempt, queued_at_ms, started_at_ms, finished_at_ms (the earliest
+    of each type), outcome ('completed' | 'failed' | null; a failed event wins over a completed
+    one for the same attempt), duration_ms (of the finishing event), pickup_seconds
+    (started - queued, null when either is missing; negative clock skew is clamped to 0) and
+    first_at_ms (the attempt's earliest known time, which places it in a period).
+    """
+
+    def first_at(kind: str) -> Column:
+        return sf.min(sf.when(sf.col("type") == kind, sf.col("at")))
+
+    finished = sf.col("type").isin("completed", "failed")
+    # failed sorts after completed, so max over (is_failed, at) picks failed when both exist.
+    finish_key = sf.when(
+        finished,
+        sf.struct(
+            (sf.col("type") == "failed").alias("failed"),
+            sf.col("at").alias("at"),
+            sf.col("type").alias("type"),
+            sf.col("duration_ms").alias("duration_ms"),
+        ),
+    )
+    grouped = events.groupBy("queue", "job_id", "attempt").agg(
+        first_at("queued").alias("queued_at_ms"),
+        first_at("started").alias("started_at_ms"),
+        sf.max(finish_key).alias("_finish"),
+    )
+    # greatest() skips nulls, so guard it: an unknown side leaves the pickup unknown.
+    known = sf.col("started_at_ms").isNotNull() & sf.col("queued_at_ms").isNotNull()
+    pickup = sf.when(
+        known,
+        sf.greatest(
+            sf.lit(0.0), (sf.col("started_at_ms") - sf.col("queued_at_ms")).cast("double") / 1000.0
+        ),
+    )
+    return grouped.select(
+        "queue",
+        "job_id",
+        "attempt",
+        "queued_at_ms",
+        "started_at_ms",
+        sf.col("_finish.at").alias("finished_at_ms"),
+        sf.col("_finish.type").alias("outcome"),
+        sf.col("_finish.duration_ms").alias("duration_ms"),
+        pickup.alias("pickup_seconds"),
+        sf.coalesce("queued_at_ms", "started_at_ms", "_finish.at").alias("first_at_ms"),
+    )
