@@ -1,0 +1,529 @@
+"""evaluate: the controller loop (EventBridge Scheduler, once a minute).
+
+Within the minute it runs a tick every EVALUATION_INTERVAL_SECONDS. A tick gathers every
+queue's inputs in batched calls (one GetQueueAttributes per queue and DLQ, one
+GetMetricData per 500 queues, one DescribeServices per 10 services, one BatchGetItem per
+50 queues, one counters Query per queue), asks the core for a decision per queue, stores
+the controller state under optimistic concurrency, sets desiredCount (unless dry-run,
+hold, or another controller won the state race), and publishes metrics, decision events
+and the decision log. A failed input becomes a None in the snapshot (the core holds);
+one queue's failure never stops the others and is counted in ControllerErrors.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field
+
+from queue_autoscale.adapters.aws import AwsClients, make_clients
+from queue_autoscale.adapters.cloudwatch import OldestAge, OldestAgeReader
+from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.ecs import EcsServices, ServiceRef, ServiceStatus
+from queue_autoscale.adapters.errors import AdapterError, StateConflict
+from queue_autoscale.adapters.eventbridge import DecisionEvent, EventPublisher
+from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.adapters.sqs import QueueDepth, SqsQueues
+from queue_autoscale.config import QueueConfig
+from queue_autoscale.constants import BREACH_EVENT, DECISION_EVENT, SCALED_EVENT
+from queue_autoscale.core import (
+    POLICIES,
+    ControllerState,
+    CounterRow,
+    Decision,
+    Policy,
+    QueueSnapshot,
+    TrendModel,
+    decision_to_dict,
+    model_from_dict,
+    oldest_age,
+    state_from_dict,
+    state_to_dict,
+    window_rates,
+)
+from queue_autoscale.core.models import Action
+from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
+from queue_autoscale.settings import EvaluateSettings
+
+logger = Logger()
+tracer = Tracer()
+
+MINUTE_SECONDS = 60.0
+"""The scheduler fires once a minute; ticks fill that minute."""
+RATE_WINDOW_SECONDS = 300.0
+SHORT_WINDOW_SECONDS = 60.0
+DEADLINE_MARGIN_SECONDS = 10.0
+"""A tick does not start when less than this is left of the invocation."""
+
+
+@dataclass
+class EvaluateRuntime:
+    """What the controller uses, built once per cold start (tests and the demo build their own)."""
+
+    settings: EvaluateSettings
+    sqs: SqsQueues
+    oldest: OldestAgeReader
+    ecs: EcsServices
+    table: LoadTable
+    archive: Archive
+    events: EventPublisher
+    clock: Clock = time.time
+    sleep: Callable[[float], None] = time.sleep
+    publish_metrics: MetricsSink = emf_metrics
+    policy: str = "hybrid"
+
+
+def build_runtime(
+    settings: EvaluateSettings,
+    clients: AwsClients,
+    clock: Clock = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> EvaluateRuntime:
+    """Wire adapters from clients and settings."""
+    return EvaluateRuntime(
+        settings=settings,
+        sqs=SqsQueues(clients.sqs),
+        oldest=OldestAgeReader(clients.cloudwatch),
+        ecs=EcsServices(clients.ecs),
+        table=LoadTable(clients.dynamodb, settings.load_table),
+        archive=Archive(clients.s3, settings.archive_bucket),
+        events=EventPublisher(clients.events, settings.event_bus_name),
+        clock=clock,
+        sleep=sleep,
+    )
+
+
+_runtime: EvaluateRuntime | None = None
+
+
+def get_runtime() -> EvaluateRuntime:
+    """The cached runtime; the first call reads the environment (a bad one fails here)."""
+    global _runtime  # noqa: PLW0603 - one runtime per Lambda container, by design
+    if _runtime is None:
+        _runtime = build_runtime(EvaluateSettings.from_environ(), make_clients())
+    return _runtime
+
+
+def set_runtime(runtime: EvaluateRuntime | None) -> None:
+    """Replace the cached runtime (tests, the demo); None makes the next call rebuild it."""
+    global _runtime  # noqa: PLW0603
+    _runtime = runtime
+
+
+@dataclass
+class Inputs:
+    """Everything gathered for one tick; None where a call failed (see `errors`)."""
+
+    depth: dict[str, QueueDepth | None] = field(default_factory=dict)
+    dlq_depth: dict[str, int | None] = field(default_factory=dict)
+    ages: dict[str, OldestAge | None] = field(default_factory=dict)
+    services: dict[str, ServiceStatus | None] = field(default_factory=dict)
+    states: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    models: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    documents_ok: bool = True
+    rows: dict[str, list[CounterRow] | None] = field(default_factory=dict)
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    def fail(self, queue: str, error: Exception) -> None:
+        """Remember one failed input of a queue."""
+        self.errors.setdefault(queue, []).append(str(error))
+        logger.warning("input unavailable", queue=queue, error=str(error))
+
+
+@dataclass
+class QueueOutcome:
+    """One queue's result of one tick."""
+
+    queue: str
+    decision: Decision | None = None
+    running: int | None = None
+    desired_before: int | None = None
+    applied: bool = False
+    """True when UpdateService set the new desiredCount."""
+    dry_run: bool = False
+    conflict: bool = False
+    """Another controller wrote the state first: this one did not act."""
+    errors: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The decision-log line: decision_to_dict plus what the handler did."""
+        base: dict[str, Any] = (
+            decision_to_dict(self.decision) if self.decision else {"queue": self.queue}
+        )
+        base.update(
+            running=self.running,
+            applied=self.applied,
+            dry_run=self.dry_run,
+            conflict=self.conflict,
+            errors=list(self.errors),
+        )
+        return base
+
+
+def counter_lookback_seconds(config: QueueConfig) -> int:
+    """Seconds of counters to read: the rate window, and twice the SLA for the oldest-age walk."""
+    return int(max(RATE_WINDOW_SECONDS, min(3600.0, 2 * config.sla_seconds)))
+
+
+@tracer.capture_method
+def gather(runtime: EvaluateRuntime, queues: Sequence[QueueConfig], now: float) -> Inputs:
+    """Read every queue's inputs in batched calls; failures become None plus an error."""
+    inputs = Inputs()
+    names = [config.queue for config in queues]
+    for config in queues:
+        try:
+            inputs.depth[config.queue] = runtime.sqs.depth(config.queue)
+        except AdapterError as error:
+            inputs.depth[config.queue] = None
+            inputs.fail(config.queue, error)
+        if config.dlq:
+            try:
+                inputs.dlq_depth[config.queue] = runtime.sqs.depth(config.dlq).visible
+            except AdapterError as error:
+                inputs.dlq_depth[config.queue] = None
+                inputs.fail(config.queue, error)
+    try:
+        inputs.ages = dict(runtime.oldest.oldest_ages(names, now))
+    except AdapterError as error:
+        inputs.ages = dict.fromkeys(names)
+        for name in names:
+            inputs.fail(name, error)
+    refs = {config.queue: ServiceRef(config.cluster, config.service) for config in queues}
+    described = runtime.ecs.describe(list(refs.values()))
+    for queue, ref in refs.items():
+        status = described.get(ref)
+        if isinstance(status, ServiceStatus):
+            inputs.services[queue] = status
+        else:
+            inputs.services[queue] = None
+            inputs.fail(queue, status or AdapterError("DescribeServices", "no answer"))
+    try:
+        documents = runtime.table.read_documents(names)
+        for queue, (state, model) in documents.items():
+            inputs.states[queue] = state
+            inputs.models[queue] = model
+    except AdapterError as error:
+        inputs.documents_ok = False
+        for name in names:
+            inputs.fail(name, error)
+    second = int(now)
+    for config in queues:
+        try:
+            inputs.rows[config.queue] = runtime.table.counter_rows(
+                config.queue, second - counter_lookback_seconds(config), second
+            )
+        except AdapterError as error:
+            inputs.rows[config.queue] = None
+            inputs.fail(config.queue, error)
+    return inputs
+
+
+def build_snapshot(
+    queue: str,
+    now: float,
+    depth: QueueDepth | None,
+    dlq_depth: int | None,
+    age: OldestAge | None,
+    service: ServiceStatus | None,
+    rows: Sequence[CounterRow] | None,
+) -> QueueSnapshot:
+    """The core's snapshot from gathered inputs; unknown inputs are None (the core holds)."""
+    arrival: float | None = None
+    arrival_short: float | None = None
+    mean_job: float | None = None
+    completion: float | None = None
+    failure_rate = 0.0
+    if rows is not None:
+        rates = window_rates(rows, now, RATE_WINDOW_SECONDS, SHORT_WINDOW_SECONDS)
+        arrival, arrival_short = rates.arrival_rate, rates.arrival_rate_short
+        mean_job, completion = rates.mean_job_seconds, rates.completion_rate
+        failure_rate = rates.failure_rate
+    age_seconds: float | None = None
+    source = "unknown"
+    if depth is not None:
+        age_seconds, source = oldest_age(
+            now,
+            depth.visible,
+            age.age_seconds if age else None,
+            age.lag_seconds if age else 0.0,
+            rows or [],
+        )
+        if source == "unknown":
+            age_seconds = None
+    return QueueSnapshot(
+        queue=queue,
+        taken_at=now,
+        visible=depth.visible if depth else None,
+        in_flight=depth.in_flight if depth else None,
+        delayed=depth.delayed if depth else 0,
+        oldest_age_seconds=age_seconds,
+        oldest_age_source=source,
+        arrival_rate=arrival,
+        arrival_rate_short=arrival_short,
+        mean_job_seconds=mean_job,
+        completion_rate=completion,
+        rate_window_seconds=RATE_WINDOW_SECONDS,
+        running=service.running if service else None,
+        desired=service.desired if service else None,
+        pending=service.pending if service else 0,
+        deployment_in_progress=service.deployment_in_progress if service else False,
+        dlq_depth=dlq_depth or 0,
+        failure_rate=failure_rate,
+    )
+
+
+def evaluate_queue(
+    runtime: EvaluateRuntime, config: QueueConfig, inputs: Inputs, now: float
+) -> QueueOutcome:
+    """Decide, store the state, act for one queue (raises only on a bug; AWS errors are kept)."""
+    settings = config.settings(runtime.settings.evaluation_interval_seconds)
+    dry_run = runtime.settings.dry_run or config.dry_run
+    if dry_run and not settings.dry_run:
+        settings = replace(settings, dry_run=True)
+    queue = config.queue
+    service = inputs.services.get(queue)
+    outcome = QueueOutcome(
+        queue=queue,
+        running=service.running if service else None,
+        desired_before=service.desired if service else None,
+        dry_run=dry_run,
+        errors=list(inputs.errors.get(queue, [])),
+    )
+    if not inputs.documents_ok:
+        outcome.errors.append("controller state unavailable: not deciding")
+        return outcome
+    stored = inputs.states.get(queue)
+    state = state_from_dict(stored) if stored else ControllerState(queue=queue)
+    raw_model = inputs.models.get(queue)
+    model: TrendModel | None = model_from_dict(raw_model) if raw_model else None
+    snapshot = build_snapshot(
+        queue,
+        now,
+        inputs.depth.get(queue),
+        inputs.dlq_depth.get(queue),
+        inputs.ages.get(queue),
+        service,
+        inputs.rows.get(queue),
+    )
+    policy: Policy = POLICIES[runtime.policy]
+    evaluation = policy(snapshot, settings, state, now, model)
+    decision = evaluation.decision
+    outcome.decision = decision
+    try:
+        runtime.table.write_state(queue, state_to_dict(evaluation.state), state.version)
+    except StateConflict:
+        outcome.conflict = True
+        logger.info("state race lost: another controller acts this tick", queue=queue)
+        return outcome
+    except AdapterError as error:
+        outcome.errors.append(f"state not stored, not acting: {error}")
+        return outcome
+    wants_change = (
+        decision.action is not Action.HOLD
+        and service is not None
+        and decision.target != service.desired
+    )
+    if wants_change and not dry_run:
+        try:
+            runtime.ecs.set_desired(ServiceRef(config.cluster, config.service), decision.target)
+            outcome.applied = True
+        except AdapterError as error:
+            outcome.errors.append(str(error))
+    return outcome
+
+
+def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
+    """ScalingDecisionMade always; WorkersScaled when applied; SlaBreachPredicted when predicted."""
+    if outcome.decision is None:
+        return []
+    decision = outcome.decision
+    events = [DecisionEvent(DECISION_EVENT, outcome.record())]
+    if outcome.applied:
+        events.append(
+            DecisionEvent(
+                SCALED_EVENT,
+                {
+                    "queue": decision.queue,
+                    "at": decision.at,
+                    "from": outcome.desired_before,
+                    "to": decision.target,
+                    "action": decision.action.value,
+                    "reason": decision.reason,
+                },
+            )
+        )
+    if decision.predicted_breach_seconds is not None:
+        events.append(
+            DecisionEvent(
+                BREACH_EVENT,
+                {
+                    "queue": decision.queue,
+                    "at": decision.at,
+                    "predicted_breach_seconds": decision.predicted_breach_seconds,
+                    "urgency": decision.urgency.value,
+                    "oldest_age_seconds": decision.oldest_age_seconds,
+                    "sla_usage": decision.sla_usage,
+                    "current": decision.current,
+                    "target": decision.target,
+                },
+            )
+        )
+    return events
+
+
+def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
+    """The QUEUE_METRICS values of one outcome (ControllerErrors always, 0 when none)."""
+    values: dict[str, float] = {"ControllerErrors": float(len(outcome.errors))}
+    decision = outcome.decision
+    if decision is None:
+        return values
+    values.update(
+        LoadRatio=decision.load_ratio,
+        ArrivalRate=decision.arrival_rate,
+        ServiceRate=decision.service_rate,
+        BacklogPerInstance=decision.backlog_per_instance,
+        OldestJobAgeSeconds=decision.oldest_age_seconds,
+        SlaUsage=decision.sla_usage,
+        CurrentWorkers=float(outcome.running if outcome.running is not None else decision.current),
+        TargetWorkers=float(decision.target),
+    )
+    if decision.predicted_pickup_seconds is not None:
+        values["PredictedPickupSeconds"] = decision.predicted_pickup_seconds
+    return values
+
+
+@tracer.capture_method
+def run_tick(runtime: EvaluateRuntime, now: float) -> list[QueueOutcome]:
+    """One evaluation of every configured queue at `now` (epoch seconds)."""
+    queues = list(runtime.settings.queues)
+    inputs = gather(runtime, queues, now)
+    outcomes: list[QueueOutcome] = []
+    for config in queues:
+        try:
+            outcome = evaluate_queue(runtime, config, inputs, now)
+        except Exception as error:  # one queue's bug must not stop the others
+            logger.exception("queue evaluation failed", queue=config.queue)
+            outcome = QueueOutcome(queue=config.queue, errors=[f"evaluation failed: {error!r}"])
+        outcomes.append(outcome)
+
+    events = [event for outcome in outcomes for event in decision_events(outcome)]
+    try:
+        refused = runtime.events.publish(events)
+    except AdapterError as error:
+        refused = []
+        for outcome in outcomes:
+            outcome.errors.append(f"decision events not published: {error}")
+    for failure in refused:
+        queue = str(events[failure.index].detail.get("queue", ""))
+        for outcome in outcomes:
+            if outcome.queue == queue:
+                outcome.errors.append(f"event refused: {failure.code} {failure.message}")
+    tick_id = f"{int(now)}-{uuid.uuid4().hex[:12]}"
+    try:
+        runtime.archive.put_decisions(now, tick_id, [outcome.record() for outcome in outcomes])
+    except AdapterError as error:
+        for outcome in outcomes:
+            outcome.errors.append(f"decision log not archived: {error}")
+
+    for outcome in outcomes:
+        runtime.publish_metrics(outcome.queue, queue_metrics(outcome))
+        if outcome.errors:
+            logger.error("queue tick had errors", queue=outcome.queue, errors=outcome.errors)
+        if outcome.decision is not None:
+            logger.info(
+                "decision",
+                queue=outcome.queue,
+                current=outcome.decision.current,
+                target=outcome.decision.target,
+                action=outcome.decision.action.value,
+                applied=outcome.applied,
+                reason=outcome.decision.reason,
+            )
+    return outcomes
+
+
+def tick_count(interval_seconds: float, max_ticks: int | None = None) -> int:
+    """Ticks starting within one minute at this interval (ticks at 0, interval, ... < 60 s)."""
+    count = max(1, math.ceil(MINUTE_SECONDS / interval_seconds))
+    return min(count, max_ticks) if max_ticks else count
+
+
+def run(
+    runtime: EvaluateRuntime, max_ticks: int | None = None, deadline: float | None = None
+) -> list[list[QueueOutcome]]:
+    """Run ticks every interval until the minute (or `deadline`, epoch seconds) is used."""
+    interval = runtime.settings.evaluation_interval_seconds
+    start = runtime.clock()
+    ticks: list[list[QueueOutcome]] = []
+    for index in range(tick_count(interval, max_ticks)):
+        due = start + index * interval
+        if index and deadline is not None and due > deadline:
+            break
+        wait = due - runtime.clock()
+        if wait > 0:
+            runtime.sleep(wait)
+        ticks.append(run_tick(runtime, runtime.clock()))
+    return ticks
+
+
+class EvaluateRequest(BaseModel):
+    """Options a scheduled event may carry (at top level or under `detail`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    max_ticks: int | None = Field(default=None, ge=1, le=60)
+    once: bool = False
+
+
+def parse_request(event: Mapping[str, Any] | None) -> EvaluateRequest:
+    """The options of a scheduler event; anything else in the event is ignored."""
+    if not isinstance(event, Mapping):
+        return EvaluateRequest()
+    detail = event.get("detail")
+    source = detail if isinstance(detail, Mapping) and detail else event
+    return EvaluateRequest.model_validate(dict(source))
+
+
+def summary(ticks: Sequence[Sequence[QueueOutcome]]) -> dict[str, Any]:
+    """The handler's JSON answer: every tick's decisions, in brief."""
+    return {
+        "ticks": len(ticks),
+        "decisions": [
+            {
+                "queue": outcome.queue,
+                "at": outcome.decision.at if outcome.decision else None,
+                "current": outcome.decision.current if outcome.decision else None,
+                "target": outcome.decision.target if outcome.decision else None,
+                "action": outcome.decision.action.value if outcome.decision else None,
+                "reason": outcome.decision.reason if outcome.decision else None,
+                "running": outcome.running,
+                "applied": outcome.applied,
+                "dry_run": outcome.dry_run,
+                "conflict": outcome.conflict,
+                "errors": outcome.errors,
+            }
+            for tick in ticks
+            for outcome in tick
+        ],
+    }
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Scheduler entry point: run the minute's ticks and return their decisions."""
+    runtime = get_runtime()
+    request = parse_request(event)
+    max_ticks = 1 if request.once else request.max_ticks
+    deadline = None
+    remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+    if callable(remaining_ms):
+        deadline = runtime.clock() + remaining_ms() / 1000.0 - DEADLINE_MARGIN_SECONDS
+    return summary(run(runtime, max_ticks=max_ticks, deadline=deadline))
