@@ -99,6 +99,10 @@ class QueueConfig(BaseModel):
             raise ValueError(
                 f"min_workers = {self.min_workers} is above max_workers = {self.max_workers}"
             )
+        if self.capacity_cap is not None and self.capacity_cap < self.min_workers:
+            raise ValueError(
+                f"capacity_cap = {self.capacity_cap} is below min_workers = {self.min_workers}"
+            )
         return self
 
     def settings(self, evaluation_interval_seconds: float = 30.0) -> QueueSettings:

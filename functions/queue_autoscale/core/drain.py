@@ -36,14 +36,16 @@ def drain_workers(
 ) -> int:
     """Workers needed to start every waiting job before the oldest breaches the SLA.
 
-    Time remaining T = SLA - oldest age. At or past breach the backlog is cleared within the
-    recovery horizon instead. From 80% SLA usage the seed's safety margin applies.
+    Time remaining T = SLA - oldest age, never less than the recovery horizon: at or past breach
+    the backlog is cleared within that horizon. The floor keeps the term monotone (it never
+    falls as the oldest job ages) where the seed jumps from huge to max at breach. From 80% SLA
+    usage the seed's safety margin applies.
     """
     if backlog <= 0:
         return 0
     usage = oldest_age_seconds / sla_seconds
     remaining = sla_seconds - oldest_age_seconds
-    seconds = remaining if remaining > 0 else recovery_horizon_seconds
+    seconds = max(remaining, recovery_horizon_seconds)
     workers = workers_to_clear(backlog, arrival_rate, service_rate, seconds)
     if usage >= WARNING_USAGE:
         workers *= safety_margin(usage)

@@ -249,10 +249,11 @@ def _poison_suspected(
 
 
 def max_allowed(settings: QueueSettings) -> int:
-    """The hard ceiling: max_workers, or the capacity cap when lower."""
+    """The hard ceiling: max_workers, or the capacity cap when lower (never below min_workers:
+    config.py rejects a cap under the minimum, this keeps the core total anyway)."""
     if settings.capacity_cap is None:
         return settings.max_workers
-    return min(settings.max_workers, settings.capacity_cap)
+    return max(settings.min_workers, min(settings.max_workers, settings.capacity_cap))
 
 
 def _action(current: int, target: int) -> Action:

@@ -58,7 +58,8 @@ class QueueSettings:
     overloading_threshold: float = 0.8
     """rho at or above this (and below 1) reads as overloading."""
     recovery_horizon_seconds: float | None = None
-    """After a breach, size to clear the backlog within this many seconds (default: the SLA)."""
+    """The shortest time the drain term sizes for: past the SLA (and when less time is left)
+    it clears the backlog within this many seconds (default: 10% of the SLA, at least 1 s)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
     stale_after_seconds: float | None = None
@@ -71,8 +72,8 @@ class QueueSettings:
 
     @property
     def recovery_horizon(self) -> float:
-        """Seconds to clear a breached backlog in."""
-        return self.recovery_horizon_seconds or self.sla_seconds
+        """Seconds to clear a breached backlog in; the floor of the drain term's time left."""
+        return self.recovery_horizon_seconds or max(1.0, 0.1 * self.sla_seconds)
 
     @property
     def stale_after(self) -> float:

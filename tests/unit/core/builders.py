@@ -1,0 +1,42 @@
+"""Builders for core tests: a snapshot and settings with overridable fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from queue_autoscale.core.models import QueueSettings, QueueSnapshot
+
+NOW = 1_700_000_000.0
+
+
+def settings(**overrides: Any) -> QueueSettings:
+    base: dict[str, Any] = {
+        "queue": "jobs",
+        "sla_seconds": 30.0,
+        "percentile": 0.95,
+        "min_workers": 1,
+        "max_workers": 100,
+        "scale_up_cooldown_seconds": 0.0,
+        "scale_down_cooldown_seconds": 60.0,
+        "stabilization_window_seconds": 300.0,
+        "scale_down_step": 5,
+    }
+    base.update(overrides)
+    return QueueSettings(**base)
+
+
+def snapshot(**overrides: Any) -> QueueSnapshot:
+    base: dict[str, Any] = {
+        "queue": "jobs",
+        "taken_at": NOW,
+        "visible": 0,
+        "in_flight": 0,
+        "oldest_age_seconds": 0.0,
+        "arrival_rate": 0.0,
+        "mean_job_seconds": 1.0,
+        "completion_rate": 0.0,
+        "running": 1,
+        "desired": 1,
+    }
+    base.update(overrides)
+    return QueueSnapshot(**base)

@@ -1,0 +1,210 @@
+"""Each constraint of the hybrid, one named case at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from queue_autoscale.core import ControllerState, Sample, TrendModel, decide
+from queue_autoscale.core.models import Action
+from queue_autoscale.core.trend import hour_of_week
+from tests.unit.core.builders import NOW, settings, snapshot
+
+
+def history(target: int, span: float = 400.0, step: float = 30.0) -> tuple[Sample, ...]:
+    """Samples covering `span` seconds that all recommended `target`."""
+    count = int(span // step)
+    return tuple(
+        Sample(at=NOW - span + i * step, arrival_rate=0.0, visible=0, raw_target=target)
+        for i in range(count)
+    )
+
+
+def test_idle_queue_at_min_holds() -> None:
+    d = decide(snapshot(), settings(), ControllerState("jobs"), NOW).decision
+    assert (d.target, d.action, d.winner) == (1, Action.HOLD, "none")
+
+
+def test_max_workers_caps_and_says_so() -> None:
+    snap = snapshot(visible=5000, oldest_age_seconds=20.0, arrival_rate=50.0)
+    d = decide(snap, settings(max_workers=12), ControllerState("jobs"), NOW).decision
+    assert d.target == 12
+    assert "max_workers" in d.constraints and "capped at max_workers 12" in d.reason
+
+
+def test_capacity_cap_below_max() -> None:
+    snap = snapshot(visible=5000, oldest_age_seconds=20.0, arrival_rate=50.0)
+    d = decide(snap, settings(capacity_cap=8), ControllerState("jobs"), NOW).decision
+    assert d.target == 8 and "capacity_cap" in d.constraints
+
+
+def test_scale_down_waits_for_a_full_stabilization_window() -> None:
+    # GIVEN a fleet of 10 that now needs 1, but the state remembers only 100 s
+    snap = snapshot(running=10, desired=10)
+    young = ControllerState("jobs", samples=history(10, span=100.0))
+    d = decide(snap, settings(), young, NOW).decision
+    assert d.action is Action.HOLD and "stabilization" in d.constraints
+
+
+def test_scale_down_to_the_highest_recommendation_in_the_window() -> None:
+    samples = (
+        *history(2, span=400.0),
+        Sample(at=NOW - 100, arrival_rate=1, visible=0, raw_target=7),
+    )
+    snap = snapshot(running=10, desired=10)
+    d = decide(snap, settings(scale_down_step=10), ControllerState("jobs", samples=samples), NOW)
+    assert d.decision.target == 7 and d.decision.action is Action.DOWN
+
+
+def test_scale_down_step_limit() -> None:
+    snap = snapshot(running=20, desired=20)
+    state = ControllerState("jobs", samples=history(1))
+    d = decide(snap, settings(scale_down_step=3), state, NOW).decision
+    assert d.target == 17 and "step" in d.constraints
+
+
+def test_down_cooldown_holds_a_second_scale_down() -> None:
+    snap = snapshot(running=10, desired=10)
+    state = ControllerState("jobs", samples=history(1), last_scale_down_at=NOW - 20)
+    d = decide(snap, settings(scale_down_cooldown_seconds=60), state, NOW).decision
+    assert d.action is Action.HOLD and "down_cooldown" in d.constraints
+
+
+def test_up_cooldown_holds_but_down_cooldown_never_blocks_up() -> None:
+    snap = snapshot(visible=300, oldest_age_seconds=10.0, arrival_rate=10.0, running=2, desired=2)
+    blocked = ControllerState("jobs", last_scale_up_at=NOW - 5)
+    d = decide(snap, settings(scale_up_cooldown_seconds=30), blocked, NOW).decision
+    assert d.action is Action.HOLD and "up_cooldown" in d.constraints
+    just_scaled_down = ControllerState("jobs", last_scale_down_at=NOW - 1)
+    d = decide(snap, settings(scale_down_cooldown_seconds=600), just_scaled_down, NOW).decision
+    assert d.action is Action.UP
+
+
+def test_in_flight_floor() -> None:
+    # 12 jobs running on workers of concurrency 2 keep 6 workers even when nothing waits.
+    snap = snapshot(in_flight=12, running=10, desired=10, completion_rate=1.0)
+    state = ControllerState("jobs", samples=history(1))
+    d = decide(snap, settings(worker_concurrency=2, scale_down_step=10), state, NOW).decision
+    assert d.target == 6 and "in_flight" in d.constraints
+
+
+def test_no_scale_down_while_a_deployment_rolls_but_up_is_allowed() -> None:
+    state = ControllerState("jobs", samples=history(1))
+    down = snapshot(running=10, desired=10, deployment_in_progress=True)
+    assert decide(down, settings(), state, NOW).decision.action is Action.HOLD
+    up = snapshot(visible=500, oldest_age_seconds=20.0, arrival_rate=10.0, running=2, desired=2,
+                  deployment_in_progress=True)  # fmt: skip
+    assert decide(up, settings(), state, NOW).decision.action is Action.UP
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        pytest.param({"failure_rate": 0.9, "in_flight": 4}, id="most jobs fail"),
+        pytest.param({"completion_rate": 0.0, "in_flight": 4}, id="nothing completes"),
+    ],
+)
+def test_poison_guard_does_not_climb_to_max(poison: dict[str, float]) -> None:
+    snap = snapshot(visible=2000, oldest_age_seconds=25.0, arrival_rate=5.0, running=4, desired=4,
+                    **poison)  # fmt: skip
+    d = decide(snap, settings(max_workers=100), ControllerState("jobs"), NOW).decision
+    assert d.target == 4 and "poison_guard" in d.constraints
+
+
+def test_poison_guard_on_a_growing_dlq() -> None:
+    state = ControllerState("jobs", samples=(Sample(NOW - 30, 5.0, 100, 4, dlq_depth=10),))
+    snap = snapshot(visible=2000, oldest_age_seconds=25.0, arrival_rate=5.0, running=4, desired=4,
+                    in_flight=4, completion_rate=2.0, dlq_depth=60)  # fmt: skip
+    d = decide(snap, settings(), state, NOW).decision
+    assert d.target == 4 and "poison_guard" in d.constraints
+
+
+@pytest.mark.parametrize(
+    ("missing", "words"),
+    [
+        pytest.param({"visible": None}, "visible unknown", id="SQS read failed"),
+        pytest.param({"running": None}, "running unknown", id="ECS read failed"),
+        pytest.param({"arrival_rate": None}, "arrival_rate unknown", id="counters failed"),
+        pytest.param({"visible": -4}, "visible = -4 is negative", id="negative count"),
+        pytest.param({"taken_at": NOW - 600}, "600 s old", id="stale snapshot"),
+        pytest.param({"taken_at": NOW + 600}, "in the future", id="future snapshot"),
+        pytest.param({"failure_rate": 3.0}, "failure_rate = 3.0", id="absurd failure rate"),
+    ],
+)
+def test_unusable_inputs_hold_and_remember_nothing(missing: dict[str, object], words: str) -> None:
+    snap = snapshot(**{"running": 8, "desired": 8, **missing})
+    state = ControllerState("jobs", samples=history(1))
+    evaluation = decide(snap, settings(), state, NOW)
+    d = evaluation.decision
+    assert (d.target, d.action, d.inputs_ok) == (8, Action.HOLD, False)
+    assert words in d.reason
+    assert evaluation.state == state
+
+
+def test_scale_from_zero_needs_the_activation_threshold() -> None:
+    cfg = settings(min_workers=0, activation_threshold=5)
+    below = snapshot(visible=3, oldest_age_seconds=5.0, running=0, desired=0)
+    d = decide(below, cfg, ControllerState("jobs"), NOW).decision
+    assert d.target == 0 and "activation" in d.constraints
+    above = snapshot(visible=5, oldest_age_seconds=5.0, running=0, desired=0)
+    d = decide(above, cfg, ControllerState("jobs"), NOW).decision
+    assert d.target >= 1 and d.action is Action.UP
+
+
+def test_scale_to_zero_when_idle_and_min_is_zero() -> None:
+    state = ControllerState("jobs", samples=history(0))
+    d = decide(snapshot(running=2, desired=2), settings(min_workers=0), state, NOW).decision
+    assert (d.target, d.action) == (0, Action.DOWN)
+
+
+def test_job_time_prior_until_a_job_completes() -> None:
+    snap = snapshot(arrival_rate=4.0, mean_job_seconds=None, running=1, desired=1)
+    d = decide(snap, settings(expected_job_seconds=2.0), ControllerState("jobs"), NOW).decision
+    assert d.terms.steady == 9  # A = 4 * 2 = 8 busy workers -> Erlang C needs 9
+    assert "prior 2 s" in d.reason
+    assert d.load_ratio == 1.0  # queued but nothing completed: mu unknown reads 1
+
+
+def test_trend_term_leads_a_ramp() -> None:
+    samples = tuple(
+        Sample(at=NOW - 300 + 30 * i, arrival_rate=2.0 + 0.5 * i, visible=0, raw_target=5)
+        for i in range(10)
+    )  # +1 job/s per minute
+    snap = snapshot(arrival_rate=7.0, running=8, desired=8)
+    d = decide(snap, settings(), ControllerState("jobs", samples=samples), NOW).decision
+    assert d.forecast_rate == pytest.approx(7.0 + 90 / 60, rel=0.01)  # 90 s horizon
+    assert d.winner == "trend" and d.terms.trend > d.terms.steady
+
+
+def test_seasonal_model_blends_into_the_forecast() -> None:
+    seasonal = [1.0] * 168
+    seasonal[hour_of_week(NOW + 90)] = 3.0
+    model = TrendModel("jobs", fitted_at=NOW - 3600, level=10.0, slope_per_hour=0.0,
+                       seasonal=tuple(seasonal), mape=0.1, naive_mape=0.2)  # fmt: skip
+    snap = snapshot(arrival_rate=10.0, running=12, desired=12)
+    d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
+    # weight = 1 - 0.1 / 0.2 = 0.5: 0.5 * 10 (live) + 0.5 * 30 (model) = 20 jobs/s
+    assert d.forecast_rate == pytest.approx(20.0)
+    useless = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mape=0.3, naive_mape=0.2)
+    assert (
+        decide(snap, settings(), ControllerState("jobs"), NOW, useless).decision.forecast_rate
+        == 10.0
+    )
+
+
+def test_state_remembers_scale_actions() -> None:
+    snap = snapshot(visible=300, oldest_age_seconds=10.0, arrival_rate=10.0, running=2, desired=2)
+    evaluation = decide(snap, settings(), ControllerState("jobs"), NOW)
+    assert evaluation.decision.action is Action.UP
+    assert evaluation.state.last_scale_up_at == NOW
+    assert evaluation.state.last_set_desired == evaluation.decision.target
+    assert evaluation.state.samples[-1].raw_target == evaluation.decision.target
+
+
+def test_predicted_pickup_and_breach() -> None:
+    # 100 waiting, 5 workers at 1 job/s each: a job enqueued now waits 100 / 5 = 20 s;
+    # arrivals of 6/s outrun the fleet, so the 30 s SLA breaches in 30 - 12 = 18 s.
+    snap = snapshot(visible=100, oldest_age_seconds=12.0, arrival_rate=6.0, running=5, desired=5)
+    d = decide(snap, settings(), ControllerState("jobs"), NOW).decision
+    assert d.predicted_pickup_seconds == pytest.approx(20.0)
+    assert d.predicted_breach_seconds == pytest.approx(18.0)
+    assert d.backlog_per_instance == pytest.approx(20.0)
