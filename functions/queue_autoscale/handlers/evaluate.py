@@ -13,6 +13,7 @@ one queue's failure never stops the others and is counted in ControllerErrors.
 from __future__ import annotations
 
 import math
+import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -52,8 +53,8 @@ from queue_autoscale.core.models import Action
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import EvaluateSettings
 
-logger = Logger()
-tracer = Tracer()
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale")
+tracer = Tracer(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale")
 
 MINUTE_SECONDS = 60.0
 """The scheduler fires once a minute; ticks fill that minute."""

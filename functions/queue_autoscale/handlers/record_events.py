@@ -11,6 +11,7 @@ the archive is exact after de-duplication by event_id.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,7 +38,7 @@ from queue_autoscale.events import Event, Rejection, ValidationContext, parse_bo
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import RecordSettings
 
-logger = Logger()
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale")
 processor = BatchProcessor(event_type=EventType.SQS)
 
 DLQ_INLINE_LIMIT = 200 * 1024

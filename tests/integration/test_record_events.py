@@ -1,0 +1,169 @@
+"""record_events against an AWS endpoint: events in -> counters, archive object, DLQ rejections."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.s3 import decode_jsonl_gz
+from queue_autoscale.client import EventRecorder
+from queue_autoscale.handlers import record_events
+from queue_autoscale.settings import RecordSettings
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
+
+NOW = 1_763_000_000.0
+"""2025-11-13T02:13:20Z, the handler's clock in these tests."""
+NOW_MS = int(NOW * 1000)
+TTL = 3 * 86_400
+
+
+@pytest.fixture
+def setup(kit: Any, clients: Any) -> dict[str, Any]:
+    table = kit.load_table()
+    bucket = kit.bucket()
+    events_url = kit.queue("events")
+    dlq_url = kit.queue("events-dlq")
+    settings = RecordSettings.from_environ(
+        {
+            "QUEUES_CONFIG": json.dumps([{"queue": "orders"}, {"queue": "emails"}]),
+            "LOAD_TABLE": table,
+            "ARCHIVE_BUCKET": bucket,
+            "EVENTS_DLQ_URL": dlq_url,
+            "COUNTER_TTL_SECONDS": str(TTL),
+        }
+    )
+    record_events.set_runtime(record_events.build_runtime(settings, clients, clock=lambda: NOW))
+    yield {
+        "table": table,
+        "bucket": bucket,
+        "events_url": events_url,
+        "dlq_url": dlq_url,
+        "arn": kit.queue_arn(events_url),
+    }
+    record_events.set_runtime(None)
+
+
+def counter(clients: Any, table: str, queue: str, second: int) -> dict[str, int]:
+    item = clients.dynamodb.get_item(
+        TableName=table, Key={"pk": {"S": f"Q#{queue}"}, "sk": {"S": f"S#{second}"}}
+    ).get("Item")
+    assert item is not None, f"no counter item for {queue} at {second}"
+    return {key: int(value["N"]) for key, value in item.items() if "N" in value}
+
+
+def test_events_become_counters_archive_and_dlq_rejections(
+    setup: dict[str, Any], kit: Any, clients: Any, lambda_context: Any, emf_output: Any
+) -> None:
+    # GIVEN a producer and a worker emitting through the client, plus two bad events and junk
+    recorder = EventRecorder(clients.sqs, setup["events_url"], flush_interval_seconds=3600)
+    recorder.queued("orders", "j1", at_ms=NOW_MS - 6_000)
+    recorder.queued("orders", "j2", at_ms=NOW_MS - 5_900)
+    recorder.started("orders", "j1", pickup_ms=1_200, at_ms=NOW_MS - 4_800)
+    recorder.completed("orders", "j1", 800, at_ms=NOW_MS - 4_000)
+    recorder.queued("payments", "p1", at_ms=NOW_MS - 4_000)  # not a configured queue
+    recorder.completed("orders", "j2", -5, at_ms=NOW_MS - 3_000)  # the client clamps to 0
+    recorder.record("failed", "emails", "e1", at_ms=NOW_MS - 3_000)  # no duration_ms
+    assert recorder.flush() == 7
+    clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody="not json {")
+    negative = {"type": "completed", "queue": "orders", "job_id": "j3", "at": NOW_MS - 2_000}
+    negative["duration_ms"] = -5
+    clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody=json.dumps(negative))
+    messages = kit.receive_all(setup["events_url"])
+    assert len(messages) == 3
+    event = record_events.sqs_event(messages, setup["arn"])
+
+    # WHEN the handler consumes the batch
+    response = record_events.handler(event, lambda_context)
+
+    # THEN nothing is retried
+    assert response == {"batchItemFailures": []}
+    # AND one ADD per (queue, second) holds the exact counts and the TTL
+    s_queued, s_started, s_done = (
+        (NOW_MS - 6_000) // 1000,
+        (NOW_MS - 4_800) // 1000,
+        (NOW_MS - 3_000) // 1000,
+    )
+    assert counter(clients, setup["table"], "orders", s_queued) == {
+        "queued": 2,
+        "expires_at": s_queued + TTL,
+    }
+    assert counter(clients, setup["table"], "orders", s_started) == {
+        "started": 1,
+        "pickup_ms": 1_200,
+        "pickups": 1,
+        "expires_at": s_started + TTL,
+    }
+    assert counter(clients, setup["table"], "orders", (NOW_MS - 4_000) // 1000) == {
+        "completed": 1,
+        "busy_ms": 800,
+        "expires_at": (NOW_MS - 4_000) // 1000 + TTL,
+    }
+    assert counter(clients, setup["table"], "orders", s_done) == {
+        "completed": 1,
+        "busy_ms": 0,
+        "expires_at": s_done + TTL,
+    }
+    # AND one archive object holds exactly the accepted events, partitioned by day and hour
+    keys = kit.archive_keys(setup["bucket"], "events/")
+    assert len(keys) == 1
+    assert keys[0].startswith("events/dt=2025-11-13/hour=02/")
+    body = clients.s3.get_object(Bucket=setup["bucket"], Key=keys[0])["Body"].read()
+    archived = decode_jsonl_gz(body)
+    assert sorted((r["type"], r["job_id"]) for r in archived) == [
+        ("completed", "j1"),
+        ("completed", "j2"),
+        ("queued", "j1"),
+        ("queued", "j2"),
+        ("started", "j1"),
+    ]
+    assert len({r["event_id"] for r in archived}) == 5
+    # AND the DLQ holds each rejection with its reason, naming the field and value
+    rejected = kit.receive_all(setup["dlq_url"])
+    reasons = sorted(json.loads(m["Body"])["reason"] for m in rejected)
+    assert len(reasons) == 4
+    assert reasons[0].startswith("body is not JSON")
+    assert (
+        reasons[1]
+        == "event [4]: field 'queue' = \"payments\": unknown queue (not in the configured queues)"
+    )
+    assert reasons[2] == "event [6]: field 'duration_ms' is required when type = 'failed'"
+    assert reasons[3] == "field 'duration_ms' = -5: Input should be greater than or equal to 0"
+    wrapped = {json.loads(m["Body"]).get("body") for m in rejected}
+    assert "not json {" in wrapped
+    assert all(m["MessageAttributes"]["reason"]["StringValue"] for m in rejected)
+    # AND the metrics count accepted and rejected events per queue
+    by_queue = {doc["Queue"]: doc for doc in emf_output()}
+    assert set(by_queue) == {"orders", "emails", "unknown"}
+    assert by_queue["orders"]["AcceptedEvents"] == [5.0]
+    assert by_queue["orders"]["RejectedEvents"] == [1.0]
+    assert by_queue["emails"]["RejectedEvents"] == [1.0]
+    assert by_queue["unknown"]["RejectedEvents"] == [2.0]
+
+
+def test_a_failed_counter_write_retries_only_the_records_it_touched(
+    setup: dict[str, Any], kit: Any, clients: Any, lambda_context: Any
+) -> None:
+    # GIVEN a batch with one valid message and one junk message, and a table that is gone
+    runtime = record_events.get_runtime()
+    runtime.table = LoadTable(clients.dynamodb, "no-such-table-" + kit.suffix)
+    good = json.dumps({"type": "queued", "queue": "orders", "job_id": "a", "at": NOW_MS - 1000})
+    clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody=good)
+    clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody="[]")
+    messages = kit.receive_all(setup["events_url"])
+    good_id = next(m["MessageId"] for m in messages if m["Body"] == good)
+
+    # WHEN the handler runs
+    response = record_events.handler(
+        record_events.sqs_event(messages, setup["arn"]), lambda_context
+    )
+
+    # THEN only the valid record is reported for redelivery; the junk one is dead-lettered
+    assert response == {"batchItemFailures": [{"itemIdentifier": good_id}]}
+    rejected = kit.receive_all(setup["dlq_url"])
+    assert [json.loads(m["Body"])["reason"] for m in rejected] == [
+        "body = []: an empty array holds no event"
+    ]
