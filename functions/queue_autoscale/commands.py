@@ -1,9 +1,331 @@
-"""CLI commands of this area; `register` adds them to the `queue-autoscale` app."""
+"""`explain` and `validate-config`: the decision core and the config, from the command line."""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from pydantic import BaseModel, ConfigDict, ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from queue_autoscale.config import ConfigError, QueueConfig, load_config
+from queue_autoscale.core import (
+    POLICIES,
+    ControllerState,
+    Decision,
+    QueueSettings,
+    QueueSnapshot,
+    TrendModel,
+    decision_to_dict,
+    model_from_dict,
+    state_from_dict,
+)
+
+console = Console()
+if not console.is_terminal:  # piped or captured: wide enough for the tables, no wrapping
+    console = Console(width=140)
+
+PeerExplainer = Callable[[QueueSnapshot, QueueSettings], Decision]
+
+
+class InputError(ValueError):
+    """A file the command cannot use; the message names the file and the key."""
+
+
+class SnapshotFile(BaseModel):
+    """The snapshot JSON `explain` reads (every key required; null means 'could not be read')."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queue: str
+    now: float
+    """Epoch seconds the snapshot was taken (and the decision is made)."""
+    visible: int | None
+    in_flight: int | None
+    delayed: int
+    oldest_age_seconds: float | None
+    arrival_rate: float | None
+    """jobs/s over the long window."""
+    mean_job_seconds: float | None
+    running: int | None
+    desired: int | None
+    pending: int
+    deployment_in_progress: bool
+    dlq_depth: int
+    failure_rate: float
+    """Share of finished jobs that failed, 0..1."""
+    arrival_rate_short: float | None = None
+    completion_rate: float | None = None
+
+    def to_snapshot(self) -> QueueSnapshot:
+        """The core's frozen snapshot."""
+        data = self.model_dump()
+        data["taken_at"] = data.pop("now")
+        return QueueSnapshot(**data)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"{what} {path}: cannot read: {error.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"{what} {path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+
+
+def read_snapshot(path: Path) -> QueueSnapshot:
+    """Parse a snapshot file; a missing or wrong key is a one-line error naming it."""
+    data = _read_json(path, "snapshot")
+    if not isinstance(data, dict):
+        raise InputError(f"snapshot {path}: expected a JSON object")
+    try:
+        return SnapshotFile.model_validate(data).to_snapshot()
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        if first["type"] == "missing":
+            raise InputError(f"snapshot {path}: missing key {key!r}") from None
+        shown = json.dumps(first.get("input"), default=str)
+        raise InputError(f"snapshot {path}: key {key!r} = {shown}: {first['msg']}") from None
+
+
+def read_state(path: Path | None, queue: str) -> ControllerState:
+    """The controller state file (state_to_dict's shape), or a fresh state."""
+    if path is None:
+        return ControllerState(queue)
+    data = _read_json(path, "state")
+    try:
+        return state_from_dict({"queue": queue, **data})
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise InputError(f"state {path}: {error}") from None
+
+
+def read_model(path: Path | None) -> TrendModel | None:
+    """The trend model file (model_to_dict's shape), if given."""
+    if path is None:
+        return None
+    data = _read_json(path, "model")
+    try:
+        return model_from_dict(data)
+    except (KeyError, TypeError, ValueError) as error:
+        raise InputError(f"model {path}: {error}") from None
+
+
+def pick_queue(configs: list[QueueConfig], queue: str, path: Path) -> QueueConfig:
+    """The config of the snapshot's queue (a one-queue config applies to any snapshot)."""
+    if len(configs) == 1:
+        return configs[0]
+    for config in configs:
+        if config.queue == queue:
+            return config
+    raise InputError(f"config {path}: no queue {queue!r} in it")
+
+
+def peer_explainers() -> dict[str, PeerExplainer]:
+    """The simulator's peer policies that can explain one snapshot (KEDA, target tracking...)."""
+    try:
+        from queue_autoscale.sim.peers import EXPLAINERS  # noqa: PLC0415  (optional area)
+    except ImportError:
+        return {}
+    return dict(EXPLAINERS)
+
+
+def policy_names() -> list[str]:
+    """Every policy `explain --policy` accepts."""
+    return [*POLICIES, *peer_explainers()]
+
+
+def explain_one(
+    config_path: Path,
+    snapshot_path: Path,
+    state_path: Path | None,
+    model_path: Path | None,
+    policy: str,
+) -> Decision:
+    """Decide once for one snapshot file with the named policy."""
+    snapshot = read_snapshot(snapshot_path)
+    config = pick_queue(load_config(config_path), snapshot.queue, config_path)
+    settings = config.settings()
+    if policy in POLICIES:
+        state = read_state(state_path, snapshot.queue)
+        model = read_model(model_path)
+        return POLICIES[policy](snapshot, settings, state, snapshot.taken_at, model).decision
+    peers = peer_explainers()
+    if policy in peers:
+        return peers[policy](snapshot, settings)
+    raise InputError(f"--policy {policy!r}: choose one of {', '.join(policy_names())}")
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def decision_table(decision: Decision) -> Table:
+    """One decision as a two-column rich table."""
+    table = Table(title=f"{decision.queue}: {decision.policy}", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    rows = [
+        ("action", f"{decision.action.value}  {decision.current} -> {decision.target}"),
+        (
+            "terms",
+            f"steady {decision.terms.steady}  trend {decision.terms.trend}  "
+            f"drain {decision.terms.drain}  (winner: {decision.winner})",
+        ),
+        ("urgency", f"{decision.urgency.value}  (SLA usage {decision.sla_usage:.0%})"),
+        (
+            "load ratio",
+            f"{decision.load_ratio:.3f}"
+            + ("  OVERLOADED" if decision.overloaded else "")
+            + ("  overloading" if decision.overloading else ""),
+        ),
+        ("backlog / instance", _fmt(decision.backlog_per_instance, 1)),
+        ("oldest age", f"{decision.oldest_age_seconds:.1f} s ({decision.oldest_age_source})"),
+        ("predicted pickup", _fmt(decision.predicted_pickup_seconds, 1) + " s"),
+        ("predicted breach", _fmt(decision.predicted_breach_seconds, 1) + " s"),
+        (
+            "arrival / forecast",
+            f"{decision.arrival_rate:.2f} / {decision.forecast_rate:.2f} jobs/s",
+        ),
+        ("service rate", f"{decision.service_rate:.3f} jobs/s per worker"),
+        ("constraints", ", ".join(decision.constraints) or "-"),
+        ("reason", decision.reason),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def examples_table(rows: list[tuple[str, Decision]]) -> Table:
+    """Many decisions, one row each (reasons are printed below the table)."""
+    table = Table(title="Decisions for the example snapshots")
+    for column in ("#", "example", "policy", "now", "target", "steady", "trend", "drain",
+                   "urgency", "rho"):  # fmt: skip
+        table.add_column(column, no_wrap=column in {"example", "policy"})
+    for index, (name, d) in enumerate(rows, start=1):
+        table.add_row(
+            str(index), name, d.policy, str(d.current), f"{d.target} {d.action.value}",
+            str(d.terms.steady), str(d.terms.trend), str(d.terms.drain), d.urgency.value,
+            f"{d.load_ratio:.2f}",
+        )  # fmt: skip
+    return table
+
+
+def print_examples(rows: list[tuple[str, Decision]]) -> None:
+    """The examples table, then each decision's reason in words."""
+    console.print(examples_table(rows))
+    for index, (_, d) in enumerate(rows, start=1):
+        console.print(f"[bold]{index}.[/bold] {d.reason}", highlight=False)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def explain(
+    config: Annotated[
+        Path | None, typer.Option("--config", help="One queue's config JSON (or a list).")
+    ] = None,
+    snapshot: Annotated[Path | None, typer.Option("--snapshot", help="Snapshot JSON.")] = None,
+    state: Annotated[Path | None, typer.Option("--state", help="Controller state JSON.")] = None,
+    model: Annotated[Path | None, typer.Option("--model", help="Trend model JSON.")] = None,
+    policy: Annotated[str, typer.Option("--policy", help="hybrid, seed-hybrid or a peer.")] = (
+        "hybrid"
+    ),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    examples: Annotated[
+        Path | None,
+        typer.Option(
+            "--examples",
+            help="A folder of NAME.snapshot.json (+ NAME.config.json, NAME.state.json): "
+            "decide each with hybrid and seed-hybrid and print one table.",
+        ),
+    ] = None,
+) -> None:
+    """Decide once for a snapshot and say why."""
+    try:
+        if examples is not None:
+            rows = run_examples(examples)
+            if as_json:
+                print(json.dumps([{"example": n, **decision_to_dict(d)} for n, d in rows]))
+            else:
+                print_examples(rows)
+            return
+        if config is None or snapshot is None:
+            raise InputError("--config and --snapshot are required (or --examples DIR)")
+        decision = explain_one(config, snapshot, state, model, policy)
+    except (InputError, ConfigError) as error:
+        raise _fail(str(error)) from None
+    if as_json:
+        print(json.dumps(decision_to_dict(decision), indent=2))
+    else:
+        console.print(decision_table(decision))
+
+
+def run_examples(folder: Path) -> list[tuple[str, Decision]]:
+    """Decide every example snapshot in a folder with hybrid and seed-hybrid."""
+    snapshots = sorted(folder.glob("*.snapshot.json"))
+    if not snapshots:
+        raise InputError(f"--examples {folder}: no *.snapshot.json files")
+    rows: list[tuple[str, Decision]] = []
+    for snapshot_path in snapshots:
+        name = snapshot_path.name.removesuffix(".snapshot.json")
+        config_path = folder / f"{name}.config.json"
+        if not config_path.exists():
+            raise InputError(f"example {name}: missing {config_path.name}")
+        state_path = folder / f"{name}.state.json"
+        for policy in POLICIES:
+            decision = explain_one(
+                config_path,
+                snapshot_path,
+                state_path if state_path.exists() else None,
+                None,
+                policy,
+            )
+            rows.append((name, decision))
+    return rows
+
+
+def validate_config(
+    file: Annotated[Path, typer.Argument(help="Config JSON: one queue, a list, or {queues: []}.")],
+    evaluation_interval_seconds: Annotated[
+        float, typer.Option("--interval", min=5, max=60, help="Evaluation interval, s.")
+    ] = 30.0,
+) -> None:
+    """Check a config file: print what is wrong, or the effective settings of every queue."""
+    try:
+        configs = load_config(file)
+    except ConfigError as error:
+        raise _fail(str(error)) from None
+    table = Table(title=f"Effective settings: {file}")
+    table.add_column("setting", style="bold")
+    for config in configs:
+        table.add_column(config.queue)
+    settings = [c.settings(evaluation_interval_seconds) for c in configs]
+    table.add_row("profile", *(c.profile.value for c in configs))
+    table.add_row("cluster / service", *(f"{c.cluster} / {c.service}" for c in configs))
+    for field in QueueSettings.__dataclass_fields__:
+        if field == "queue":
+            continue
+        table.add_row(field, *(str(getattr(s, field)) for s in settings))
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the app."""
+    """Add `explain` and `validate-config` to the app."""
+    app.command("explain")(explain)
+    app.command("validate-config")(validate_config)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("use the queue-autoscale command")

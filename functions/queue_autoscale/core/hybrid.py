@@ -116,11 +116,18 @@ def _term_words(
         margin = ""
         if m.sla_usage >= WARNING_USAGE:
             margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
-        if remaining > 0:
+        if remaining >= settings.recovery_horizon:
             return (
                 f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals "
                 f"in the {remaining:.1f} s before the oldest ({m.oldest_age_seconds:.1f} s) "
                 f"breaches the {sla:g} s SLA{margin}{m.prior_note}"
+            )
+        if remaining > 0:
+            return (
+                f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals "
+                f"within the {settings.recovery_horizon:g} s recovery horizon (the oldest, "
+                f"{m.oldest_age_seconds:.1f} s, has only {remaining:.1f} s left of the {sla:g} s "
+                f"SLA){margin}{m.prior_note}"
             )
         return (
             f"drain won: SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s); "

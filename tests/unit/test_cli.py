@@ -1,0 +1,153 @@
+"""`queue-autoscale explain` and `validate-config` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from queue_autoscale.cli import app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "infra" / "examples"
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_explain_json_has_the_documented_keys() -> None:
+    code, out, _ = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed001-spike-1002.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
+        "--state",
+        str(EXAMPLES / "seed001-spike-1002.state.json"),
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in (
+        "target",
+        "current",
+        "action",
+        "load_ratio",
+        "overloading",
+        "overloaded",
+        "backlog_per_instance",
+        "urgency",
+        "terms",
+        "predicted_pickup_seconds",
+        "reason",
+    ):
+        assert key in data
+    assert data["terms"] == {"steady": 101, "trend": 121, "drain": 127}
+    assert (data["current"], data["target"], data["action"]) == (20, 127, "up")
+
+
+def test_explain_seed_hybrid_policy() -> None:
+    code, out, _ = run(
+        "explain",
+        "--policy",
+        "seed-hybrid",
+        "--json",
+        "--config",
+        str(EXAMPLES / "seed001-spike-1002.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
+        "--state",
+        str(EXAMPLES / "seed001-spike-1002.state.json"),
+    )
+    assert code == 0
+    assert json.loads(out)["terms"] == {"steady": 100, "trend": 120, "drain": 27}
+
+
+def test_explain_table_is_readable() -> None:
+    code, out, _ = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed002-underloaded.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "seed002-underloaded.snapshot.json"),
+    )
+    assert code == 0
+    assert "load ratio" in out and "0.500" in out
+
+
+def test_explain_examples_prints_every_example_with_both_policies() -> None:
+    code, out, _ = run("explain", "--examples", str(EXAMPLES), "--json")
+    assert code == 0
+    rows = json.loads(out)
+    names = {row["example"] for row in rows}
+    assert len(rows) == 2 * len(names) and "seed000-ex4-breach" in names
+    breach = {r["policy"]: r["target"] for r in rows if r["example"] == "seed000-ex4-breach"}
+    assert breach == {"hybrid": 16, "seed-hybrid": 20}
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        pytest.param(lambda d: d.pop("visible"), "missing key 'visible'", id="missing key"),
+        pytest.param(lambda d: d.update(running="many"), "key 'running' = \"many\"", id="bad type"),
+        pytest.param(lambda d: d.update(extra=1), "key 'extra'", id="unknown key"),
+    ],
+)
+def test_explain_bad_snapshot_is_one_line_exit_2(tmp_path: Path, mutate, message: str) -> None:
+    data = json.loads((EXAMPLES / "seed002-underloaded.snapshot.json").read_text())
+    mutate(data)
+    bad = tmp_path / "snap.json"
+    bad.write_text(json.dumps(data))
+    code, _, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed002-underloaded.config.json"),
+        "--snapshot",
+        str(bad),
+    )
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_explain_bad_json_names_the_position(tmp_path: Path) -> None:
+    bad = tmp_path / "snap.json"
+    bad.write_text('{"queue": "x",\n "now": }')
+    code, _, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed002-underloaded.config.json"),
+        "--snapshot",
+        str(bad),
+    )
+    assert code == 2 and "invalid JSON at line 2" in err
+
+
+def test_explain_unknown_policy(tmp_path: Path) -> None:
+    code, _, err = run(
+        "explain",
+        "--policy",
+        "magic",
+        "--config",
+        str(EXAMPLES / "seed002-underloaded.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "seed002-underloaded.snapshot.json"),
+    )
+    assert code == 2 and "--policy 'magic'" in err and "hybrid" in err
+
+
+def test_validate_config_prints_effective_settings() -> None:
+    code, out, _ = run("validate-config", str(EXAMPLES / "queues.json"))
+    assert code == 0
+    assert "thumbnails" in out and "sla_seconds" in out and "10.0" in out
+
+
+def test_validate_config_names_queue_field_and_value(tmp_path: Path) -> None:
+    bad = tmp_path / "q.json"
+    bad.write_text(json.dumps([{"queue": "emails", "max_workers": -3}]))
+    code, _, err = run("validate-config", str(bad))
+    assert code == 2
+    assert "queue 'emails': field 'max_workers' = -3" in err
