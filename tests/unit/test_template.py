@@ -1,0 +1,443 @@
+"""template.yaml: alarms name what the code publishes; IAM and encryption cannot loosen silently.
+
+The IAM rules are checked on the *translated* template (aws-sam-translator, what
+`sam deploy` submits), so anything SAM adds is checked too.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra import sync_dashboard
+from infra.template import TEMPLATE_PATH, load_template, translate
+from queue_autoscale.constants import (
+    INGEST_METRICS,
+    METRIC_DIMENSION,
+    METRIC_NAMESPACE,
+    QUEUE_METRICS,
+)
+
+PUBLISHED = set(QUEUE_METRICS) | set(INGEST_METRICS)
+# AWS's own metrics an alarm may use, with the dimensions they carry.
+AWS_METRICS = {
+    ("AWS/SQS", "ApproximateNumberOfMessagesVisible"): {"QueueName"},
+    ("AWS/Lambda", "Errors"): {"FunctionName"},
+}
+# APIs without resource-level permissions: the only actions allowed on Resource "*".
+STAR_RESOURCE_ACTIONS = {
+    "cloudwatch:GetMetricData",
+    "cloudwatch:PutMetricData",
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+}
+INSIGHTS = re.compile(
+    r'^SELECT\s+(?P<stat>[A-Z]+)\((?P<metric>\w+)\)\s+FROM\s+SCHEMA\("(?P<namespace>[^"]+)",'
+    r"\s*(?P<dims>[\w, ]+)\)(?:\s+GROUP BY\s+(?P<group>\w+))?$"
+)
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_template()
+
+
+@pytest.fixture(scope="module")
+def translated(template: dict[str, Any]) -> dict[str, Any]:
+    return translate(template)
+
+
+def resources_of(document: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {
+        name: resource["Properties"]
+        for name, resource in document["Resources"].items()
+        if resource["Type"] == kind
+    }
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+# ------------------------------------------------------------------ metrics and alarms
+
+
+def metrics_named(alarm: dict[str, Any]) -> Iterator[tuple[str, str, frozenset[str]]]:
+    """(namespace, metric, dimension names) of every metric an alarm reads."""
+    if "MetricName" in alarm:
+        dims = frozenset(d["Name"] for d in alarm.get("Dimensions", []))
+        yield alarm["Namespace"], alarm["MetricName"], dims
+    for query in alarm.get("Metrics", []):
+        if "MetricStat" in query:
+            metric = query["MetricStat"]["Metric"]
+            dims = frozenset(d["Name"] for d in metric.get("Dimensions", []))
+            yield metric["Namespace"], metric["MetricName"], dims
+        elif query.get("Expression", "").startswith("SELECT"):
+            yield from insights_metrics(query["Expression"])
+
+
+def insights_metrics(expression: str) -> Iterator[tuple[str, str, frozenset[str]]]:
+    match = INSIGHTS.match(expression.strip())
+    assert match, f"unparsed Metrics Insights query: {expression}"
+    dims = frozenset(part.strip() for part in match["dims"].split(","))
+    yield match["namespace"], match["metric"], dims
+
+
+def metric_problems(namespace: str, metric: str, dims: frozenset[str]) -> list[str]:
+    if namespace == METRIC_NAMESPACE:
+        problems = []
+        if metric not in PUBLISHED:
+            problems.append(f"{metric} is not published (constants.py)")
+        if dims != {METRIC_DIMENSION}:
+            problems.append(f"{metric}: dimensions {sorted(dims)} != [{METRIC_DIMENSION}]")
+        return problems
+    expected = AWS_METRICS.get((namespace, metric))
+    if expected is None:
+        return [f"{namespace}/{metric} is not a metric this stack alarms on"]
+    return [] if dims == expected else [f"{namespace}/{metric}: dimensions {sorted(dims)}"]
+
+
+def test_every_alarm_reads_only_metrics_the_code_publishes(template: dict[str, Any]) -> None:
+    alarms = resources_of(template, "AWS::CloudWatch::Alarm")
+    problems = [
+        f"{name}: {problem}"
+        for name, alarm in alarms.items()
+        for named in metrics_named(alarm)
+        for problem in metric_problems(*named)
+    ]
+    assert problems == []
+    assert all(list(metrics_named(alarm)) for alarm in alarms.values())
+
+
+def test_the_metric_check_rejects_a_misspelt_metric() -> None:
+    # GIVEN an alarm on a metric nobody publishes WHEN checked THEN it is reported
+    alarm = {
+        "Metrics": [
+            {"Id": "a", "Expression": 'SELECT MAX(LoadRatios) FROM SCHEMA("QueueAutoscale", Queue)'}
+        ]
+    }
+    problems = [p for named in metrics_named(alarm) for p in metric_problems(*named)]
+    assert problems == ["LoadRatios is not published (constants.py)"]
+    wrong_dim = {
+        "Namespace": "QueueAutoscale",
+        "MetricName": "LoadRatio",
+        "Dimensions": [{"Name": "QueueName", "Value": "x"}],
+    }
+    assert metric_problems(*next(metrics_named(wrong_dim))) == [
+        "LoadRatio: dimensions ['QueueName'] != [Queue]"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "metric", "operator"),
+    [
+        pytest.param(
+            "OverloadingAlarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloading"
+        ),
+        pytest.param(
+            "OverloadedAlarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloaded"
+        ),
+        pytest.param(
+            "SlaBreachAlarm", "SlaUsage", "GreaterThanOrEqualToThreshold", id="sla-breach"
+        ),
+        pytest.param(
+            "FleetNearMaxAlarm", "CurrentWorkers", "GreaterThanOrEqualToThreshold", id="fleet"
+        ),
+        pytest.param(
+            "EventsDlqNotEmptyAlarm",
+            "ApproximateNumberOfMessagesVisible",
+            "GreaterThanOrEqualToThreshold",
+            id="dlq",
+        ),
+        pytest.param(
+            "ControllerErrorsAlarm",
+            "ControllerErrors",
+            "GreaterThanOrEqualToThreshold",
+            id="errors",
+        ),
+        pytest.param("ControllerSilentAlarm", "TargetWorkers", "LessThanThreshold", id="silent"),
+    ],
+)
+def test_design_alarms_exist(
+    template: dict[str, Any], logical_id: str, metric: str, operator: str
+) -> None:
+    alarm = resources_of(template, "AWS::CloudWatch::Alarm")[logical_id]
+    assert metric in {named[1] for named in metrics_named(alarm)}
+    assert alarm["ComparisonOperator"] == operator
+
+
+def test_thresholds_come_from_parameters(template: dict[str, Any]) -> None:
+    alarms = resources_of(template, "AWS::CloudWatch::Alarm")
+    assert alarms["OverloadingAlarm"]["Threshold"] == {"Ref": "OverloadingThreshold"}
+    assert alarms["OverloadedAlarm"]["Threshold"] == {"Ref": "OverloadedThreshold"}
+    assert alarms["SlaBreachAlarm"]["Threshold"] == {"Ref": "SlaUsageThreshold"}
+    assert template["Parameters"]["OverloadingThreshold"]["Default"] == 0.8
+    # silence is what the silent alarm is for: missing data must breach
+    assert alarms["ControllerSilentAlarm"]["TreatMissingData"] == "breaching"
+
+
+def test_dashboard_is_the_committed_json_and_reads_published_metrics(
+    template: dict[str, Any],
+) -> None:
+    text = TEMPLATE_PATH.read_text(encoding="utf-8")
+    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
+    assert sync_dashboard.render(text, dashboard_text) == text, "run infra/sync_dashboard.py"
+    body = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    assert json.loads(body) == json.loads(dashboard_text)
+    queries = re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text)
+    assert len(queries) >= 10
+    for query in queries:
+        for named in insights_metrics(query.replace('\\"', '"')):
+            assert metric_problems(*named) == [], query
+
+
+# ------------------------------------------------------------------ IAM
+
+
+def role_statements(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, role in resources_of(document, "AWS::IAM::Role").items():
+        for policy in role.get("Policies", []):
+            for statement in as_list(policy["PolicyDocument"]["Statement"]):
+                yield name, statement
+    for name, policy in resources_of(document, "AWS::IAM::Policy").items():
+        for statement in as_list(policy["PolicyDocument"]["Statement"]):
+            yield name, statement
+
+
+def iam_problems(document: dict[str, Any]) -> list[str]:
+    """Every way the roles break least privilege (empty when they are tight)."""
+    problems = []
+    for name, role in resources_of(document, "AWS::IAM::Role").items():
+        if role.get("ManagedPolicyArns"):
+            problems.append(f"{name}: managed policies {role['ManagedPolicyArns']}")
+    for name, statement in role_statements(document):
+        if statement.get("Effect") != "Allow":
+            continue
+        actions = as_list(statement["Action"])
+        sid = statement.get("Sid", "?")
+        problems.extend(f"{name}/{sid}: wildcard action {a}" for a in actions if "*" in a)
+        resources = as_list(statement.get("Resource"))
+        if "*" in resources:
+            loose = sorted(set(actions) - STAR_RESOURCE_ACTIONS)
+            if loose:
+                problems.append(f"{name}/{sid}: Resource * for {loose}")
+        if "NotAction" in statement or "NotResource" in statement:
+            problems.append(f"{name}/{sid}: NotAction/NotResource")
+        if "cloudwatch:PutMetricData" in actions:
+            namespace = (
+                statement.get("Condition", {}).get("StringEquals", {}).get("cloudwatch:namespace")
+            )
+            if not namespace:
+                problems.append(f"{name}/{sid}: PutMetricData without a namespace condition")
+    return problems
+
+
+def test_roles_are_least_privilege(translated: dict[str, Any]) -> None:
+    assert iam_problems(translated) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            {
+                "Sid": "X",
+                "Effect": "Allow",
+                "Action": "sqs:*",
+                "Resource": "arn:aws:sqs:us-east-1:1:q",
+            },
+            "EvaluateRole/X: wildcard action sqs:*",
+            id="wildcard-action",
+        ),
+        pytest.param(
+            {"Sid": "X", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": "*"},
+            "EvaluateRole/X: Resource * for ['dynamodb:GetItem']",
+            id="star-resource",
+        ),
+        pytest.param(
+            {"Sid": "X", "Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*"},
+            "EvaluateRole/X: PutMetricData without a namespace condition",
+            id="unconditioned-putmetricdata",
+        ),
+    ],
+)
+def test_a_loosened_role_is_caught(
+    translated: dict[str, Any], change: dict[str, Any], expected: str
+) -> None:
+    # GIVEN one extra loose statement WHEN checked THEN exactly that problem is reported
+    loosened = copy.deepcopy(translated)
+    role = loosened["Resources"]["EvaluateRole"]["Properties"]
+    role["Policies"][0]["PolicyDocument"]["Statement"].append(change)
+    assert iam_problems(loosened) == [expected]
+
+
+def statements_by_sid(document: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
+    return {s["Sid"]: s for name, s in role_statements(document) if name == role}
+
+
+def test_metrics_may_be_published_to_the_project_namespace_only(translated: dict[str, Any]) -> None:
+    for role in ("RecordEventsRole", "EvaluateRole"):
+        put = [
+            s
+            for s in statements_by_sid(translated, role).values()
+            if "cloudwatch:PutMetricData" in as_list(s["Action"])
+        ]
+        assert len(put) == 1
+        assert put[0]["Condition"] == {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}}
+
+
+def test_controller_resizes_only_the_configured_services(translated: dict[str, Any]) -> None:
+    statements = statements_by_sid(translated, "EvaluateRole")
+    assert statements["ResizeServices"]["Action"] == "ecs:UpdateService"
+    assert statements["ResizeServices"]["Resource"] == {"Ref": "ServiceArns"}
+    assert "ecs:cluster" in statements["ResizeServices"]["Condition"]["ArnEquals"]
+    assert statements["DescribeServices"]["Resource"] == {"Ref": "ServiceArns"}
+    assert statements["ReadWorkQueues"]["Resource"] == {"Ref": "QueueArns"}
+    assert statements["ArchiveDecisions"]["Resource"] == {
+        "Fn::Sub": "${ArchiveBucket.Arn}/decisions/*"
+    }
+
+
+def test_scheduler_may_only_invoke_the_evaluate_function(translated: dict[str, Any]) -> None:
+    statements = statements_by_sid(translated, "SchedulerRole")
+    assert statements["InvokeEvaluate"]["Action"] == "lambda:InvokeFunction"
+    assert statements["InvokeEvaluate"]["Resource"] == {"Fn::GetAtt": ["EvaluateFunction", "Arn"]}
+    schedule = resources_of(translated, "AWS::Scheduler::Schedule")["EvaluateSchedule"]
+    assert schedule["ScheduleExpression"] == "rate(1 minute)"
+    assert schedule["Target"]["RoleArn"] == {"Fn::GetAtt": ["SchedulerRole", "Arn"]}
+
+
+# ------------------------------------------------------------------ storage
+
+
+def test_every_queue_is_encrypted(translated: dict[str, Any]) -> None:
+    queues = resources_of(translated, "AWS::SQS::Queue")
+    assert set(queues) == {"EventsQueue", "EventsDeadLetterQueue", "EvaluateDeadLetterQueue"}
+    for name, queue in queues.items():
+        assert queue.get("SqsManagedSseEnabled") is True or "KmsMasterKeyId" in queue, name
+    redrive = queues["EventsQueue"]["RedrivePolicy"]
+    assert redrive["deadLetterTargetArn"] == {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}
+
+
+def test_load_table_contract(translated: dict[str, Any]) -> None:
+    table = resources_of(translated, "AWS::DynamoDB::Table")["LoadTable"]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["KeySchema"] == [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
+    assert {(a["AttributeName"], a["AttributeType"]) for a in table["AttributeDefinitions"]} == {
+        ("pk", "S"),
+        ("sk", "S"),
+    }
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert table["SSESpecification"]["SSEEnabled"] is True
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+
+
+def test_archive_bucket_is_private_encrypted_and_tls_only(translated: dict[str, Any]) -> None:
+    bucket = resources_of(translated, "AWS::S3::Bucket")["ArchiveBucket"]
+    rule = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in {"AES256", "aws:kms"}
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert {r["Prefix"] for r in bucket["LifecycleConfiguration"]["Rules"] if "Prefix" in r} == {
+        "events/",
+        "decisions/",
+    }
+    policy = resources_of(translated, "AWS::S3::BucketPolicy")["ArchiveBucketPolicy"]
+    deny = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Deny"]
+    assert len(deny) == 1
+    assert deny[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert deny[0]["Action"] == "s3:*"
+    assert {"Fn::Sub": "${ArchiveBucket.Arn}/*"} in deny[0]["Resource"]
+
+
+# ------------------------------------------------------------------ functions and jobs
+
+REQUIRED_ENVIRONMENT = {
+    "QUEUES_CONFIG",
+    "LOAD_TABLE",
+    "ARCHIVE_BUCKET",
+    "EVENTS_DLQ_URL",
+    "EVENT_BUS_NAME",
+    "EVALUATION_INTERVAL_SECONDS",
+    "DRY_RUN",
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+}
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "handler"),
+    [
+        pytest.param(
+            "RecordEventsFunction", "queue_autoscale.handlers.record_events.handler", id="record"
+        ),
+        pytest.param(
+            "EvaluateFunction", "queue_autoscale.handlers.evaluate.handler", id="evaluate"
+        ),
+    ],
+)
+def test_functions(translated: dict[str, Any], logical_id: str, handler: str) -> None:
+    function = resources_of(translated, "AWS::Lambda::Function")[logical_id]
+    assert function["Handler"] == handler
+    assert function["Runtime"] in {"python3.11", "python3.12"}
+    variables = function["Environment"]["Variables"]
+    assert REQUIRED_ENVIRONMENT - set(variables) == set()
+    assert variables["POWERTOOLS_METRICS_NAMESPACE"] == METRIC_NAMESPACE
+    module, _, attribute = handler.rpartition(".")
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    assert re.search(rf"^(def {attribute}\(|{attribute} = )", source, re.MULTILINE), handler
+
+
+def test_evaluate_runs_a_minute_of_ticks_one_at_a_time(translated: dict[str, Any]) -> None:
+    function = resources_of(translated, "AWS::Lambda::Function")["EvaluateFunction"]
+    assert 60 < function["Timeout"] <= 90
+    assert function["ReservedConcurrentExecutions"] == 1
+    interval = translated["Parameters"]["EvaluationIntervalSeconds"]
+    assert (interval["MinValue"], interval["MaxValue"]) == (5, 60)
+
+
+def test_record_events_reports_partial_batch_failures(translated: dict[str, Any]) -> None:
+    mappings = resources_of(translated, "AWS::Lambda::EventSourceMapping")
+    assert len(mappings) == 1
+    (mapping,) = mappings.values()
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["EventsQueue", "Arn"]}
+    assert mapping["FunctionName"] == {"Ref": "RecordEventsFunction"}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+@pytest.mark.parametrize("job", ["SlaReportJob", "TrendFitJob"])
+def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
+    props = resources_of(translated, "AWS::Glue::Job")[job]
+    script = "sla_report" if job == "SlaReportJob" else "trend_fit"
+    assert props["GlueVersion"] == "5.0"
+    assert props["Command"]["ScriptLocation"] == {
+        "Fn::Sub": f"s3://${{ArchiveBucket}}/glue/{script}.py"
+    }
+    args = props["DefaultArguments"]
+    assert args["--extra-py-files"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/glue_jobs.zip"}
+    assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
+    assert args["--output_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
+    assert args["--queues_config"] == {"Ref": "QueuesConfig"}
+    assert args["--interval_seconds"] == "60"
+    if job == "TrendFitJob":
+        assert args["--table_name"] == {"Ref": "LoadTable"}
+        assert args["--holdout_days"] == "7"
+    trigger = resources_of(translated, "AWS::Glue::Trigger")["DailySparkTrigger"]
+    assert {"JobName": {"Ref": job}} in trigger["Actions"]
+    assert trigger["Type"] == "SCHEDULED"
