@@ -1,9 +1,144 @@
-"""CLI commands of this area; `register` adds them to the `queue-autoscale` app."""
+"""`queue-autoscale simulate` and `queue-autoscale bench`."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+
+from queue_autoscale.sim.arrivals import ArrivalError
+from queue_autoscale.sim.bench import run_bench
+from queue_autoscale.sim.console import run_comparison, score_table
+from queue_autoscale.sim.policies import parse_policies
+from queue_autoscale.sim.runner import RunSpec, load_arrivals
+from queue_autoscale.sim.scores import PRICE_NOTE
+
+
+def _console() -> Console:
+    """Rich console; a wide one when output is not a terminal, so tables are not truncated."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, soft_wrap=True).print(f"error: {message}", markup=False, highlight=False)
+    return typer.Exit(code=2)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the app."""
+    """Add `simulate` and `bench` to the app."""
+
+    @app.command()
+    def simulate(
+        policy: Annotated[
+            str,
+            typer.Option(
+                help="Comma-separated: hybrid,seed-hybrid,keda,target-tracking,static or all."
+            ),
+        ] = "all",
+        scenario: Annotated[str | None, typer.Option(help="A named synthetic workload.")] = None,
+        trace: Annotated[
+            Path | None, typer.Option(help="Per-second counts: text, .gz, .bz2, .tbz2 or .tar.gz.")
+        ] = None,
+        scale: Annotated[int, typer.Option(help="Multiply every second's count by K.")] = 1,
+        start: Annotated[int, typer.Option(help="Trace window start, seconds.")] = 0,
+        length: Annotated[int | None, typer.Option(help="Window length, seconds.")] = None,
+        sla: Annotated[float, typer.Option(help="Pickup SLA, seconds.")] = 30.0,
+        service_time: Annotated[float, typer.Option(help="Mean job duration, seconds.")] = 1.0,
+        service_cv: Annotated[
+            float, typer.Option(help="Job duration coefficient of variation.")
+        ] = 1.0,
+        concurrency: Annotated[int, typer.Option(help="Jobs one worker runs at once.")] = 1,
+        provision_delay: Annotated[
+            int, typer.Option(help="Seconds until a new worker takes jobs.")
+        ] = 60,
+        interval: Annotated[
+            int, typer.Option(help="Our controller's evaluation interval, s.")
+        ] = 10,
+        percentile: Annotated[
+            float, typer.Option(help="SLA percentile our sizing aims at.")
+        ] = 0.999,
+        min_workers: Annotated[int, typer.Option(help="Fleet floor for every policy.")] = 1,
+        max_workers: Annotated[int, typer.Option(help="Fleet ceiling for every policy.")] = 1000,
+        seed: Annotated[int, typer.Option(help="Random seed (arrivals and job durations).")] = 0,
+        json_out: Annotated[
+            Path | None, typer.Option("--json", help="Write the scores here.")
+        ] = None,
+        plot_out: Annotated[
+            Path | None, typer.Option("--plot", help="Write a PNG plot here.")
+        ] = None,
+    ) -> None:
+        """Replay a scenario or a recorded trace under several scaling policies and score them."""
+        console = _console()
+        try:
+            names = parse_policies(policy)
+            spec = RunSpec(
+                sla_seconds=sla,
+                service_seconds=service_time,
+                service_cv=service_cv,
+                concurrency=concurrency,
+                provision_delay_seconds=provision_delay,
+                interval_seconds=interval,
+                percentile=percentile,
+                min_workers=min_workers,
+                max_workers=max_workers,
+                seed=seed,
+            )
+            label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
+        except ArrivalError as error:
+            raise _fail(str(error)) from None
+        comparison = run_comparison(label, counts, names, spec, console)
+        console.print(score_table(comparison.scores, f"{label}: SLA {sla:g} s"))
+        console.print(f"cost: {PRICE_NOTE}", highlight=False)
+        if json_out is not None:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(
+                json.dumps([s.to_dict() for s in comparison.scores], indent=2) + "\n",
+                encoding="utf-8",
+            )
+            console.print(f"scores written to {json_out}")
+        if plot_out is not None:
+            from queue_autoscale.sim.plot import plot  # noqa: PLC0415 - matplotlib loads slowly
+
+            console.print(f"plot written to {plot(comparison, plot_out, sla)}")
+
+    @app.command()
+    def bench(
+        out: Annotated[Path, typer.Option(help="Markdown results file.")] = Path(
+            "benchmarks/results/policy_quality.md"
+        ),
+        trace: Annotated[Path, typer.Option(help="The NASA per-second trace.")] = Path(
+            "../shared/traces/nasa-1995-per-second.tbz2"
+        ),
+        trace_scale: Annotated[int, typer.Option(help="Scale factor for the trace.")] = 10,
+        trace_start: Annotated[
+            int, typer.Option(help="Trace window start, s (day 13).")
+        ] = 1_036_800,
+        trace_length: Annotated[int, typer.Option(help="Trace window, s.")] = 86_400,
+        speed: Annotated[bool, typer.Option(help="Also time a 60 jobs/s day (~5.2M jobs).")] = True,
+        plots: Annotated[Path | None, typer.Option(help="Write a plot per workload here.")] = None,
+        seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    ) -> None:
+        """Every scenario plus the NASA trace under every policy -> a markdown report."""
+        console = _console()
+        command = " ".join(["queue-autoscale", "bench", *sys.argv[2:]])
+        try:
+            path = run_bench(
+                out=out,
+                trace=trace,
+                trace_scale=trace_scale,
+                trace_start=trace_start,
+                trace_length=trace_length,
+                speed=speed,
+                plots=plots,
+                seed=seed,
+                console=console,
+                command=command.strip(),
+            )
+        except ArrivalError as error:
+            raise _fail(str(error)) from None
+        console.print(f"results written to {path}")

@@ -1,0 +1,469 @@
+"""The discrete-event engine: a FIFO queue served by a fleet that a policy resizes.
+
+Time advances one second at a time; inside a second, jobs start in exact event order with the
+Kiefer-Wolfowitz recursion on a heap of worker-slot free times (a job starts at
+max(its arrival, the earliest free slot)), so the per-job cost is one `heapreplace`.
+A policy is called every `interval_seconds`; the fleet only changes at those ticks, and a new
+worker's slots enter the heap with free time = its ready time, so provisioning needs no events.
+
+Scale-in cancels workers still provisioning first (newest first), then stops ready workers with
+the soonest-free slots; a busy worker finishes its job and then exits (ECS's SIGTERM + drain).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from queue_autoscale.core import CounterRow, QueueSnapshot, oldest_age, window_rates
+from queue_autoscale.sim.arrivals import Counts, arrival_times, service_times
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+DEFAULT_BASE_EPOCH = 1_767_225_600
+"""2026-01-01T00:00:00Z: epoch second of the simulation's time 0 (the start of the warm-up)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSpec:
+    """The worker fleet and the measurement delays; times are seconds."""
+
+    service_mean_seconds: float = 1.0
+    service_cv: float = 1.0
+    service_distribution: str = "gamma"
+    concurrency: int = 1
+    """Jobs one worker runs at once."""
+    provision_delay_seconds: int = 60
+    """From the policy's decision until a new worker takes jobs (Fargate start + app init)."""
+    max_workers: int = 1000
+    """A hard ceiling the engine enforces whatever a policy asks for (an account quota)."""
+    drain_limit_seconds: int = 3600
+    """After the last arrival, keep going at most this long for the queue to empty."""
+    cloudwatch_lag_seconds: int = 60
+    """A 1-minute CloudWatch datapoint is readable this long after its minute ends."""
+    base_epoch: int = DEFAULT_BASE_EPOCH
+    cloudwatch_age: bool = True
+    """Give the controller CloudWatch's ApproximateAgeOfOldestMessage (as evaluate does); False
+    leaves only the counters' estimate (a diagnostic)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """Jobs to replay: a warm-up prefix (not scored) followed by the scored window."""
+
+    name: str
+    counts: Counts
+    """Per-second arrivals including the warm-up prefix."""
+    warmup_seconds: int
+    arrivals: Floats
+    """Arrival time of every job, seconds from time 0, sorted."""
+    service: Floats
+    """Duration of every job, seconds (the same job gets the same duration under every policy)."""
+
+    @property
+    def horizon_seconds(self) -> int:
+        """Seconds of arrivals, warm-up included."""
+        return int(self.counts.size)
+
+    @property
+    def scored_jobs(self) -> int:
+        """Jobs arriving after the warm-up."""
+        return int(self.counts[self.warmup_seconds :].sum())
+
+
+def build_workload(
+    name: str,
+    counts: Counts,
+    fleet: FleetSpec,
+    seed: int = 0,
+    warmup_seconds: int = 600,
+) -> Workload:
+    """Draw arrival instants and service times for `counts` behind a warm-up prefix.
+
+    The warm-up arrives at the mean rate of the first five minutes, so every policy starts the
+    scored window with a full five-minute rate history and a fleet it has already settled.
+    """
+    rng = np.random.default_rng(seed)
+    head = counts[:300]
+    warm_rate = float(head.mean()) if head.size else 0.0
+    warm = rng.poisson(warm_rate, size=warmup_seconds).astype(np.int64)
+    full = np.concatenate([warm, counts.astype(np.int64)])
+    arrivals = arrival_times(full, rng)
+    service = service_times(
+        arrivals.size, fleet.service_mean_seconds, fleet.service_cv, rng, fleet.service_distribution
+    )
+    return Workload(name, full, warmup_seconds, arrivals, service)
+
+
+@dataclass(frozen=True, slots=True)
+class Datapoint:
+    """One published 1-minute CloudWatch datapoint (values sampled at the minute's last second,
+    age as the minute's maximum, as SQS and ECS report them)."""
+
+    minute_start: float
+    """Epoch seconds."""
+    visible: int
+    in_flight: int
+    running: int
+    oldest_age_seconds: float
+
+
+class Policy(Protocol):
+    """A scaling policy as the engine drives it."""
+
+    name: str
+    interval_seconds: int
+    """How often `decide` is called (the policy's own polling or evaluation period)."""
+
+    def decide(self, view: FleetView) -> int:
+        """The desired worker count at `view.now`."""
+        ...
+
+
+@dataclass(slots=True)
+class Series:
+    """Per-second state at the end of each second (index = second from time 0)."""
+
+    visible: list[int] = field(default_factory=list)
+    in_flight: list[int] = field(default_factory=list)
+    running: list[int] = field(default_factory=list)
+    pending: list[int] = field(default_factory=list)
+    billed: list[int] = field(default_factory=list)
+    """Workers billed during the second (ready, provisioning and draining)."""
+    desired: list[int] = field(default_factory=list)
+    oldest_age: list[float] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What one policy did with one workload."""
+
+    policy: str
+    workload: Workload
+    starts: Floats
+    """Start (pickup) time of every job, NaN if never started."""
+    end_seconds: int
+    """When the run stopped, seconds from time 0."""
+    series: Series
+    scaling_actions: int
+    """Changes of the desired count after the warm-up."""
+    ticks: int
+    wall_seconds: float
+
+
+class FleetView:
+    """What a policy can read at a tick: live SQS/ECS attributes, the per-second counters the
+    ingest function writes, and CloudWatch's published 1-minute datapoints."""
+
+    def __init__(self, engine: _Engine) -> None:
+        self._engine = engine
+
+    @property
+    def now(self) -> float:
+        """Epoch seconds."""
+        return float(self._engine.fleet.base_epoch + self._engine.t)
+
+    @property
+    def elapsed_seconds(self) -> int:
+        """Seconds since time 0 (the start of the warm-up)."""
+        return self._engine.t
+
+    @property
+    def visible(self) -> int:
+        """Jobs waiting (ApproximateNumberOfMessages)."""
+        e = self._engine
+        return int(e.cum[min(e.t, e.horizon)]) - e.i
+
+    @property
+    def in_flight(self) -> int:
+        """Jobs started and not finished (ApproximateNumberOfMessagesNotVisible)."""
+        return self._engine.in_flight()
+
+    @property
+    def running(self) -> int:
+        """Workers taking jobs (ECS runningCount)."""
+        return self._engine.ready_workers
+
+    @property
+    def pending(self) -> int:
+        """Workers ordered but not yet taking jobs (ECS pendingCount)."""
+        return len(self._engine.pending)
+
+    @property
+    def desired(self) -> int:
+        """The desired count last set."""
+        return self._engine.desired
+
+    def counter_rows(self, window_seconds: int = 300) -> list[CounterRow]:
+        """The load table's counter items for the seconds before now that saw any event."""
+        return self._engine.counter_rows(window_seconds)
+
+    def snapshot(self, queue: str = "sim") -> QueueSnapshot:
+        """The snapshot our evaluate function would build at this tick."""
+        e = self._engine
+        now = self.now
+        rows = self.counter_rows(300)
+        rates = window_rates(rows, now, 300.0, 60.0)
+        visible = self.visible
+        latest = self.cloudwatch(1) if e.fleet.cloudwatch_age else []
+        if latest:
+            cw_age: float | None = latest[-1].oldest_age_seconds
+            cw_lag = now - (latest[-1].minute_start + 60.0)
+        else:
+            cw_age, cw_lag = None, 0.0
+        age, source = oldest_age(now, visible, cw_age, cw_lag, rows)
+        return QueueSnapshot(
+            queue=queue,
+            taken_at=now,
+            visible=visible,
+            in_flight=self.in_flight,
+            oldest_age_seconds=age,
+            oldest_age_source=source,
+            arrival_rate=rates.arrival_rate,
+            arrival_rate_short=rates.arrival_rate_short,
+            mean_job_seconds=rates.mean_job_seconds,
+            completion_rate=rates.completion_rate,
+            rate_window_seconds=300.0,
+            running=e.ready_workers,
+            desired=e.desired,
+            pending=len(e.pending),
+            failure_rate=rates.failure_rate,
+        )
+
+    def cloudwatch(self, count: int) -> list[Datapoint]:
+        """The latest `count` 1-minute datapoints published by now, oldest first."""
+        return self._engine.datapoints(count)
+
+
+class _Engine:
+    """Mutable run state; `run_policy` is the public entry point."""
+
+    def __init__(self, workload: Workload, fleet: FleetSpec, initial_workers: int) -> None:
+        self.workload = workload
+        self.fleet = fleet
+        self.k = fleet.concurrency
+        self.horizon = workload.horizon_seconds
+        self.cum: Ints = np.concatenate([[0], np.cumsum(workload.counts)]).astype(np.int64)
+        self.n = int(workload.arrivals.size)
+        self.t = 0
+        self.i = 0  # jobs started so far (FIFO: exactly jobs 0 .. i-1)
+        self.flushed = 0  # jobs whose start is already in the counters
+        self.starts: list[float] = []
+        self.heap: list[float] = []  # free time of every ready worker's slots
+        self.pending: deque[float] = deque()  # ready-at time of workers being provisioned
+        self.draining: list[float] = []  # free time of stopped workers' busy slots
+        self.ready_workers = 0
+        self.desired = 0
+        tail = math.ceil(float(workload.service.max())) if self.n else 0
+        size = self.horizon + fleet.drain_limit_seconds + tail + 3
+        self.started_c = np.zeros(size, dtype=np.int64)
+        self.completed_c = np.zeros(size, dtype=np.int64)
+        self.busy_ms_c = np.zeros(size, dtype=np.int64)
+        self.pickup_ms_c = np.zeros(size, dtype=np.int64)
+        self.series = Series()
+        self._set_fleet(initial_workers, ready_now=True)
+        self.desired = initial_workers
+
+    # -- fleet ---------------------------------------------------------------------------
+    def _set_fleet(self, desired: int, ready_now: bool = False) -> None:
+        t = float(self.t)
+        current = self.ready_workers + len(self.pending)
+        if desired > current:
+            delay = 0.0 if ready_now else float(self.fleet.provision_delay_seconds)
+            for _ in range(desired - current):
+                if delay <= 0:
+                    self._make_ready(t)
+                else:
+                    self.pending.append(t + delay)
+            return
+        remove = current - desired
+        while remove and self.pending:
+            self.pending.pop()  # cancel the newest order first: it is furthest from ready
+            remove -= 1
+        heap = self.heap
+        for _ in range(remove):
+            for _ in range(self.k):
+                free = heapq.heappop(heap)
+                if free > t:
+                    self.draining.append(free)
+            self.ready_workers -= 1
+
+    def _make_ready(self, at: float) -> None:
+        for _ in range(self.k):
+            heapq.heappush(self.heap, at)
+        self.ready_workers += 1
+
+    def in_flight(self) -> int:
+        t = self.t
+        busy = sum(1 for free in self.heap if free > t)
+        return busy + sum(1 for free in self.draining if free > t)
+
+    # -- counters ------------------------------------------------------------------------
+    def _flush(self) -> None:
+        lo, hi = self.flushed, self.i
+        if hi <= lo:
+            return
+        w = self.workload
+        starts = np.asarray(self.starts[lo:hi], dtype=np.float64)
+        arrivals = w.arrivals[lo:hi]
+        durations = w.service[lo:hi]
+        _add(self.started_c, np.floor(starts).astype(np.int64), None)
+        _add(self.pickup_ms_c, np.floor(starts).astype(np.int64), (starts - arrivals) * 1000.0)
+        done = np.floor(starts + durations).astype(np.int64)
+        _add(self.completed_c, done, None)
+        _add(self.busy_ms_c, done, durations * 1000.0)
+        self.flushed = hi
+
+    def counter_rows(self, window_seconds: int) -> list[CounterRow]:
+        self._flush()
+        t = self.t
+        lo = max(0, t - window_seconds)
+        queued = self.workload.counts[lo : min(t, self.horizon)]
+        started = self.started_c[lo:t]
+        completed = self.completed_c[lo:t]
+        busy = self.busy_ms_c[lo:t]
+        pickup = self.pickup_ms_c[lo:t]
+        q = np.zeros(t - lo, dtype=np.int64)
+        q[: queued.size] = queued
+        active = np.flatnonzero(q + started + completed)
+        base = self.fleet.base_epoch + lo
+        return [
+            CounterRow(
+                second=base + int(s),
+                queued=int(q[s]),
+                started=int(started[s]),
+                completed=int(completed[s]),
+                busy_ms=int(busy[s]),
+                pickup_ms=int(pickup[s]),
+            )
+            for s in active
+        ]
+
+    def datapoints(self, count: int) -> list[Datapoint]:
+        # Minute m covers seconds [60m, 60m + 60) and is readable from 60m + 60 + lag.
+        published = (self.t - self.fleet.cloudwatch_lag_seconds) // 60
+        first = max(0, published - count)
+        s = self.series
+        points = []
+        for m in range(first, published):
+            last = 60 * m + 59
+            if last >= len(s.visible):
+                break
+            points.append(
+                Datapoint(
+                    minute_start=float(self.fleet.base_epoch + 60 * m),
+                    visible=s.visible[last],
+                    in_flight=s.in_flight[last],
+                    running=s.running[last],
+                    oldest_age_seconds=max(s.oldest_age[60 * m : last + 1]),
+                )
+            )
+        return points
+
+
+def _add(target: Ints, index: Ints, weights: Floats | None) -> None:
+    lo = int(index.min())
+    binned = np.bincount(index - lo, weights=weights)
+    if weights is not None:
+        binned = np.rint(binned)
+    target[lo : lo + binned.size] += binned.astype(np.int64)
+
+
+def run_policy(
+    workload: Workload,
+    policy: Policy,
+    fleet: FleetSpec,
+    initial_workers: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """Replay `workload` under `policy`; every job ends served, in service or still waiting.
+
+    `progress(done_seconds, total_seconds)` is called about every simulated hour.
+    """
+    started_wall = time.perf_counter()
+    e = _Engine(workload, fleet, min(initial_workers, fleet.max_workers))
+    view = FleetView(e)
+    arrivals: list[float] = workload.arrivals.tolist()
+    service: list[float] = workload.service.tolist()
+    starts = e.starts
+    append = starts.append
+    replace = heapq.heapreplace
+    n, horizon, cum = e.n, e.horizon, e.cum
+    interval = max(1, int(policy.interval_seconds))
+    stop_at = horizon + fleet.drain_limit_seconds
+    warmup = workload.warmup_seconds
+    s = e.series
+    actions = ticks = busy = 0
+    i = 0
+    t = 0
+    while t < horizon or (i < n and t < stop_at):
+        e.t, e.i = t, i
+        if t % interval == 0:
+            e.draining = [free for free in e.draining if free > t]
+            wanted = max(0, min(int(policy.decide(view)), fleet.max_workers))
+            ticks += 1
+            if wanted != e.desired:
+                if t >= warmup:
+                    actions += 1
+                e._set_fleet(wanted)
+                e.desired = wanted
+        t_next = t + 1
+        pending = e.pending
+        while pending and pending[0] < t_next:
+            e._make_ready(pending.popleft())
+        heap = e.heap
+        if heap:
+            while i < n:
+                a = arrivals[i]
+                if a >= t_next:
+                    break
+                free = heap[0]
+                begin = a if a > free else free
+                if begin >= t_next:
+                    break
+                append(begin)
+                replace(heap, begin + service[i])
+                i += 1
+        waiting_from = int(cum[t_next if t_next < horizon else horizon])
+        s.visible.append(waiting_from - i)
+        s.oldest_age.append(t_next - arrivals[i] if i < waiting_from else 0.0)
+        if t_next % 60 == 0 or not s.in_flight:  # CloudWatch samples it once a minute
+            busy = sum(1 for free in heap if free > t_next)
+            busy += sum(1 for free in e.draining if free > t_next)
+        s.in_flight.append(busy)
+        s.running.append(e.ready_workers)
+        s.pending.append(len(pending))
+        s.billed.append(e.ready_workers + len(pending) + _draining_workers(e.draining, t, e.k))
+        s.desired.append(e.desired)
+        t = t_next
+        if progress is not None and t % 3600 == 0:
+            progress(t, horizon)
+    e.t, e.i = t, i
+    result = np.full(n, np.nan)
+    result[:i] = starts
+    if progress is not None:
+        progress(horizon, horizon)
+    return RunResult(
+        policy=policy.name,
+        workload=workload,
+        starts=result,
+        end_seconds=t,
+        series=s,
+        scaling_actions=actions,
+        ticks=ticks,
+        wall_seconds=time.perf_counter() - started_wall,
+    )
+
+
+def _draining_workers(draining: list[float], t: int, k: int) -> int:
+    busy = sum(1 for free in draining if free > t)
+    return math.ceil(busy / k)

@@ -1,0 +1,64 @@
+"""A fixed fleet sized for the 99th-percentile arrival rate (what capacity planning does).
+
+Sizing: the 99th percentile of the 1-minute arrival rates of the whole replayed window (the
+planner is given the future: an upper bound on what a static fleet can do), turned into workers
+with the same Erlang-C rule as our steady term, so the peer is not undersized by a naive
+rate * job time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, workers_for_sla
+from queue_autoscale.sim.arrivals import Counts
+from queue_autoscale.sim.engine import FleetView
+from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
+
+NAME = "static"
+PERCENTILE_RATE = 99.0
+
+
+def p99_rate(counts: Counts) -> float:
+    """99th percentile of the per-minute mean arrival rate, jobs/s."""
+    minutes = counts.size // 60
+    if minutes == 0:
+        return float(counts.mean()) if counts.size else 0.0
+    per_minute = counts[: minutes * 60].reshape(minutes, 60).mean(axis=1)
+    return float(np.percentile(per_minute, PERCENTILE_RATE))
+
+
+def fleet_size(rate: float, settings: QueueSettings, job_seconds: float | None = None) -> int:
+    """Workers for `rate` jobs/s at the SLA percentile."""
+    seconds = job_seconds if job_seconds else settings.expected_job_seconds
+    needed = workers_for_sla(
+        rate, seconds, settings.worker_concurrency, settings.sla_seconds, settings.percentile
+    )
+    return clamp(needed, settings)
+
+
+class StaticPolicy:
+    """Always the same count."""
+
+    name = NAME
+    interval_seconds = 60
+
+    def __init__(self, settings: QueueSettings, counts: Counts) -> None:
+        self.rate = p99_rate(counts)
+        self.size = fleet_size(self.rate, settings)
+
+    def decide(self, view: FleetView) -> int:
+        """The fixed size."""
+        return self.size
+
+
+def explain(snapshot: QueueSnapshot, settings: QueueSettings) -> Decision:
+    """The fixed size for the snapshot's arrival rate (the best rate estimate a snapshot has)."""
+    job = mean_job_seconds(snapshot, settings)
+    lam = max(snapshot.arrival_rate or 0.0, snapshot.arrival_rate_short or 0.0)
+    target = fleet_size(lam, settings, job)
+    reason = (
+        f"static: sized once for {lam:g} jobs/s x {job:g} s at p{settings.percentile * 100:g} "
+        f"within {settings.sla_seconds:g} s -> {target} workers"
+    )
+    return peer_decision(snapshot, settings, NAME, target, "fixed", reason)

@@ -1,0 +1,147 @@
+"""One comparison: a workload (scenario or trace) replayed under several policies, scored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from queue_autoscale.core import QueueSettings
+from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
+from queue_autoscale.sim.engine import FleetSpec, RunResult, Workload, build_workload, run_policy
+from queue_autoscale.sim.policies import initial_workers, make_policy, sim_settings
+from queue_autoscale.sim.scores import Score, score
+
+Progress = Callable[[str, int, int], None]
+"""progress(policy, done_seconds, total_seconds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """Everything but the arrivals: the queue, the fleet and the controllers' settings."""
+
+    sla_seconds: float = 30.0
+    service_seconds: float = 1.0
+    service_cv: float = 1.0
+    service_distribution: str = "gamma"
+    concurrency: int = 1
+    provision_delay_seconds: int = 60
+    interval_seconds: int = 10
+    percentile: float = 0.999
+    min_workers: int = 1
+    max_workers: int = 1000
+    seed: int = 0
+    warmup_seconds: int = 600
+    cloudwatch_lag_seconds: int = 60
+    cloudwatch_age: bool = True
+
+    def __post_init__(self) -> None:
+        checks = {
+            "sla": self.sla_seconds > 0,
+            "service-time": self.service_seconds > 0,
+            "service-cv": self.service_cv >= 0,
+            "concurrency": self.concurrency >= 1,
+            "provision-delay": self.provision_delay_seconds >= 0,
+            "interval": self.interval_seconds >= 1,
+            "percentile": 0 < self.percentile < 1,
+            "min-workers": 0 <= self.min_workers <= self.max_workers,
+            "max-workers": self.max_workers >= 1,
+        }
+        values = {
+            "sla": self.sla_seconds,
+            "service-time": self.service_seconds,
+            "service-cv": self.service_cv,
+            "concurrency": self.concurrency,
+            "provision-delay": self.provision_delay_seconds,
+            "interval": self.interval_seconds,
+            "percentile": self.percentile,
+            "min-workers": self.min_workers,
+            "max-workers": self.max_workers,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ArrivalError(f"{name} = {values[name]}: out of range")
+
+    def fleet(self) -> FleetSpec:
+        """The engine's fleet spec."""
+        return FleetSpec(
+            service_mean_seconds=self.service_seconds,
+            service_cv=self.service_cv,
+            service_distribution=self.service_distribution,
+            concurrency=self.concurrency,
+            provision_delay_seconds=self.provision_delay_seconds,
+            max_workers=self.max_workers,
+            cloudwatch_lag_seconds=self.cloudwatch_lag_seconds,
+            cloudwatch_age=self.cloudwatch_age,
+        )
+
+    def settings(self) -> QueueSettings:
+        """The queue settings every policy shares."""
+        return sim_settings(
+            sla_seconds=self.sla_seconds,
+            service_seconds=self.service_seconds,
+            concurrency=self.concurrency,
+            provision_delay_seconds=self.provision_delay_seconds,
+            interval_seconds=self.interval_seconds,
+            percentile=self.percentile,
+            min_workers=self.min_workers,
+            max_workers=self.max_workers,
+        )
+
+
+def load_arrivals(
+    scenario_name: str | None,
+    trace: str | Path | None,
+    scale: int = 1,
+    start: int = 0,
+    length: int | None = None,
+    seed: int = 0,
+) -> tuple[str, Counts]:
+    """(label, per-second counts) from exactly one of a scenario or a trace file."""
+    if (scenario_name is None) == (trace is None):
+        raise ArrivalError("give exactly one of --scenario NAME or --trace FILE")
+    if scenario_name is not None:
+        return scenario_name, scenario(scenario_name).counts(seed=seed, length_seconds=length)
+    assert trace is not None
+    counts = read_trace(trace, scale=scale, start=start, length=length)
+    label = f"{Path(trace).name} x{scale} [{start}s +{counts.size}s]"
+    return label, counts
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The runs of one workload."""
+
+    workload: Workload
+    results: tuple[RunResult, ...]
+    scores: tuple[Score, ...]
+
+
+def compare(
+    label: str,
+    counts: Counts,
+    policies: Sequence[str],
+    spec: RunSpec,
+    progress: Progress | None = None,
+) -> Comparison:
+    """Replay the same jobs (same arrivals, same service times) under every policy."""
+    fleet = spec.fleet()
+    settings = spec.settings()
+    workload = build_workload(
+        label, counts, fleet, seed=spec.seed, warmup_seconds=spec.warmup_seconds
+    )
+    warm_rate = float(counts[:300].mean()) if counts.size else 0.0
+    results: list[RunResult] = []
+    scores: list[Score] = []
+    for name in policies:
+        policy = make_policy(name, settings, counts)
+        start = initial_workers(policy, settings, warm_rate)
+
+        def tick(done: int, total: int, policy_name: str = name) -> None:
+            if progress is not None:
+                progress(policy_name, done, total)
+
+        result = run_policy(workload, policy, fleet, start, tick)
+        results.append(result)
+        scores.append(score(result, spec.sla_seconds))
+    return Comparison(workload, tuple(results), tuple(scores))

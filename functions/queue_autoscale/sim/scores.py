@@ -1,0 +1,116 @@
+"""Scores of one run: SLA compliance, pickup percentiles, worker-seconds, utilization, cost."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from queue_autoscale.sim.engine import RunResult
+
+FARGATE_VCPU_HOUR_USD = 0.04048
+"""AWS Fargate, Linux/x86, us-east-1, per vCPU-hour (on-demand)."""
+FARGATE_GB_HOUR_USD = 0.004445
+"""AWS Fargate, Linux/x86, us-east-1, per GB-hour of memory (on-demand)."""
+TASK_VCPU = 0.5
+TASK_MEMORY_GB = 1.0
+TASK_HOUR_USD = TASK_VCPU * FARGATE_VCPU_HOUR_USD + TASK_MEMORY_GB * FARGATE_GB_HOUR_USD
+"""One worker task (0.5 vCPU, 1 GB) for an hour: $0.024685."""
+PRICE_NOTE = (
+    f"Fargate us-east-1 Linux/x86 on-demand: ${FARGATE_VCPU_HOUR_USD}/vCPU-h, "
+    f"${FARGATE_GB_HOUR_USD}/GB-h; task {TASK_VCPU:g} vCPU + {TASK_MEMORY_GB:g} GB = "
+    f"${TASK_HOUR_USD:.6f}/task-hour"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One policy on one workload, over the scored window (after the warm-up)."""
+
+    policy: str
+    workload: str
+    jobs: int
+    served: int
+    """Jobs picked up and finished by the end of the run."""
+    in_service: int
+    """Jobs picked up and still running when the run ended."""
+    waiting: int
+    """Jobs never picked up (counted as SLA misses)."""
+    sla_seconds: float
+    sla_compliance: float
+    """Share of jobs picked up within the SLA, 0..1."""
+    p50_pickup_seconds: float
+    p99_pickup_seconds: float
+    max_pickup_seconds: float
+    worker_seconds: float
+    busy_seconds: float
+    utilization: float
+    """busy_seconds / worker_seconds."""
+    scaling_actions: int
+    cost_usd: float
+    mean_workers: float
+    peak_workers: int
+    duration_seconds: int
+    wall_seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe."""
+        return asdict(self)
+
+
+def score(result: RunResult, sla_seconds: float) -> Score:
+    """Score a run; every scored arrival is served, in service or waiting."""
+    w = result.workload
+    warm = w.warmup_seconds
+    end = result.end_seconds
+    first = int(w.counts[:warm].sum())
+    arrivals = w.arrivals[first:]
+    starts = result.starts[first:]
+    durations = w.service[first:]
+    started = ~np.isnan(starts)
+    pickup = np.where(started, starts - arrivals, end - arrivals)  # waiting: age so far
+    finish = starts + durations
+    in_service = int(np.count_nonzero(started & (finish > end)))
+    served = int(np.count_nonzero(started)) - in_service
+    waiting = int(arrivals.size - np.count_nonzero(started))
+    jobs = int(arrivals.size)
+    within = int(np.count_nonzero(started & (pickup <= sla_seconds)))
+    billed = np.asarray(result.series.billed[warm:end], dtype=np.float64)
+    worker_seconds = float(billed.sum())
+    all_starts = result.starts
+    ok = ~np.isnan(all_starts)
+    begin = np.clip(all_starts[ok], warm, end)
+    stop = np.clip(all_starts[ok] + w.service[ok], warm, end)
+    busy = float((stop - begin).sum())
+    duration = max(1, end - warm)
+    return Score(
+        policy=result.policy,
+        workload=w.name,
+        jobs=jobs,
+        served=served,
+        in_service=in_service,
+        waiting=waiting,
+        sla_seconds=sla_seconds,
+        sla_compliance=within / jobs if jobs else 1.0,
+        p50_pickup_seconds=_pct(pickup, 50),
+        p99_pickup_seconds=_pct(pickup, 99),
+        max_pickup_seconds=float(pickup.max()) if jobs else 0.0,
+        worker_seconds=worker_seconds,
+        busy_seconds=busy,
+        utilization=busy / worker_seconds if worker_seconds > 0 else 0.0,
+        scaling_actions=result.scaling_actions,
+        cost_usd=worker_seconds / 3600.0 * TASK_HOUR_USD,
+        mean_workers=worker_seconds / duration,
+        peak_workers=int(billed.max()) if billed.size else 0,
+        duration_seconds=duration,
+        wall_seconds=result.wall_seconds,
+    )
+
+
+def _pct(values: np.ndarray[Any, np.dtype[np.float64]], q: float) -> float:
+    if values.size == 0:
+        return 0.0
+    value = float(np.percentile(values, q))
+    return value if math.isfinite(value) else float("inf")

@@ -1,0 +1,67 @@
+"""`queue-autoscale simulate`: the table, the JSON scores, the plot, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from queue_autoscale.cli import app
+
+runner = CliRunner()
+KEYS = {"policy", "jobs", "sla_compliance", "p99_pickup_seconds", "max_pickup_seconds",
+        "worker_seconds", "busy_seconds", "utilization", "scaling_actions"}  # fmt: skip
+
+
+def test_simulate_writes_table_json_and_plot(tmp_path: Path) -> None:
+    out, png = tmp_path / "scores.json", tmp_path / "run.png"
+    result = runner.invoke(
+        app,
+        ["simulate", "--scenario", "flash-crowd", "--length", "1200", "--policy",
+         "hybrid,keda,static", "--sla", "30", "--service-time", "0.5", "--seed", "3",
+         "--json", str(out), "--plot", str(png)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "hybrid" in result.output and "keda" in result.output and "Fargate" in result.output
+    scores = json.loads(out.read_text())
+    assert [s["policy"] for s in scores] == ["hybrid", "keda", "static"]
+    for s in scores:
+        assert s.keys() >= KEYS
+        assert s["jobs"] == scores[0]["jobs"] > 5000  # same jobs replayed under every policy
+        assert 0.0 <= s["sla_compliance"] <= 1.0
+        assert 0.0 < s["utilization"] <= 1.0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_a_trace_window(tmp_path: Path) -> None:
+    trace = tmp_path / "t.txt"
+    trace.write_text(" ".join(["2", "0", "1", "3"] * 300))
+    out = tmp_path / "s.json"
+    result = runner.invoke(
+        app,
+        ["simulate", "--trace", str(trace), "--scale", "3", "--start", "100", "--length",
+         "600", "--policy", "static", "--json", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())[0]["jobs"] == 600 // 4 * 6 * 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--scenario", "storm"], "unknown scenario 'storm'", id="scenario"),
+        pytest.param(
+            ["--scenario", "steady", "--policy", "hpa"], "unknown policy 'hpa'", id="policy"
+        ),
+        pytest.param(["--trace", "/nonexistent/t.tbz2"], "trace file not found", id="trace"),
+        pytest.param([], "give exactly one of --scenario", id="neither"),
+        pytest.param(["--scenario", "steady", "--sla", "0"], "sla = 0.0", id="sla"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["simulate", *args])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.output

@@ -1,0 +1,164 @@
+"""Peers against their documented examples and behaviour."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from queue_autoscale.core import Action, QueueSettings, QueueSnapshot
+from queue_autoscale.sim.engine import Datapoint
+from queue_autoscale.sim.peers import EXPLAINERS, keda, static, target_tracking
+from queue_autoscale.sim.peers.keda import KedaPolicy
+from queue_autoscale.sim.peers.static import StaticPolicy
+from queue_autoscale.sim.peers.target_tracking import TargetTrackingPolicy
+
+NOW = 1_767_225_600.0
+
+
+def aws_settings(**changes: object) -> QueueSettings:
+    """AWS's example: 10 s acceptable latency, 0.1 s per message."""
+    base: dict[str, object] = {
+        "queue": "images", "sla_seconds": 10.0, "expected_job_seconds": 0.1,
+        "min_workers": 1, "max_workers": 100,
+    }  # fmt: skip
+    base.update(changes)
+    return QueueSettings(**base)  # type: ignore[arg-type]
+
+
+def aws_snapshot(visible: int = 1500, running: int = 10, in_flight: int = 0) -> QueueSnapshot:
+    return QueueSnapshot(
+        queue="images", taken_at=NOW, visible=visible, in_flight=in_flight, running=running,
+        desired=running, mean_job_seconds=0.1, arrival_rate=50.0,
+    )  # fmt: skip
+
+
+def minutes(backlog_per_task: float, count: int, running: int = 10) -> list[Datapoint]:
+    return [
+        Datapoint(NOW - 60.0 * (count - m), round(backlog_per_task * running), 0, running, 0.0)
+        for m in range(count)
+    ]
+
+
+# ---------------------------------------------------------------- AWS target tracking
+
+
+def test_aws_documented_example_reads_15_tasks() -> None:
+    decision = EXPLAINERS["target-tracking"](aws_snapshot(), aws_settings())
+    assert target_tracking.acceptable_backlog(aws_settings()) == pytest.approx(100.0)
+    assert decision.target == 15
+    assert decision.action is Action.UP
+    assert decision.backlog_per_instance == pytest.approx(150.0)
+    assert "150" in decision.reason and "100" in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("points", "expected"),
+    [
+        pytest.param(minutes(150, 3), 15, id="3-of-3-above-scales-out"),
+        pytest.param(minutes(150, 2), 10, id="2-datapoints-not-enough"),
+        pytest.param(minutes(150, 2) + minutes(90, 1), 10, id="last-minute-below-holds"),
+        pytest.param(minutes(100, 15), 10, id="at-target-holds"),
+        pytest.param(minutes(30, 15), 3, id="15-of-15-below-90pct-scales-in"),
+        pytest.param(minutes(30, 14), 10, id="14-low-minutes-not-enough"),
+        pytest.param(minutes(30, 14) + minutes(95, 1), 10, id="one-minute-at-95pct-holds"),
+    ],
+)
+def test_target_tracking_alarms(points: list[Datapoint], expected: int) -> None:
+    policy = TargetTrackingPolicy(aws_settings())
+    assert policy.evaluate(NOW, 10, points) == expected
+
+
+def test_target_tracking_scale_in_cooldown_is_300_seconds() -> None:
+    policy = TargetTrackingPolicy(aws_settings())
+    assert policy.evaluate(NOW, 10, minutes(30, 15, running=10)) == 3
+    assert policy.evaluate(NOW + 60, 3, minutes(0, 15, running=3)) == 3  # cooling down
+    assert policy.evaluate(NOW + 299, 3, minutes(0, 15, running=3)) == 3
+    assert policy.evaluate(NOW + 300, 3, minutes(0, 15, running=3)) == 1  # min_workers
+
+
+def test_target_tracking_scale_out_interrupts_scale_in_cooldown() -> None:
+    policy = TargetTrackingPolicy(aws_settings())
+    assert policy.evaluate(NOW, 10, minutes(30, 15)) == 3
+    assert policy.evaluate(NOW + 60, 3, minutes(200, 3, running=3)) == 6
+    assert policy.evaluate(NOW + 120, 6, minutes(10, 15, running=6)) == 1
+
+
+# ---------------------------------------------------------------- KEDA + HPA
+
+
+def test_keda_documented_example_30_messages_at_10_per_pod_is_3_pods() -> None:
+    assert keda.replica_count(30, replicas=1, target_per_pod=10) == 3
+
+
+def test_keda_queue_length_is_the_acceptable_backlog() -> None:
+    assert keda.queue_length(aws_settings()) == 100
+    assert keda.queue_length(QueueSettings(queue="q", sla_seconds=30, expected_job_seconds=2.0,
+                                           worker_concurrency=4)) == 60  # fmt: skip
+
+
+def test_keda_explains_the_aws_example_as_15_pods() -> None:
+    assert EXPLAINERS["keda"](aws_snapshot(), aws_settings()).target == 15
+    # in-flight messages count too (scaleOnInFlight defaults to true)
+    assert EXPLAINERS["keda"](aws_snapshot(1500, 10, 500), aws_settings()).target == 20
+
+
+@pytest.mark.parametrize(
+    ("total", "replicas", "expected"),
+    [
+        pytest.param(105, 10, 10, id="5pct-over-within-tolerance"),
+        pytest.param(108, 10, 10, id="8pct-over-within-tolerance"),
+        pytest.param(120, 10, 12, id="20pct-over-scales"),
+        pytest.param(91, 10, 10, id="9pct-under-within-tolerance"),
+        pytest.param(80, 10, 8, id="20pct-under-scales"),
+        pytest.param(5, 0, 1, id="activation-from-zero"),
+        pytest.param(0, 0, 0, id="stays-at-zero"),
+    ],
+)
+def test_hpa_tolerance(total: int, replicas: int, expected: int) -> None:
+    assert keda.replica_count(total, replicas, target_per_pod=10) == expected
+
+
+def test_hpa_scale_down_waits_for_the_300_second_stabilization_window() -> None:
+    policy = KedaPolicy(aws_settings(min_workers=1, max_workers=100))
+    assert policy.stabilize(NOW, current=20, recommendation=20) == 20
+    assert policy.stabilize(NOW + 15, current=20, recommendation=5) == 20
+    assert policy.stabilize(NOW + 299, current=20, recommendation=5) == 20
+    assert policy.stabilize(NOW + 300, current=20, recommendation=5) == 5
+
+
+def test_hpa_scale_up_is_limited_to_double_or_plus_4_per_15_seconds() -> None:
+    policy = KedaPolicy(aws_settings(max_workers=100))
+    assert policy.stabilize(NOW, current=2, recommendation=50) == 6  # max(2 x 2, 2 + 4)
+    assert policy.stabilize(NOW + 15, current=6, recommendation=50) == 12
+    assert policy.stabilize(NOW + 30, current=12, recommendation=50) == 24
+    assert policy.stabilize(NOW + 45, current=24, recommendation=50) == 48
+    assert policy.stabilize(NOW + 60, current=48, recommendation=50) == 50
+
+
+def test_hpa_scale_up_limit_counts_scale_ups_within_the_period() -> None:
+    policy = KedaPolicy(aws_settings(max_workers=100))
+    assert policy.stabilize(NOW, current=10, recommendation=100) == 20
+    # a second sync 5 s later still measures the period from 10 replicas
+    assert policy.stabilize(NOW + 5, current=20, recommendation=100) == 20
+
+
+# ---------------------------------------------------------------- static
+
+
+def test_static_is_sized_for_the_p99_minute_rate() -> None:
+    counts = np.full(100 * 60, 10, dtype=np.int64)
+    counts[:60] = 100  # one busy minute in 100: the 99th percentile still sees it (interpolated)
+    rate = static.p99_rate(counts)
+    assert rate == pytest.approx(10 + 0.01 * 90, abs=0.01)
+    settings = QueueSettings(queue="q", sla_seconds=30, expected_job_seconds=1.0,
+                             percentile=0.999, max_workers=100)  # fmt: skip
+    policy = StaticPolicy(settings, counts)
+    assert policy.size == static.fleet_size(rate, settings)
+    assert rate <= policy.size <= rate + 3  # Erlang C: a little above the offered load
+
+
+def test_static_explainer_sizes_for_the_snapshot_rate() -> None:
+    decision = EXPLAINERS["static"](aws_snapshot(), aws_settings())
+    # 50 jobs/s x 0.1 s = 5 busy workers; with a 10 s SLA one or two more at most
+    assert 6 <= decision.target <= 7
+    assert decision.policy == "static"
