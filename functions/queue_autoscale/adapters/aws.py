@@ -22,13 +22,13 @@ import boto3
 from botocore.config import Config
 
 LAMBDA_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 3},
+    retries={"mode": "standard", "total_max_attempts": 3},
     connect_timeout=2,
     read_timeout=5,
     tcp_keepalive=True,
 )
 PRODUCER_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 2},
+    retries={"mode": "standard", "total_max_attempts": 2},
     connect_timeout=1,
     read_timeout=2,
     tcp_keepalive=True,

@@ -1,0 +1,217 @@
+"""Error translation: botocore errors from real client calls (Stubber) become project errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
+from botocore.stub import Stubber
+
+from queue_autoscale.adapters.aws import LAMBDA_CONFIG
+from queue_autoscale.adapters.cloudwatch import OldestAgeReader
+from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.ecs import EcsServices, ServiceRef
+from queue_autoscale.adapters.errors import (
+    AccessDenied,
+    AdapterError,
+    InvalidRequest,
+    NotFound,
+    ServiceUnavailable,
+    StateConflict,
+    Throttled,
+    translate,
+)
+from queue_autoscale.adapters.eventbridge import DecisionEvent, EventPublisher
+from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.adapters.sqs import SqsQueues
+
+URL = "https://sqs.us-east-1.amazonaws.com/123456789012/orders"
+
+
+def client(service: str) -> Any:
+    return boto3.client(
+        service,  # type: ignore[call-overload]
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=LAMBDA_CONFIG,
+    )
+
+
+@pytest.fixture
+def stubbed() -> Iterator[Callable[[str], tuple[Any, Stubber]]]:
+    stubs: list[Stubber] = []
+
+    def make(service: str) -> tuple[Any, Stubber]:
+        made = client(service)
+        stub = Stubber(made)
+        stub.activate()
+        stubs.append(stub)
+        return made, stub
+
+    yield make
+    for stub in stubs:
+        stub.deactivate()
+
+
+ERRORS = [
+    pytest.param("ThrottlingException", 400, Throttled, True, id="throttling"),
+    pytest.param("RequestThrottled", 403, Throttled, True, id="sqs-throttled"),
+    pytest.param("InternalFailure", 500, ServiceUnavailable, True, id="5xx"),
+    pytest.param("ServiceUnavailable", 503, ServiceUnavailable, True, id="503"),
+    pytest.param("AccessDeniedException", 400, AccessDenied, False, id="access-denied"),
+    pytest.param("AccessDenied", 403, AccessDenied, False, id="s3-access-denied"),
+    pytest.param("ResourceNotFoundException", 400, NotFound, False, id="not-found"),
+    pytest.param("ValidationException", 400, InvalidRequest, False, id="validation"),
+]
+
+
+@pytest.mark.parametrize(("code", "status", "kind", "retryable"), ERRORS)
+def test_sqs_depth_translates_client_errors(
+    stubbed: Any, code: str, status: int, kind: type[AdapterError], retryable: bool
+) -> None:
+    sqs, stub = stubbed("sqs")
+    stub.add_client_error("get_queue_attributes", code, "boom", http_status_code=status)
+    with pytest.raises(kind) as caught:
+        SqsQueues(sqs).depth(URL)
+    assert caught.value.retryable is retryable
+    assert caught.value.code == code
+    assert "GetQueueAttributes" in str(caught.value)
+
+
+@pytest.mark.parametrize(("code", "status", "kind", "retryable"), ERRORS[:5])
+def test_every_adapter_call_translates(
+    stubbed: Any, code: str, status: int, kind: type[AdapterError], retryable: bool
+) -> None:
+    cloudwatch, cw_stub = stubbed("cloudwatch")
+    cw_stub.add_client_error("get_metric_data", code, "x", http_status_code=status)
+    with pytest.raises(kind):
+        OldestAgeReader(cloudwatch).oldest_ages(["orders"], 1_763_000_000.0)
+
+    ecs, ecs_stub = stubbed("ecs")
+    ecs_stub.add_client_error("update_service", code, "x", http_status_code=status)
+    with pytest.raises(kind):
+        EcsServices(ecs).set_desired(ServiceRef("c", "orders"), 3)
+
+    dynamodb, ddb_stub = stubbed("dynamodb")
+    ddb_stub.add_client_error("update_item", code, "x", http_status_code=status)
+    with pytest.raises(kind):
+        LoadTable(dynamodb, "load").add_counters("orders", 1, {"queued": 1}, 2)
+
+    s3, s3_stub = stubbed("s3")
+    s3_stub.add_client_error("put_object", code, "x", http_status_code=status)
+    with pytest.raises(kind):
+        Archive(s3, "bucket").put_decisions(1_763_000_000.0, "t", [{"a": 1}])
+
+    events, ev_stub = stubbed("events")
+    ev_stub.add_client_error("put_events", code, "x", http_status_code=status)
+    with pytest.raises(kind):
+        EventPublisher(events, "bus").publish([DecisionEvent("ScalingDecisionMade", {})])
+
+
+def test_describe_services_marks_only_the_failed_call(stubbed: Any) -> None:
+    # GIVEN 11 services in one cluster (two calls) where the second call is throttled
+    ecs, stub = stubbed("ecs")
+    refs = [ServiceRef("c", f"s{i}") for i in range(11)]
+    services = [
+        {"serviceName": f"s{i}", "runningCount": i, "desiredCount": i, "pendingCount": 0}
+        for i in range(10)
+    ]
+    stub.add_response(
+        "describe_services",
+        {"services": services, "failures": []},
+        {"cluster": "c", "services": [f"s{i}" for i in range(10)]},
+    )
+    stub.add_client_error("describe_services", "ThrottlingException", "slow down")
+
+    # WHEN they are described
+    answer = EcsServices(ecs).describe(refs)
+
+    # THEN the first ten have counts and only the eleventh carries the error
+    assert [answer[ref].running for ref in refs[:10]] == list(range(10))  # type: ignore[union-attr]
+    assert isinstance(answer[refs[10]], Throttled)
+
+
+def test_describe_services_reports_a_missing_service(stubbed: Any) -> None:
+    ecs, stub = stubbed("ecs")
+    stub.add_response(
+        "describe_services",
+        {
+            "services": [],
+            "failures": [{"arn": "arn:aws:ecs:r:1:service/c/ghost", "reason": "MISSING"}],
+        },
+    )
+    answer = EcsServices(ecs).describe([ServiceRef("c", "ghost")])
+    error = answer[ServiceRef("c", "ghost")]
+    assert isinstance(error, NotFound)
+    assert "ghost" in str(error) and "MISSING" in str(error)
+
+
+def test_state_write_lost_race_is_a_state_conflict(stubbed: Any) -> None:
+    dynamodb, stub = stubbed("dynamodb")
+    stub.add_client_error("put_item", "ConditionalCheckFailedException", "condition failed")
+    with pytest.raises(StateConflict, match="no longer 4"):
+        LoadTable(dynamodb, "load").write_state("orders", {"queue": "orders"}, expected_version=4)
+
+
+def test_state_write_sends_the_version_condition(stubbed: Any) -> None:
+    dynamodb, stub = stubbed("dynamodb")
+    stub.add_response(
+        "put_item",
+        {},
+        {
+            "TableName": "load",
+            "Item": {
+                "queue": {"S": "orders"},
+                "version": {"N": "5"},
+                "pk": {"S": "Q#orders"},
+                "sk": {"S": "STATE"},
+            },
+            "ConditionExpression": "attribute_not_exists(pk) OR version = :expected",
+            "ExpressionAttributeValues": {":expected": {"N": "4"}},
+        },
+    )
+    assert LoadTable(dynamodb, "load").write_state("orders", {"queue": "orders"}, 4) == 5
+    stub.assert_no_pending_responses()
+
+
+def test_batch_get_retries_unprocessed_keys_then_gives_up(stubbed: Any) -> None:
+    dynamodb, stub = stubbed("dynamodb")
+    key = {"pk": {"S": "Q#o"}, "sk": {"S": "STATE"}}
+    for _ in range(3):
+        stub.add_response(
+            "batch_get_item",
+            {"Responses": {"load": []}, "UnprocessedKeys": {"load": {"Keys": [key]}}},
+        )
+    naps: list[float] = []
+    table = LoadTable(dynamodb, "load", sleep=naps.append, max_unprocessed_rounds=2)
+    with pytest.raises(ServiceUnavailable, match="1 keys still unprocessed after 3 rounds"):
+        table.read_documents(["o"])
+    assert naps == [0.1, 0.2]
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        pytest.param(
+            ConnectTimeoutError(endpoint_url="https://x"), ServiceUnavailable, id="connect"
+        ),
+        pytest.param(ReadTimeoutError(endpoint_url="https://x"), ServiceUnavailable, id="read"),
+        pytest.param(
+            EndpointConnectionError(endpoint_url="https://x"), ServiceUnavailable, id="dns"
+        ),
+    ],
+)
+def test_transport_errors_are_retryable(error: Exception, kind: type[AdapterError]) -> None:
+    translated = translate(error, "GetQueueAttributes", "orders")
+    assert isinstance(translated, kind)
+    assert translated.retryable is True
+    assert "orders" in str(translated)
+
+
+def test_lambda_config_uses_standard_retries_and_short_timeouts() -> None:
+    assert LAMBDA_CONFIG.retries == {"mode": "standard", "total_max_attempts": 3}
+    assert (LAMBDA_CONFIG.connect_timeout, LAMBDA_CONFIG.read_timeout) == (2, 5)
