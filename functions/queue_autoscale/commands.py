@@ -208,15 +208,32 @@ def decision_table(decision: Decision) -> Table:
 def examples_table(rows: list[tuple[str, Decision]]) -> Table:
     """Many decisions, one row each (reasons are printed below the table)."""
     table = Table(title="Decisions for the example snapshots")
-    for column in ("#", "example", "policy", "now", "target", "steady", "trend", "drain",
-                   "urgency", "rho"):  # fmt: skip
+    for column in (
+        "#",
+        "example",
+        "policy",
+        "now",
+        "target",
+        "steady",
+        "trend",
+        "drain",
+        "urgency",
+        "rho",
+    ):
         table.add_column(column, no_wrap=column in {"example", "policy"})
     for index, (name, d) in enumerate(rows, start=1):
         table.add_row(
-            str(index), name, d.policy, str(d.current), f"{d.target} {d.action.value}",
-            str(d.terms.steady), str(d.terms.trend), str(d.terms.drain), d.urgency.value,
+            str(index),
+            name,
+            d.policy,
+            str(d.current),
+            f"{d.target} {d.action.value}",
+            str(d.terms.steady),
+            str(d.terms.trend),
+            str(d.terms.drain),
+            d.urgency.value,
             f"{d.load_ratio:.2f}",
-        )  # fmt: skip
+        )
     return table
 
 

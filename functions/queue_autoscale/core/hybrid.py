@@ -53,9 +53,12 @@ def decide(
 
     lam = m.arrival_rate
     steady = workers_for_sla(
-        lam, m.mean_job_seconds, settings.worker_concurrency, settings.sla_seconds,
+        lam,
+        m.mean_job_seconds,
+        settings.worker_concurrency,
+        settings.sla_seconds,
         settings.percentile,
-    )  # fmt: skip
+    )
     forecast = forecast_rate(
         state.samples,
         lam,
@@ -65,9 +68,12 @@ def decide(
         model,
     )
     trend = workers_for_sla(
-        forecast, m.mean_job_seconds, settings.worker_concurrency, settings.sla_seconds,
+        forecast,
+        m.mean_job_seconds,
+        settings.worker_concurrency,
+        settings.sla_seconds,
         settings.percentile,
-    )  # fmt: skip
+    )
     drain = drain_workers(
         m.visible,
         m.oldest_age_seconds,
@@ -367,7 +373,18 @@ def hold_on_bad_inputs(
     """Missing, stale or impossible inputs: keep the current count and remember nothing."""
     why = "inputs unusable (" + "; ".join(problems) + "): holding the current count"
     decision = build_decision(
-        snapshot, settings, now, m, Terms(0, 0, 0), m.current, "none", m.current, why, [],
-        policy, m.arrival_rate, inputs_ok=False,
-    )  # fmt: skip
+        snapshot,
+        settings,
+        now,
+        m,
+        Terms(0, 0, 0),
+        m.current,
+        "none",
+        m.current,
+        why,
+        [],
+        policy,
+        m.arrival_rate,
+        inputs_ok=False,
+    )
     return Evaluation(decision, state)

@@ -42,12 +42,32 @@ def load_states(ratio: float, threshold: float) -> tuple[bool, bool]:
     return (ratio >= threshold and not overloaded), overloaded
 
 
+_WARM_START_SIGMAS = 7.0
+"""Start the Erlang B recursion this many sqrt(A) below A (see erlang_b)."""
+
+
+def _erlang_b_start(offered_load: float) -> tuple[int, float]:
+    """Where the Erlang B recursion starts: (n0, B(n0)).
+
+    Far below saturation B(n) ~ 1 - n / A, and the recursion contracts errors by about n / A a
+    step, so starting 7 sqrt(A) below A with that value is exact to ~exp(-24) by the time n
+    reaches A: O(sqrt(A)) steps instead of O(A), which keeps a decision in microseconds for
+    fleets of hundreds.
+    """
+    n0 = math.floor(offered_load - _WARM_START_SIGMAS * math.sqrt(offered_load))
+    if n0 < 16:
+        return 0, 1.0
+    return n0, 1.0 - n0 / offered_load
+
+
 def erlang_b(servers: int, offered_load: float) -> float:
-    """Erlang B blocking probability, by the stable recursion B(n) = A B(n-1) / (n + A B(n-1))."""
+    """Erlang B blocking probability by the stable recursion B(n) = A B(n-1) / (n + A B(n-1))."""
     if servers < 0:
         raise ValueError(f"servers must be >= 0, got {servers}")
-    blocking = 1.0
-    for n in range(1, servers + 1):
+    n0, blocking = _erlang_b_start(offered_load)
+    if servers < n0:
+        n0, blocking = 0, 1.0
+    for n in range(n0 + 1, servers + 1):
         blocking = offered_load * blocking / (n + offered_load * blocking)
     return blocking
 
@@ -83,15 +103,14 @@ def servers_for_sla(
 ) -> int:
     """Smallest n > A with P(wait > sla) <= 1 - percentile (0 when nothing arrives).
 
-    Walks n up from floor(A) + 1 carrying the Erlang B recursion, so the cost is O(n) and no
-    factorial is ever formed.
+    Walks n up past floor(A) carrying the Erlang B recursion (warm-started, see _erlang_b_start),
+    so no factorial is ever formed and the cost is O(sqrt(A)).
     """
     offered = arrival_rate * mean_job_seconds
     if offered <= 0:
         return 0
     allowed = 1.0 - percentile
-    blocking = 1.0
-    n = 0
+    n, blocking = _erlang_b_start(offered)
     start = math.floor(offered) + 1
     while True:
         n += 1

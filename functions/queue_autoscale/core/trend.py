@@ -21,14 +21,17 @@ def linear_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float] | N
     n = len(points)
     if n < 2:
         return None
-    mean_x = sum(x for x, _ in points) / n
-    mean_y = sum(y for _, y in points) / n
-    sxx = sum((x - mean_x) ** 2 for x, _ in points)
-    if sxx <= 0:
+    sx = sy = sxx = sxy = 0.0
+    for x, y in points:
+        sx += x
+        sy += y
+        sxx += x * x
+        sxy += x * y
+    var = sxx - sx * sx / n
+    if var <= 1e-12 * max(1.0, sxx):
         return None
-    sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
-    slope = sxy / sxx
-    return mean_y - slope * mean_x, slope
+    slope = (sxy - sx * sy / n) / var
+    return (sy - slope * sx) / n, slope
 
 
 def linear_forecast(

@@ -91,8 +91,14 @@ def test_no_scale_down_while_a_deployment_rolls_but_up_is_allowed() -> None:
     state = ControllerState("jobs", samples=history(1))
     down = snapshot(running=10, desired=10, deployment_in_progress=True)
     assert decide(down, settings(), state, NOW).decision.action is Action.HOLD
-    up = snapshot(visible=500, oldest_age_seconds=20.0, arrival_rate=10.0, running=2, desired=2,
-                  deployment_in_progress=True)  # fmt: skip
+    up = snapshot(
+        visible=500,
+        oldest_age_seconds=20.0,
+        arrival_rate=10.0,
+        running=2,
+        desired=2,
+        deployment_in_progress=True,
+    )
     assert decide(up, settings(), state, NOW).decision.action is Action.UP
 
 
@@ -104,16 +110,25 @@ def test_no_scale_down_while_a_deployment_rolls_but_up_is_allowed() -> None:
     ],
 )
 def test_poison_guard_does_not_climb_to_max(poison: dict[str, float]) -> None:
-    snap = snapshot(visible=2000, oldest_age_seconds=25.0, arrival_rate=5.0, running=4, desired=4,
-                    **poison)  # fmt: skip
+    snap = snapshot(
+        visible=2000, oldest_age_seconds=25.0, arrival_rate=5.0, running=4, desired=4, **poison
+    )
     d = decide(snap, settings(max_workers=100), ControllerState("jobs"), NOW).decision
     assert d.target == 4 and "poison_guard" in d.constraints
 
 
 def test_poison_guard_on_a_growing_dlq() -> None:
     state = ControllerState("jobs", samples=(Sample(NOW - 30, 5.0, 100, 4, dlq_depth=10),))
-    snap = snapshot(visible=2000, oldest_age_seconds=25.0, arrival_rate=5.0, running=4, desired=4,
-                    in_flight=4, completion_rate=2.0, dlq_depth=60)  # fmt: skip
+    snap = snapshot(
+        visible=2000,
+        oldest_age_seconds=25.0,
+        arrival_rate=5.0,
+        running=4,
+        desired=4,
+        in_flight=4,
+        completion_rate=2.0,
+        dlq_depth=60,
+    )
     d = decide(snap, settings(), state, NOW).decision
     assert d.target == 4 and "poison_guard" in d.constraints
 
@@ -178,8 +193,15 @@ def test_trend_term_leads_a_ramp() -> None:
 def test_seasonal_model_blends_into_the_forecast() -> None:
     seasonal = [1.0] * 168
     seasonal[hour_of_week(NOW + 90)] = 3.0
-    model = TrendModel("jobs", fitted_at=NOW - 3600, level=10.0, slope_per_hour=0.0,
-                       seasonal=tuple(seasonal), mape=0.1, naive_mape=0.2)  # fmt: skip
+    model = TrendModel(
+        "jobs",
+        fitted_at=NOW - 3600,
+        level=10.0,
+        slope_per_hour=0.0,
+        seasonal=tuple(seasonal),
+        mape=0.1,
+        naive_mape=0.2,
+    )
     snap = snapshot(arrival_rate=10.0, running=12, desired=12)
     d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
     # weight = 1 - 0.1 / 0.2 = 0.5: 0.5 * 10 (live) + 0.5 * 30 (model) = 20 jobs/s

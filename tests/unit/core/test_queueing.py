@@ -139,3 +139,18 @@ def test_overloaded_excludes_overloading(ratio: float, overloading: bool, overlo
 )
 def test_urgency_tiers_for_a_30s_sla(age: float, expected: Urgency) -> None:
     assert urgency_for(age, 30.0) is expected
+
+
+def full_recursion(n: int, a: float) -> float:
+    b = 1.0
+    for k in range(1, n + 1):
+        b = a * b / (k + a * b)
+    return b
+
+
+@pytest.mark.parametrize("load", [20.0, 100.0, 257.3, 1000.0, 5000.0])
+def test_warm_started_erlang_b_equals_the_full_recursion(load: float) -> None:
+    from queue_autoscale.core.queueing import erlang_b
+
+    for n in (int(load * 0.5), int(load), int(load) + 1, int(load * 1.1) + 3):
+        assert erlang_b(n, load) == pytest.approx(full_recursion(n, load), rel=1e-9, abs=1e-300)

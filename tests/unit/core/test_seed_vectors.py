@@ -113,10 +113,20 @@ def spike_state() -> ControllerState:
 
 
 def spike(age: float):
-    cfg = settings(sla_seconds=30.0, max_workers=500, provisioning_lead_seconds=50.0,
-                   evaluation_interval_seconds=10.0)  # fmt: skip
-    snap = snapshot(visible=200, oldest_age_seconds=age, arrival_rate=50.0,
-                    mean_job_seconds=2.0, running=20, desired=20)  # fmt: skip
+    cfg = settings(
+        sla_seconds=30.0,
+        max_workers=500,
+        provisioning_lead_seconds=50.0,
+        evaluation_interval_seconds=10.0,
+    )
+    snap = snapshot(
+        visible=200,
+        oldest_age_seconds=age,
+        arrival_rate=50.0,
+        mean_job_seconds=2.0,
+        running=20,
+        desired=20,
+    )
     return cfg, snap
 
 

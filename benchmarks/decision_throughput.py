@@ -1,0 +1,112 @@
+"""Queue decisions per second on one core, for each policy (goal: >= 20,000/s for hybrid).
+
+Run: .venv/bin/python benchmarks/decision_throughput.py [--decisions 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functions"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import header, write
+
+from queue_autoscale.core import (
+    POLICIES,
+    ControllerState,
+    QueueSettings,
+    QueueSnapshot,
+    Sample,
+)
+
+NOW = 1_767_225_600.0
+GOAL = 20_000
+
+
+def workload(
+    count: int, seed: int = 7
+) -> list[tuple[QueueSnapshot, QueueSettings, ControllerState]]:
+    """Varied but realistic ticks: quiet, busy, spiking and breaching queues, 5..200 workers."""
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        sla = rng.choice([10.0, 30.0, 60.0, 300.0])
+        running = rng.randint(1, 200)
+        mean_job = rng.choice([0.1, 0.5, 1.0, 2.0, 10.0])
+        rate = rng.uniform(0, running / mean_job * 1.3)
+        settings = QueueSettings(queue=f"q{i % 50}", sla_seconds=sla, max_workers=400)
+        samples = tuple(
+            Sample(
+                NOW - 300 + 15 * k, rate * rng.uniform(0.8, 1.2), rng.randint(0, 500), running, 0
+            )
+            for k in range(20)
+        )
+        state = ControllerState(settings.queue, samples=samples)
+        snapshot = QueueSnapshot(
+            queue=settings.queue,
+            taken_at=NOW,
+            visible=rng.randint(0, 5_000),
+            in_flight=rng.randint(0, running),
+            oldest_age_seconds=rng.uniform(0, 1.2 * sla),
+            arrival_rate=rate,
+            arrival_rate_short=rate * rng.uniform(0.7, 1.5),
+            mean_job_seconds=mean_job,
+            completion_rate=rate,
+            running=running,
+            desired=running,
+        )
+        cases.append((snapshot, settings, state))
+    return cases
+
+
+def measure(
+    policy: Callable[..., object], cases: list[tuple[QueueSnapshot, QueueSettings, ControllerState]]
+) -> float:
+    """Decisions per second of one policy over the cases (best of three passes)."""
+    best = 0.0
+    for _ in range(3):
+        start = time.perf_counter()
+        for snapshot, settings, state in cases:
+            policy(snapshot, settings, state, NOW, None)
+        elapsed = time.perf_counter() - start
+        best = max(best, len(cases) / elapsed)
+    return best
+
+
+def peer_policies() -> dict[str, Callable[..., object]]:
+    """The simulator's peers, through their explain entry points, when present."""
+    try:
+        from queue_autoscale.sim.peers import EXPLAINERS
+    except ImportError:
+        return {}
+    return {name: (lambda s, c, _st, _now, _m, f=fn: f(s, c)) for name, fn in EXPLAINERS.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--decisions", type=int, default=50_000)
+    args = parser.parse_args()
+    cases = workload(args.decisions)
+    lines = [
+        header("Decision core throughput (one core)"),
+        f"{args.decisions:,} varied decisions (20 samples of state each), best of 3 passes.",
+        "",
+        "| policy | decisions/s | µs/decision | goal |",
+        "|---|---:|---:|---|",
+    ]
+    policies = {**POLICIES, **peer_policies()}
+    for name, policy in policies.items():
+        rate = measure(policy, cases)
+        goal = f">= {GOAL:,}/s: {'met' if rate >= GOAL else 'NOT met'}" if name == "hybrid" else ""
+        lines.append(f"| {name} | {rate:,.0f} | {1e6 / rate:.1f} | {goal} |")
+    write("decision_throughput.md", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
