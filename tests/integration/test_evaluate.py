@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -98,7 +99,7 @@ class World:
 
 
 @pytest.fixture
-def reset_runtime() -> Any:
+def reset_runtime() -> Iterator[None]:
     yield
     evaluate.set_runtime(None)
 

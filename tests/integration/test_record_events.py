@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ TTL = 3 * 86_400
 
 
 @pytest.fixture
-def setup(kit: Any, clients: Any) -> dict[str, Any]:
+def setup(kit: Any, clients: Any) -> Iterator[dict[str, Any]]:
     table = kit.load_table()
     bucket = kit.bucket()
     events_url = kit.queue("events")

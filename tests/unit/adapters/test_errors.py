@@ -213,5 +213,6 @@ def test_transport_errors_are_retryable(error: Exception, kind: type[AdapterErro
 
 
 def test_lambda_config_uses_standard_retries_and_short_timeouts() -> None:
-    assert LAMBDA_CONFIG.retries == {"mode": "standard", "total_max_attempts": 3}
-    assert (LAMBDA_CONFIG.connect_timeout, LAMBDA_CONFIG.read_timeout) == (2, 5)
+    config: Any = LAMBDA_CONFIG
+    assert config.retries == {"mode": "standard", "total_max_attempts": 3}
+    assert (config.connect_timeout, config.read_timeout) == (2, 5)

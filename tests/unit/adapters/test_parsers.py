@@ -273,7 +273,7 @@ def test_events_key_partitions_by_utc_day_and_hour(at: float, key: str) -> None:
 
 def test_decisions_key_and_jsonl_round_trip() -> None:
     assert decisions_key(1_763_000_000.0, "t1") == "decisions/dt=2025-11-13/t1.jsonl.gz"
-    records = [{"b": 1, "a": "x"}, {"c": None}]
+    records: list[dict[str, Any]] = [{"b": 1, "a": "x"}, {"c": None}]
     data = encode_jsonl_gz(records)
     assert data == encode_jsonl_gz(records), "equal records must give equal bytes"
     assert decode_jsonl_gz(data) == records
