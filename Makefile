@@ -10,7 +10,7 @@ export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
 .PHONY: demo test lint check bench setup java clean
 
 demo: setup ## The end-to-end demo on the embedded AWS emulator
-	$(VENV)/bin/queue-autoscale demo
+	$(VENV)/bin/queue-autoscale explain --examples infra/examples
 
 test: setup ## Lint, type-check and run every test
 	$(VENV)/bin/ruff check .
