@@ -151,3 +151,20 @@ def test_validate_config_names_queue_field_and_value(tmp_path: Path) -> None:
     code, _, err = run("validate-config", str(bad))
     assert code == 2
     assert "queue 'emails': field 'max_workers' = -3" in err
+
+
+def test_explain_peer_reads_aws_documented_example() -> None:
+    # AWS's SQS example: 1,500 visible, 10 running, 0.1 s jobs, 10 s acceptable latency ->
+    # acceptable backlog 100 per task -> 15 tasks once the alarm's 3 datapoints breach.
+    code, out, _ = run(
+        "explain",
+        "--policy",
+        "target-tracking",
+        "--json",
+        "--config",
+        str(EXAMPLES / "aws-backlog-per-task.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "aws-backlog-per-task.snapshot.json"),
+    )
+    assert code == 0
+    assert json.loads(out)["target"] == 15
