@@ -139,11 +139,7 @@ def test_the_worker_helper_records_failed_and_lets_the_job_error_through() -> No
 def test_a_failed_send_never_raises_and_is_retried_on_the_next_flush() -> None:
     sqs = FakeSqs()
     throttled = ClientError(
-        {
-            "Error": {"Code": "ThrottlingException", "Message": "slow"},
-            "ResponseMetadata": {"HTTPStatusCode": 400},
-        },
-        "SendMessageBatch",
+        {"Error": {"Code": "ThrottlingException", "Message": "slow"}}, "SendMessageBatch"
     )
     sqs.script = [throttled]
     rec = recorder(sqs, flush_interval_seconds=3600)
