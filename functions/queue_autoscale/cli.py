@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from queue_autoscale import commands as core_commands
+from queue_autoscale import demo
+from queue_autoscale.sim import commands as sim_commands
+
 app = typer.Typer(
     name="queue-autoscale",
     help="SLA-driven autoscaler for SQS + ECS worker fleets.",
@@ -12,19 +16,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-
-def _register_commands() -> None:
-    # Each area registers its own commands; the CLI module only wires them up.
-    from queue_autoscale import commands as core_commands
-    from queue_autoscale import demo
-    from queue_autoscale.sim import commands as sim_commands
-
-    core_commands.register(app)
-    sim_commands.register(app)
-    demo.register(app)
-
-
-_register_commands()
+# Each area registers its own commands; this module only wires them up.
+core_commands.register(app)
+sim_commands.register(app)
+demo.register(app)
 
 
 def main() -> None:
