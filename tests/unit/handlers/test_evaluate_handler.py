@@ -1,0 +1,342 @@
+"""evaluate in-process with the canonical scheduler event, in-memory adapters and a fake clock."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+import pytest
+
+from queue_autoscale.adapters.cloudwatch import OldestAge
+from queue_autoscale.adapters.ecs import ServiceRef, ServiceStatus
+from queue_autoscale.adapters.errors import AdapterError, ServiceUnavailable, Throttled
+from queue_autoscale.adapters.eventbridge import DecisionEvent, EntryFailure
+from queue_autoscale.adapters.sqs import QueueDepth
+from queue_autoscale.core import CounterRow
+from queue_autoscale.handlers import evaluate
+from queue_autoscale.settings import EvaluateSettings
+
+NOW = 1_763_000_000.0
+SECOND = int(NOW)
+
+
+class Clock:
+    """A clock that only moves when the handler sleeps."""
+
+    def __init__(self) -> None:
+        self.now = NOW
+        self.naps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.naps.append(seconds)
+        self.now += seconds
+
+
+class FakeSqs:
+    def __init__(self) -> None:
+        self.depths: dict[str, QueueDepth | AdapterError] = {}
+
+    def depth(self, name: str) -> QueueDepth:
+        answer = self.depths[name]
+        if isinstance(answer, AdapterError):
+            raise answer
+        return answer
+
+
+class FakeOldest:
+    def __init__(self) -> None:
+        self.ages: dict[str, OldestAge | None] = {}
+
+    def oldest_ages(self, names: Sequence[str], now: float) -> dict[str, OldestAge | None]:
+        return {name: self.ages.get(name) for name in names}
+
+
+class FakeEcs:
+    def __init__(self) -> None:
+        self.services: dict[ServiceRef, ServiceStatus | AdapterError] = {}
+        self.updates: list[tuple[ServiceRef, int]] = []
+        self.update_error: AdapterError | None = None
+
+    def describe(self, refs: Sequence[ServiceRef]) -> dict[ServiceRef, Any]:
+        return {ref: self.services[ref] for ref in refs}
+
+    def set_desired(self, ref: ServiceRef, desired: int) -> int:
+        if self.update_error:
+            raise self.update_error
+        self.updates.append((ref, desired))
+        status = self.services[ref]
+        if isinstance(status, ServiceStatus):
+            self.services[ref] = ServiceStatus(status.running, desired, 0, False, "ACTIVE")
+        return desired
+
+
+class FakeTable:
+    def __init__(self) -> None:
+        self.rows: dict[str, list[CounterRow]] = {}
+        self.states: dict[str, dict[str, Any]] = {}
+        self.read_error: AdapterError | None = None
+
+    def read_documents(self, queues: Sequence[str]) -> dict[str, tuple[Any, Any]]:
+        if self.read_error:
+            raise self.read_error
+        return {queue: (self.states.get(queue), None) for queue in queues}
+
+    def counter_rows(self, queue: str, first: int, last: int) -> list[CounterRow]:
+        return [row for row in self.rows.get(queue, []) if first <= row.second <= last]
+
+    def write_state(self, queue: str, state: Mapping[str, Any], expected_version: int) -> int:
+        self.states[queue] = {**state, "version": expected_version + 1}
+        return expected_version + 1
+
+
+class FakeArchive:
+    def __init__(self) -> None:
+        self.logs: list[list[dict[str, Any]]] = []
+
+    def put_decisions(self, at: float, tick_id: str, records: Sequence[dict[str, Any]]) -> str:
+        self.logs.append(list(records))
+        return tick_id
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.published: list[DecisionEvent] = []
+        self.refuse: set[str] = set()
+
+    def publish(self, events: Sequence[DecisionEvent]) -> list[EntryFailure]:
+        self.published.extend(events)
+        return [
+            EntryFailure(index, "InternalFailure", "no")
+            for index, event in enumerate(events)
+            if event.detail_type in self.refuse
+        ]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.published: list[tuple[str, dict[str, float]]] = []
+
+    def __call__(self, queue: str, values: Mapping[str, float]) -> None:
+        self.published.append((queue, dict(values)))
+
+    def last(self, queue: str) -> dict[str, float]:
+        return [values for name, values in self.published if name == queue][-1]
+
+
+ORDERS = ServiceRef("workers", "orders")
+
+
+def build(
+    interval: float = 30, global_dry_run: bool = False, **queue: Any
+) -> evaluate.EvaluateRuntime:
+    settings = EvaluateSettings.from_environ(
+        {
+            "QUEUES_CONFIG": json.dumps(
+                [{"queue": "orders", "cluster": "workers", "max_workers": 50, **queue}]
+            ),
+            "LOAD_TABLE": "load-table",
+            "ARCHIVE_BUCKET": "archive-bucket",
+            "EVALUATION_INTERVAL_SECONDS": str(interval),
+            "DRY_RUN": str(global_dry_run).lower(),
+        }
+    )
+    clock = Clock()
+    runtime = evaluate.EvaluateRuntime(
+        settings=settings,
+        sqs=cast(Any, FakeSqs()),
+        oldest=cast(Any, FakeOldest()),
+        ecs=cast(Any, FakeEcs()),
+        table=cast(Any, FakeTable()),
+        archive=cast(Any, FakeArchive()),
+        events=cast(Any, FakeEvents()),
+        clock=clock,
+        sleep=clock.sleep,
+        publish_metrics=Metrics(),
+    )
+    runtime.sqs.depths["orders"] = QueueDepth(visible=120, in_flight=2, delayed=0)  # type: ignore[attr-defined]
+    runtime.ecs.services[ORDERS] = ServiceStatus(2, 2, 0, False, "ACTIVE")  # type: ignore[attr-defined]
+    rows = [CounterRow(second=s, queued=6) for s in range(SECOND - 20, SECOND)]
+    rows += [
+        CounterRow(second=s, completed=1, busy_ms=1000) for s in range(SECOND - 300, SECOND - 20)
+    ]
+    runtime.table.rows["orders"] = rows  # type: ignore[attr-defined]
+    return runtime
+
+
+@pytest.fixture
+def installed() -> Iterator[Any]:
+    def install(runtime: evaluate.EvaluateRuntime) -> evaluate.EvaluateRuntime:
+        evaluate.set_runtime(runtime)
+        return runtime
+
+    yield install
+    evaluate.set_runtime(None)
+
+
+@pytest.mark.parametrize(
+    ("interval", "max_ticks", "count"),
+    [
+        pytest.param(5, None, 12, id="5s-twelve"),
+        pytest.param(7, None, 9, id="7s-nine"),
+        pytest.param(30, None, 2, id="30s-two"),
+        pytest.param(60, None, 1, id="60s-one"),
+        pytest.param(5, 3, 3, id="capped"),
+    ],
+)
+def test_tick_count_fills_the_minute(interval: float, max_ticks: int | None, count: int) -> None:
+    assert evaluate.tick_count(interval, max_ticks) == count
+
+
+@pytest.mark.parametrize(
+    ("event", "max_ticks", "once"),
+    [
+        pytest.param({"detail": {}}, None, False, id="scheduled-event"),
+        pytest.param({"once": True}, None, True, id="once"),
+        pytest.param({"detail": {"max_ticks": 2}}, 2, False, id="detail-max-ticks"),
+        pytest.param({"detail": "{}", "max_ticks": 3}, 3, False, id="string-detail"),
+    ],
+)
+def test_parse_request(event: dict[str, Any], max_ticks: int | None, once: bool) -> None:
+    request = evaluate.parse_request(event)
+    assert (request.max_ticks, request.once) == (max_ticks, once)
+
+
+def test_the_scheduled_minute_runs_a_tick_every_interval(
+    installed: Any, load_event: Any, lambda_context: Any
+) -> None:
+    # GIVEN a 30 s interval and a backlog the drain term sizes at 14 workers
+    runtime = installed(build(interval=30))
+
+    # WHEN the canonical scheduler event arrives
+    answer = evaluate.handler(load_event("scheduler_evaluate.json"), lambda_context)
+
+    # THEN two ticks ran 30 s apart; the first scaled 2 -> 14. In this frozen world nothing
+    # drained, so at the second tick the oldest job is 50 s old (past the 30 s SLA): max.
+    assert answer["ticks"] == 2
+    assert runtime.sleep.__self__.naps == [30.0]  # type: ignore[attr-defined]
+    assert runtime.ecs.updates == [(ORDERS, 14), (ORDERS, 50)]  # type: ignore[attr-defined]
+    first, second = answer["decisions"]
+    assert (first["current"], first["target"], first["action"], first["applied"]) == (
+        2,
+        14,
+        "up",
+        True,
+    )
+    assert (second["current"], second["target"], second["applied"]) == (14, 50, True)
+    assert "SLA breached (oldest 50.0 s > 30 s)" in second["reason"]
+    # AND each tick published a decision event, the first also WorkersScaled
+    kinds = [event.detail_type for event in runtime.events.published]  # type: ignore[attr-defined]
+    assert kinds.count("ScalingDecisionMade") == 2
+    scaled = [e.detail for e in runtime.events.published if e.detail_type == "WorkersScaled"]  # type: ignore[attr-defined]
+    assert [(d["from"], d["to"]) for d in scaled] == [(2, 14), (14, 50)]
+    # AND the state was stored twice with increasing versions, and the log archived each tick
+    assert runtime.table.states["orders"]["version"] == 2  # type: ignore[attr-defined]
+    assert [len(log) for log in runtime.archive.logs] == [1, 1]  # type: ignore[attr-defined]
+
+
+def test_the_deadline_stops_the_loop(installed: Any, lambda_context: Any) -> None:
+    runtime = installed(build(interval=20))
+    lambda_context.remaining_ms = 40_000  # deadline = 40 s - 10 s margin: ticks at 0 and 20
+    answer = evaluate.handler({}, lambda_context)
+    assert answer["ticks"] == 2
+    assert runtime.sleep.__self__.naps == [20.0]  # type: ignore[attr-defined]
+
+
+def test_dry_run_decides_and_publishes_but_never_updates(
+    installed: Any, lambda_context: Any
+) -> None:
+    runtime = installed(build(global_dry_run=True))
+    answer = evaluate.handler({"once": True}, lambda_context)
+    (decision,) = answer["decisions"]
+    assert (decision["target"], decision["applied"], decision["dry_run"]) == (14, False, True)
+    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+
+
+def test_a_per_queue_dry_run_is_honoured(installed: Any, lambda_context: Any) -> None:
+    runtime = installed(build(dry_run=True))
+    answer = evaluate.handler({"once": True}, lambda_context)
+    assert answer["decisions"][0]["dry_run"] is True
+    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+
+
+def test_an_unreadable_queue_holds_and_counts_an_error(installed: Any, lambda_context: Any) -> None:
+    # GIVEN SQS throttles the depth read
+    runtime = installed(build())
+    runtime.sqs.depths["orders"] = Throttled("GetQueueAttributes", "slow", code="Throttling")  # type: ignore[attr-defined]
+
+    # WHEN a tick runs
+    answer = evaluate.handler({"once": True}, lambda_context)
+
+    # THEN the core holds on the missing input; nothing is updated; the error is counted
+    (decision,) = answer["decisions"]
+    assert (decision["action"], decision["target"], decision["applied"]) == ("hold", 2, False)
+    assert "visible unknown" in decision["reason"]
+    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+    assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0  # type: ignore[attr-defined]
+
+
+def test_without_the_state_item_nothing_is_decided(installed: Any, lambda_context: Any) -> None:
+    runtime = installed(build())
+    runtime.table.read_error = ServiceUnavailable("BatchGetItem", "503")  # type: ignore[attr-defined]
+    answer = evaluate.handler({"once": True}, lambda_context)
+    (decision,) = answer["decisions"]
+    assert decision["target"] is None
+    assert any("controller state unavailable" in error for error in decision["errors"])
+    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+    assert runtime.publish_metrics.last("orders") == {"ControllerErrors": 2.0}  # type: ignore[attr-defined]
+
+
+def test_a_failed_update_is_reported_not_raised(installed: Any, lambda_context: Any) -> None:
+    runtime = installed(build())
+    runtime.ecs.update_error = Throttled(
+        "UpdateService", "slow", code="ThrottlingException", resource="orders"
+    )  # type: ignore[attr-defined]
+    answer = evaluate.handler({"once": True}, lambda_context)
+    (decision,) = answer["decisions"]
+    assert (decision["action"], decision["applied"]) == ("up", False)
+    assert decision["errors"] == ["UpdateService on orders failed (ThrottlingException): slow"]
+    kinds = [event.detail_type for event in runtime.events.published]  # type: ignore[attr-defined]
+    assert "WorkersScaled" not in kinds
+
+
+def test_a_steady_fleet_holds_without_calling_update(installed: Any, lambda_context: Any) -> None:
+    runtime = installed(build())
+    runtime.sqs.depths["orders"] = QueueDepth(0, 0, 0)  # type: ignore[attr-defined]
+    runtime.table.rows["orders"] = [  # type: ignore[attr-defined]
+        CounterRow(second=s, queued=1, completed=1, busy_ms=1000)
+        for s in range(SECOND - 300, SECOND)
+    ]
+    answer = evaluate.handler({"once": True}, lambda_context)
+    (decision,) = answer["decisions"]
+    assert decision["action"] == "hold"
+    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+    metrics = runtime.publish_metrics.last("orders")  # type: ignore[attr-defined]
+    assert metrics["LoadRatio"] == pytest.approx(0.5)
+    assert metrics["CurrentWorkers"] == 2.0
+
+
+def test_a_predicted_breach_is_announced(installed: Any, lambda_context: Any) -> None:
+    # GIVEN CloudWatch says the oldest job is 25 s old with 2 workers for 120 jobs (SLA 30 s)
+    runtime = installed(build())
+    runtime.oldest.ages["orders"] = OldestAge(age_seconds=25.0, lag_seconds=0.0)  # type: ignore[attr-defined]
+    runtime.ecs.update_error = Throttled("UpdateService", "slow")  # type: ignore[attr-defined]
+
+    evaluate.handler({"once": True}, lambda_context)
+
+    breach = [e for e in runtime.events.published if e.detail_type == "SlaBreachPredicted"]  # type: ignore[attr-defined]
+    assert len(breach) == 1
+    assert breach[0].detail["oldest_age_seconds"] == 25.0
+    assert runtime.archive.logs[0][0]["oldest_age_source"] == "cloudwatch"  # type: ignore[attr-defined]
+
+
+def test_a_refused_event_is_counted_against_its_queue(installed: Any, lambda_context: Any) -> None:
+    runtime = installed(build())
+    runtime.events.refuse = {"WorkersScaled"}  # type: ignore[attr-defined]
+    answer = evaluate.handler({"once": True}, lambda_context)
+    (decision,) = answer["decisions"]
+    assert decision["errors"] == ["event refused: InternalFailure no"]
+    assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0  # type: ignore[attr-defined]

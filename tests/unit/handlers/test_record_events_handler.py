@@ -1,0 +1,216 @@
+"""record_events in-process with the canonical SQS event and in-memory adapters."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
+from queue_autoscale.adapters.sqs import SendFailure
+from queue_autoscale.handlers import record_events
+from queue_autoscale.settings import RecordSettings, SettingsError
+
+NOW = 1_763_000_000.0
+ORDERS_ID = "059f36b4-87a3-44ab-83d2-661975830a7d"
+EMAILS_ID = "2e1424d4-f796-459a-8184-9c92662be6da"
+JUNK_ID = "6c5ac2b0-4a3b-4e4e-9d0e-0bb1b0b6a0a1"
+
+
+class FakeTable:
+    def __init__(self) -> None:
+        self.adds: dict[tuple[str, int], dict[str, int]] = {}
+        self.expiry: dict[tuple[str, int], int] = {}
+        self.broken: set[tuple[str, int]] = set()
+
+    def add_counters(
+        self, queue: str, second: int, counts: Mapping[str, int], expires_at: int
+    ) -> None:
+        if (queue, second) in self.broken:
+            raise Throttled("UpdateItem", "slow down", code="ThrottlingException")
+        assert (queue, second) not in self.adds, "one ADD per queue-second per batch"
+        self.adds[(queue, second)] = dict(counts)
+        self.expiry[(queue, second)] = expires_at
+
+
+class FakeArchive:
+    def __init__(self) -> None:
+        self.objects: dict[str, list[dict[str, Any]]] = {}
+        self.rejected: dict[str, str] = {}
+        self.broken = False
+
+    def put_events(self, at: float, batch_id: str, records: Sequence[dict[str, Any]]) -> str:
+        if self.broken:
+            raise ServiceUnavailable("PutObject", "503", code="ServiceUnavailable")
+        key = f"events/{batch_id}"
+        self.objects[key] = list(records)
+        return key
+
+    def put_rejected(self, at: float, rejection_id: str, body: str) -> str:
+        key = f"rejected/{rejection_id}"
+        self.rejected[key] = body
+        return key
+
+
+class FakeDeadLetters:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+        self.broken = False
+
+    def reject_many(self, items: Sequence[tuple[str, str]]) -> list[SendFailure]:
+        if self.broken:
+            raise Throttled("SendMessageBatch", "slow down", code="RequestThrottled")
+        self.sent.extend(items)
+        return []
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.published: dict[str, dict[str, float]] = {}
+
+    def __call__(self, queue: str, values: Mapping[str, float]) -> None:
+        self.published[queue] = dict(values)
+
+
+@pytest.fixture
+def runtime() -> Iterator[record_events.RecordRuntime]:
+    settings = RecordSettings.from_environ(
+        {
+            "QUEUES_CONFIG": json.dumps([{"queue": "orders"}, {"queue": "emails"}]),
+            "LOAD_TABLE": "load-table",
+            "ARCHIVE_BUCKET": "archive-bucket",
+            "EVENTS_DLQ_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/events-dlq",
+            "COUNTER_TTL_SECONDS": "86400",
+        }
+    )
+    built = record_events.RecordRuntime(
+        settings=settings,
+        table=cast(Any, FakeTable()),
+        archive=cast(Any, FakeArchive()),
+        dead_letters=cast(Any, FakeDeadLetters()),
+        clock=lambda: NOW,
+        publish_metrics=Metrics(),
+    )
+    record_events.set_runtime(built)
+    yield built
+    record_events.set_runtime(None)
+
+
+def parts(runtime: record_events.RecordRuntime) -> tuple[Any, Any, Any, Any]:
+    return runtime.table, runtime.archive, runtime.dead_letters, runtime.publish_metrics
+
+
+def test_the_canonical_batch_is_counted_archived_and_dead_lettered(
+    runtime: Any, load_event: Any, lambda_context: Any
+) -> None:
+    # WHEN the canonical three-record batch arrives
+    response = record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+
+    # THEN nothing is retried
+    assert response == {"batchItemFailures": []}
+    table, archive, dead, metrics = parts(runtime)
+    # AND counters are one ADD per (queue, second) with the sums of that second
+    assert table.adds == {
+        ("orders", 1_762_999_990): {"queued": 1},
+        ("orders", 1_762_999_991): {
+            "started": 1,
+            "pickup_ms": 1_100,
+            "pickups": 1,
+            "completed": 1,
+            "busy_ms": 700,
+        },
+        ("emails", 1_762_999_990): {"queued": 1},
+    }
+    assert table.expiry[("emails", 1_762_999_990)] == 1_762_999_990 + 86_400
+    # AND the four accepted events are archived in one object
+    ((key, records),) = archive.objects.items()
+    assert key == f"events/{record_events.batch_id([ORDERS_ID, EMAILS_ID])}"
+    assert [(r["queue"], r["type"]) for r in records] == [
+        ("orders", "queued"),
+        ("orders", "started"),
+        ("orders", "completed"),
+        ("emails", "queued"),
+    ]
+    # AND the unknown queue's event is dead-lettered with its reason
+    ((wrapper, reason),) = dead.sent
+    assert reason == "field 'queue' = \"payments\": unknown queue (not in the configured queues)"
+    assert json.loads(wrapper)["message_id"] == JUNK_ID
+    assert json.loads(json.loads(wrapper)["body"])["job_id"] == "p-1"
+    # AND the counts are published per queue
+    assert metrics.published == {
+        "orders": {"AcceptedEvents": 3},
+        "emails": {"AcceptedEvents": 1},
+        "unknown": {"RejectedEvents": 1},
+    }
+
+
+def test_a_failed_counter_write_fails_only_the_records_in_that_second(
+    runtime: Any, load_event: Any, lambda_context: Any
+) -> None:
+    runtime.table.broken = {("orders", 1_762_999_991)}
+    response = record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+    assert response == {"batchItemFailures": [{"itemIdentifier": ORDERS_ID}]}
+    assert ("emails", 1_762_999_990) in runtime.table.adds
+    assert "orders" not in runtime.publish_metrics.published
+
+
+def test_a_failed_archive_write_fails_every_record_with_accepted_events(
+    runtime: Any, load_event: Any, lambda_context: Any
+) -> None:
+    runtime.archive.broken = True
+    response = record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+    assert response == {
+        "batchItemFailures": [{"itemIdentifier": ORDERS_ID}, {"itemIdentifier": EMAILS_ID}]
+    }
+    assert runtime.table.adds == {}, "nothing is counted that was not archived"
+    assert len(runtime.dead_letters.sent) == 1
+
+
+def test_a_failed_dlq_send_fails_the_rejected_record(
+    runtime: Any, load_event: Any, lambda_context: Any
+) -> None:
+    runtime.dead_letters.broken = True
+    response = record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+    assert response == {"batchItemFailures": [{"itemIdentifier": JUNK_ID}]}
+
+
+def test_when_every_record_fails_the_whole_batch_is_retried(
+    runtime: Any, load_event: Any, lambda_context: Any
+) -> None:
+    runtime.archive.broken = True
+    runtime.dead_letters.broken = True
+    with pytest.raises(BatchProcessingError):
+        record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+
+
+def test_an_oversized_body_goes_to_the_archive_and_the_dlq_points_at_it(
+    runtime: Any, load_event: Any, lambda_context: Any
+) -> None:
+    event = load_event("sqs_record_events.json")
+    event["Records"] = event["Records"][2:]
+    event["Records"][0]["body"] = "x" * (300 * 1024)
+    response = record_events.handler(event, lambda_context)
+    assert response == {"batchItemFailures": []}
+    ((wrapper, reason),) = runtime.dead_letters.sent
+    assert reason == "body = 307200 bytes: over the 262144 byte limit"
+    pointer = json.loads(wrapper)
+    assert runtime.archive.rejected[pointer["body_s3_key"]] == "x" * (300 * 1024)
+    assert pointer["body_bytes"] == 307_200
+
+
+def test_a_bad_deploy_fails_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    record_events.set_runtime(None)
+    monkeypatch.setenv("QUEUES_CONFIG", json.dumps([{"queue": "orders"}]))
+    monkeypatch.setenv("LOAD_TABLE", "load-table")
+    monkeypatch.setenv("ARCHIVE_BUCKET", "archive-bucket")
+    monkeypatch.delenv("EVENTS_DLQ_URL", raising=False)
+    monkeypatch.setenv("MAX_CLOCK_SKEW_SECONDS", "-1")
+    with pytest.raises(SettingsError) as caught:
+        record_events.get_runtime()
+    assert str(caught.value) == (
+        "$EVENTS_DLQ_URL is not set; "
+        '$MAX_CLOCK_SKEW_SECONDS = "-1": Input should be greater than or equal to 0'
+    )
