@@ -38,7 +38,8 @@ def load_event() -> Any:
     """Load a canonical event from tests/events by file name (a fresh copy each call)."""
 
     def load(name: str) -> dict[str, Any]:
-        return json.loads((EVENTS / name).read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads((EVENTS / name).read_text(encoding="utf-8"))
+        return data
 
     return load
 

@@ -145,26 +145,26 @@ def build(
         }
     )
     clock = Clock()
-    runtime = evaluate.EvaluateRuntime(
+    sqs, ecs, table = FakeSqs(), FakeEcs(), FakeTable()
+    sqs.depths["orders"] = QueueDepth(visible=120, in_flight=2, delayed=0)
+    ecs.services[ORDERS] = ServiceStatus(2, 2, 0, False, "ACTIVE")
+    rows = [CounterRow(second=s, queued=6) for s in range(SECOND - 20, SECOND)]
+    rows += [
+        CounterRow(second=s, completed=1, busy_ms=1000) for s in range(SECOND - 300, SECOND - 20)
+    ]
+    table.rows["orders"] = rows
+    return evaluate.EvaluateRuntime(
         settings=settings,
-        sqs=cast(Any, FakeSqs()),
+        sqs=cast(Any, sqs),
         oldest=cast(Any, FakeOldest()),
-        ecs=cast(Any, FakeEcs()),
-        table=cast(Any, FakeTable()),
+        ecs=cast(Any, ecs),
+        table=cast(Any, table),
         archive=cast(Any, FakeArchive()),
         events=cast(Any, FakeEvents()),
         clock=clock,
         sleep=clock.sleep,
         publish_metrics=Metrics(),
     )
-    runtime.sqs.depths["orders"] = QueueDepth(visible=120, in_flight=2, delayed=0)  # type: ignore[attr-defined]
-    runtime.ecs.services[ORDERS] = ServiceStatus(2, 2, 0, False, "ACTIVE")  # type: ignore[attr-defined]
-    rows = [CounterRow(second=s, queued=6) for s in range(SECOND - 20, SECOND)]
-    rows += [
-        CounterRow(second=s, completed=1, busy_ms=1000) for s in range(SECOND - 300, SECOND - 20)
-    ]
-    runtime.table.rows["orders"] = rows  # type: ignore[attr-defined]
-    return runtime
 
 
 @pytest.fixture
@@ -217,8 +217,8 @@ def test_the_scheduled_minute_runs_a_tick_every_interval(
     # THEN two ticks ran 30 s apart; the first scaled 2 -> 14. In this frozen world nothing
     # drained, so at the second tick the oldest job is 50 s old (past the 30 s SLA): max.
     assert answer["ticks"] == 2
-    assert runtime.sleep.__self__.naps == [30.0]  # type: ignore[attr-defined]
-    assert runtime.ecs.updates == [(ORDERS, 14), (ORDERS, 50)]  # type: ignore[attr-defined]
+    assert runtime.sleep.__self__.naps == [30.0]
+    assert runtime.ecs.updates == [(ORDERS, 14), (ORDERS, 50)]
     first, second = answer["decisions"]
     assert (first["current"], first["target"], first["action"], first["applied"]) == (
         2,
@@ -229,13 +229,13 @@ def test_the_scheduled_minute_runs_a_tick_every_interval(
     assert (second["current"], second["target"], second["applied"]) == (14, 50, True)
     assert "SLA breached (oldest 50.0 s > 30 s)" in second["reason"]
     # AND each tick published a decision event, the first also WorkersScaled
-    kinds = [event.detail_type for event in runtime.events.published]  # type: ignore[attr-defined]
+    kinds = [event.detail_type for event in runtime.events.published]
     assert kinds.count("ScalingDecisionMade") == 2
-    scaled = [e.detail for e in runtime.events.published if e.detail_type == "WorkersScaled"]  # type: ignore[attr-defined]
+    scaled = [e.detail for e in runtime.events.published if e.detail_type == "WorkersScaled"]
     assert [(d["from"], d["to"]) for d in scaled] == [(2, 14), (14, 50)]
     # AND the state was stored twice with increasing versions, and the log archived each tick
-    assert runtime.table.states["orders"]["version"] == 2  # type: ignore[attr-defined]
-    assert [len(log) for log in runtime.archive.logs] == [1, 1]  # type: ignore[attr-defined]
+    assert runtime.table.states["orders"]["version"] == 2
+    assert [len(log) for log in runtime.archive.logs] == [1, 1]
 
 
 def test_the_deadline_stops_the_loop(installed: Any, lambda_context: Any) -> None:
@@ -243,7 +243,7 @@ def test_the_deadline_stops_the_loop(installed: Any, lambda_context: Any) -> Non
     lambda_context.remaining_ms = 40_000  # deadline = 40 s - 10 s margin: ticks at 0 and 20
     answer = evaluate.handler({}, lambda_context)
     assert answer["ticks"] == 2
-    assert runtime.sleep.__self__.naps == [20.0]  # type: ignore[attr-defined]
+    assert runtime.sleep.__self__.naps == [20.0]
 
 
 def test_dry_run_decides_and_publishes_but_never_updates(
@@ -253,20 +253,20 @@ def test_dry_run_decides_and_publishes_but_never_updates(
     answer = evaluate.handler({"once": True}, lambda_context)
     (decision,) = answer["decisions"]
     assert (decision["target"], decision["applied"], decision["dry_run"]) == (14, False, True)
-    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+    assert runtime.ecs.updates == []
 
 
 def test_a_per_queue_dry_run_is_honoured(installed: Any, lambda_context: Any) -> None:
     runtime = installed(build(dry_run=True))
     answer = evaluate.handler({"once": True}, lambda_context)
     assert answer["decisions"][0]["dry_run"] is True
-    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
+    assert runtime.ecs.updates == []
 
 
 def test_an_unreadable_queue_holds_and_counts_an_error(installed: Any, lambda_context: Any) -> None:
     # GIVEN SQS throttles the depth read
     runtime = installed(build())
-    runtime.sqs.depths["orders"] = Throttled("GetQueueAttributes", "slow", code="Throttling")  # type: ignore[attr-defined]
+    runtime.sqs.depths["orders"] = Throttled("GetQueueAttributes", "slow", code="Throttling")
 
     # WHEN a tick runs
     answer = evaluate.handler({"once": True}, lambda_context)
@@ -275,46 +275,46 @@ def test_an_unreadable_queue_holds_and_counts_an_error(installed: Any, lambda_co
     (decision,) = answer["decisions"]
     assert (decision["action"], decision["target"], decision["applied"]) == ("hold", 2, False)
     assert "visible unknown" in decision["reason"]
-    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
-    assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0  # type: ignore[attr-defined]
+    assert runtime.ecs.updates == []
+    assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0
 
 
 def test_without_the_state_item_nothing_is_decided(installed: Any, lambda_context: Any) -> None:
     runtime = installed(build())
-    runtime.table.read_error = ServiceUnavailable("BatchGetItem", "503")  # type: ignore[attr-defined]
+    runtime.table.read_error = ServiceUnavailable("BatchGetItem", "503")
     answer = evaluate.handler({"once": True}, lambda_context)
     (decision,) = answer["decisions"]
     assert decision["target"] is None
     assert any("controller state unavailable" in error for error in decision["errors"])
-    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
-    assert runtime.publish_metrics.last("orders") == {"ControllerErrors": 2.0}  # type: ignore[attr-defined]
+    assert runtime.ecs.updates == []
+    assert runtime.publish_metrics.last("orders") == {"ControllerErrors": 2.0}
 
 
 def test_a_failed_update_is_reported_not_raised(installed: Any, lambda_context: Any) -> None:
     runtime = installed(build())
     runtime.ecs.update_error = Throttled(
         "UpdateService", "slow", code="ThrottlingException", resource="orders"
-    )  # type: ignore[attr-defined]
+    )
     answer = evaluate.handler({"once": True}, lambda_context)
     (decision,) = answer["decisions"]
     assert (decision["action"], decision["applied"]) == ("up", False)
     assert decision["errors"] == ["UpdateService on orders failed (ThrottlingException): slow"]
-    kinds = [event.detail_type for event in runtime.events.published]  # type: ignore[attr-defined]
+    kinds = [event.detail_type for event in runtime.events.published]
     assert "WorkersScaled" not in kinds
 
 
 def test_a_steady_fleet_holds_without_calling_update(installed: Any, lambda_context: Any) -> None:
     runtime = installed(build())
-    runtime.sqs.depths["orders"] = QueueDepth(0, 0, 0)  # type: ignore[attr-defined]
-    runtime.table.rows["orders"] = [  # type: ignore[attr-defined]
+    runtime.sqs.depths["orders"] = QueueDepth(0, 0, 0)
+    runtime.table.rows["orders"] = [
         CounterRow(second=s, queued=1, completed=1, busy_ms=1000)
         for s in range(SECOND - 300, SECOND)
     ]
     answer = evaluate.handler({"once": True}, lambda_context)
     (decision,) = answer["decisions"]
     assert decision["action"] == "hold"
-    assert runtime.ecs.updates == []  # type: ignore[attr-defined]
-    metrics = runtime.publish_metrics.last("orders")  # type: ignore[attr-defined]
+    assert runtime.ecs.updates == []
+    metrics = runtime.publish_metrics.last("orders")
     assert metrics["LoadRatio"] == pytest.approx(0.5)
     assert metrics["CurrentWorkers"] == 2.0
 
@@ -322,21 +322,21 @@ def test_a_steady_fleet_holds_without_calling_update(installed: Any, lambda_cont
 def test_a_predicted_breach_is_announced(installed: Any, lambda_context: Any) -> None:
     # GIVEN CloudWatch says the oldest job is 25 s old with 2 workers for 120 jobs (SLA 30 s)
     runtime = installed(build())
-    runtime.oldest.ages["orders"] = OldestAge(age_seconds=25.0, lag_seconds=0.0)  # type: ignore[attr-defined]
-    runtime.ecs.update_error = Throttled("UpdateService", "slow")  # type: ignore[attr-defined]
+    runtime.oldest.ages["orders"] = OldestAge(age_seconds=25.0, lag_seconds=0.0)
+    runtime.ecs.update_error = Throttled("UpdateService", "slow")
 
     evaluate.handler({"once": True}, lambda_context)
 
-    breach = [e for e in runtime.events.published if e.detail_type == "SlaBreachPredicted"]  # type: ignore[attr-defined]
+    breach = [e for e in runtime.events.published if e.detail_type == "SlaBreachPredicted"]
     assert len(breach) == 1
     assert breach[0].detail["oldest_age_seconds"] == 25.0
-    assert runtime.archive.logs[0][0]["oldest_age_source"] == "cloudwatch"  # type: ignore[attr-defined]
+    assert runtime.archive.logs[0][0]["oldest_age_source"] == "cloudwatch"
 
 
 def test_a_refused_event_is_counted_against_its_queue(installed: Any, lambda_context: Any) -> None:
     runtime = installed(build())
-    runtime.events.refuse = {"WorkersScaled"}  # type: ignore[attr-defined]
+    runtime.events.refuse = {"WorkersScaled"}
     answer = evaluate.handler({"once": True}, lambda_context)
     (decision,) = answer["decisions"]
     assert decision["errors"] == ["event refused: InternalFailure no"]
-    assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0  # type: ignore[attr-defined]
+    assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0
