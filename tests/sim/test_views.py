@@ -1,0 +1,79 @@
+"""What each policy sees: our controller's snapshot from counters and SQS/ECS attributes, and
+the peers' 1-minute CloudWatch datapoints published with a lag."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from queue_autoscale.core import QueueSnapshot
+from queue_autoscale.sim.engine import Datapoint, FleetSpec, FleetView, build_workload, run_policy
+
+
+class Recorder:
+    """Holds a fixed fleet and records what it was shown at each tick."""
+
+    name = "recorder"
+
+    def __init__(self, size: int, interval_seconds: int = 10) -> None:
+        self.size = size
+        self.interval_seconds = interval_seconds
+        self.snapshots: list[tuple[int, QueueSnapshot]] = []
+        self.datapoints: list[tuple[int, list[Datapoint]]] = []
+
+    def decide(self, view: FleetView) -> int:
+        self.snapshots.append((view.elapsed_seconds, view.snapshot("q")))
+        self.datapoints.append((view.elapsed_seconds, view.cloudwatch(3)))
+        return self.size
+
+
+def _run(counts: np.ndarray, size: int, **fleet_changes: object) -> tuple[Recorder, object]:
+    fleet = FleetSpec(provision_delay_seconds=0, **fleet_changes)  # type: ignore[arg-type]
+    workload = build_workload("view", counts, fleet, seed=9, warmup_seconds=0)
+    recorder = Recorder(size)
+    result = run_policy(workload, recorder, fleet, initial_workers=size)
+    return recorder, result
+
+
+def test_snapshot_rates_and_job_time_come_from_the_counters() -> None:
+    counts = np.full(900, 12, dtype=np.int64)  # exactly 12 jobs every second
+    recorder, _ = _run(counts, 20, service_mean_seconds=0.5)
+    at, snap = next((t, s) for t, s in recorder.snapshots if t == 600)
+    assert snap.taken_at == FleetSpec().base_epoch + at
+    assert snap.arrival_rate == pytest.approx(12.0)
+    assert snap.arrival_rate_short == pytest.approx(12.0)
+    assert snap.mean_job_seconds == pytest.approx(0.5, rel=0.05)
+    assert snap.completion_rate == pytest.approx(12.0, rel=0.02)
+    assert (snap.running, snap.desired, snap.pending) == (20, 20, 0)
+    assert snap.visible == 0 and snap.oldest_age_source == "empty"
+    assert 0 <= snap.in_flight <= 20
+
+
+def test_a_starved_queue_shows_its_backlog_and_oldest_age() -> None:
+    counts = np.full(400, 3, dtype=np.int64)  # 3 jobs/s on one 1 s worker: backlog grows 2/s
+    recorder, _ = _run(counts, 1, service_cv=0.0)
+    at, snap = next((t, s) for t, s in recorder.snapshots if t == 300)
+    assert snap.visible == pytest.approx(2 * at, rel=0.05)
+    assert snap.in_flight == 1
+    # FIFO: the job at the head arrived ~at/3 s in, so it has waited ~2/3 of `at`
+    assert snap.oldest_age_seconds == pytest.approx(2 * at / 3, rel=0.1)
+
+
+def test_cloudwatch_datapoints_are_one_minute_and_published_late() -> None:
+    counts = np.full(600, 3, dtype=np.int64)
+    recorder, _ = _run(counts, 1, service_cv=0.0, cloudwatch_lag_seconds=60)
+    by_time = dict(recorder.datapoints)
+    assert by_time[110] == []  # minute 0 ends at 60 s and is readable from 120 s
+    assert [p.minute_start - FleetSpec().base_epoch for p in by_time[120]] == [0.0]
+    assert [p.minute_start - FleetSpec().base_epoch for p in by_time[300]] == [60.0, 120.0, 180.0]
+    latest = by_time[300][-1]
+    assert latest.visible == pytest.approx(2 * 240, rel=0.05)  # sampled at the minute's end
+    assert latest.running == 1
+
+
+def test_withholding_the_cloudwatch_age_leaves_the_counters_estimate() -> None:
+    counts = np.full(400, 3, dtype=np.int64)
+    recorder, _ = _run(counts, 1, service_cv=0.0, cloudwatch_age=False)
+    snap = dict(recorder.snapshots)[300]
+    assert snap.oldest_age_source == "counters"
+    assert snap.oldest_age_seconds == pytest.approx(200, rel=0.1)
