@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Protocol
 
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
@@ -19,10 +18,8 @@ Clock = Callable[[], float]
 """Returns epoch seconds."""
 
 
-class MetricsSink(Protocol):
-    """Publishes one queue's metrics (name -> value); units come from constants.py."""
-
-    def __call__(self, queue: str, values: Mapping[str, float]) -> None: ...
+MetricsSink = Callable[[str, Mapping[str, float]], None]
+"""Publishes one queue's metrics: (queue, {metric name: value}); units come from constants.py."""
 
 
 def metric_unit(name: str) -> str:
