@@ -23,20 +23,20 @@ img { max-width: 100%; } .note { color: #555; font-size: 0.9em; }
 
 def _png(figure: Figure) -> str:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    figure.savefig(buffer, format="png", dpi=90)
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
     return f'<img alt="chart" src="data:image/png;base64,{encoded}">'
 
 
 def _queue_axes(queues: Sequence[str], height: float = 2.6) -> tuple[Figure, list[Axes]]:
-    figure = Figure(figsize=(11, max(height, height * len(queues))))
+    figure = Figure(figsize=(11, height * len(queues) + 0.4), layout="constrained")
     axes = [figure.add_subplot(len(queues), 1, index + 1) for index in range(len(queues))]
     return figure, axes
 
 
 def compliance_chart(daily: pd.DataFrame) -> str:
     """Share of jobs picked up within the SLA per queue and day, %."""
-    figure = Figure(figsize=(11, 3.5))
+    figure = Figure(figsize=(11, 3.5), layout="constrained")
     axes = figure.add_subplot(1, 1, 1)
     for queue, rows in daily.sort_values("period_start").groupby("queue"):
         axes.plot(rows["period_start"], rows["sla_share"] * 100.0, marker="o", label=str(queue))
@@ -72,6 +72,7 @@ def backlog_chart(backlog: pd.DataFrame) -> str:
         rows = backlog[backlog["queue"] == queue].sort_values("stamp")
         axes.step(rows["stamp"], rows["backlog"], where="post", color="tab:blue", label="backlog")
         axes.set_ylabel("backlog, jobs", color="tab:blue")
+        axes.set_ylim(bottom=0)
         workers = axes.twinx()
         workers.step(rows["stamp"], rows["workers"], where="post", color="tab:orange")
         workers.set_ylabel("workers", color="tab:orange")
