@@ -6,6 +6,7 @@ value so the core can age it forward (DESIGN section 4, oldest-age rule).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -122,8 +123,10 @@ class OldestAgeReader:
     ) -> dict[str, OldestAge | None]:
         """Latest age and its lag per queue name; `now` is epoch seconds."""
         answer: dict[str, OldestAge | None] = {}
-        end = datetime.fromtimestamp(now, UTC)
-        start = datetime.fromtimestamp(now - lookback_seconds, UTC)
+        # Whole periods, as CloudWatch rounds them anyway: datapoints then start on the minute.
+        period = self._period
+        end = datetime.fromtimestamp(math.ceil(now / period) * period, UTC)
+        start = datetime.fromtimestamp(math.floor((now - lookback_seconds) / period) * period, UTC)
         for first in range(0, len(queue_names), MAX_QUERIES):
             names = list(queue_names[first : first + MAX_QUERIES])
             results: list[Mapping[str, Any]] = []
