@@ -6,6 +6,7 @@ Writes a markdown report (tables, goal check, the exact command) for benchmarks/
 from __future__ import annotations
 
 import platform
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -178,6 +179,23 @@ def run_bench(
     return out
 
 
+def core_version() -> str:
+    """The commit the core was at (and whether core/ had local changes), for the report."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "functions/queue_autoscale/core"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head}{' with local changes in core/' if dirty else ''}"
+
+
 def busiest_minute(counts: Counts) -> float:
     """The busiest minute's mean rate, jobs/s."""
     minutes = counts.size // 60
@@ -207,6 +225,7 @@ def report(
         "",
         "## Set-up",
         "",
+        f"- Core at commit {core_version()}.",
         f"- SLA {spec.sla_seconds:g} s pickup; jobs {spec.service_seconds:g} s mean, gamma with "
         f"cv {spec.service_cv:g} (exponential); concurrency {spec.concurrency}; a new worker takes "
         f"jobs {spec.provision_delay_seconds} s after it is ordered; fleet {spec.min_workers}.."
@@ -322,21 +341,75 @@ def report(
 
 NOTES = """## Reading the results
 
-See `docs/simulator.md` for the model. What drives the numbers above:
+See `docs/simulator.md` for the model. What drives the numbers above.
+
+### Why `hybrid` misses the goal where it does
+
+The causes below were traced tick by tick through the decision records of the core commit
+named in the set-up; the "with a local patch" numbers come from throw-away experiments that
+changed one thing in a scratch copy (nothing here edits the core).
+
+1. **Nothing a reactive controller can do reaches 99.9 % on `spike` and `flash-crowd` with
+   a 60 s provisioning delay.** A step seen at the next 10 s tick is served by new workers
+   65-70 s after it starts. With the pre-step fleet c0 serving FIFO, a job arriving t s
+   into the step waits about t * (lambda_new - c0 mu) / (c0 mu) while the old fleet works
+   alone, and (lead - t) once a large new fleet lands, so every job arriving between about
+   12 s and (lead - 30) s into the spike misses: ~25 s x 50 jobs/s, ~1,200 of the spike
+   scenario's 144,000 jobs (best ~99.1 %), and ~35 s x 100 jobs/s, ~3,500 of the flash
+   crowd's 46,600 (best ~92.5 %). `static` meets the SLA there only because it is handed the
+   window's peak in advance.
+2. **The in-flight floor latches the stabilization window** (core `hybrid._bounds` +
+   `next_state`). The sample stored each tick as `raw_target` is the recommendation *after*
+   the "never below what in-flight work needs" floor. Whenever every worker happens to be
+   busy at a tick (Erlang C: ~10 % of ticks at rho 0.8, so almost every 300 s window has
+   one), the sample records the current fleet size, and the scale-down-to-the-window-max
+   rule then never lets the fleet shrink. On `steady` (20 jobs/s) the steady and trend terms
+   read 20-23 workers for two hours while the fleet stayed at 26-27 ("stabilization" on 97 %
+   of ticks): utilization 0.65-0.76 instead of ~0.88. Storing the pre-floor target (the max
+   of the terms, within min/max) in the sample, with a local patch: steady 191,176 ->
+   164,673 worker-s (utilization 0.757 -> 0.879) at 100 % within SLA.
+3. **The oldest-age rule adds CloudWatch's whole publication lag to a stale age.** The age
+   datapoint is the maximum of its minute and is 60-120 s old when read; `core.oldest_age`
+   adds that lag whenever anything is visible, so a queue whose jobs wait 1-2 s reads 61-122 s
+   the moment a few jobs are momentarily visible at a tick, i.e. BREACH, and the drain term
+   orders workers for a breach that is not happening (targets 29-31 instead of 21 on
+   `steady`). The diagnostic table shows the same runs with the counters' FIFO estimate
+   alone: less waste on smooth traffic (diurnal 0.666 -> 0.820 utilization); on bursty
+   traffic the phantom breaches happen to pre-provision and compliance drops without them.
+   A sounder rule: add the lag only if the counters show the queue has not emptied since
+   the datapoint (started since then < visible then), else trust the counters.
+4. **The breach drain ignores the provisioning lead, and scale-down is slow.** Near or past
+   the SLA the drain term sizes to clear the backlog within the recovery horizon,
+   max(1, 0.1 x SLA) = 3 s by default, so a 1,500-job backlog asks for ~500-1,000 workers
+   (the max) although none of them can take a job for 60 s, by when a fraction of them would
+   do. Coming back down is limited to `scale_down_step` = 5 workers per 60 s after a 300 s
+   stabilization: ~3 hours from 1,000 to 14 (the blue ramp in the spike plot). This is what
+   sinks utilization on `spike`, `bursty`, `flash-crowd` and the NASA day (0.03-0.22).
+   With a local patch (item 2's fix, counters-only age, a 30 s recovery horizon): spike
+   4.33 M -> 0.37 M worker-s (peak 201 instead of 1,000), flash-crowd 1.70 M -> 0.71 M,
+   at similar compliance (97.3 % and 82.6 %). Sizing the drain for workers that arrive after
+   the lead L, (backlog + lambda (L + T)) / (mu T) with T the horizon after they arrive, and
+   a step that scales with the fleet (e.g. 10 % of it) would address both.
+
+### The peers
 
 - **Backlog-target peers run at the SLA, not under it.** KEDA's queueLength and target
   tracking's acceptable backlog are both "messages one worker clears within the SLA", which
-  is what their docs tell users to set. Both then *hold* a standing backlog of about that
-  many messages per worker: the fleet only grows once the backlog per worker reaches the
-  target, i.e. once the newest job's wait is about the SLA. So their pickup times sit near the
-  SLA and noise pushes a large share over it; they buy that with high utilization and few
-  worker-seconds. That is the trade the goal's "at least as good on worker-seconds" cannot
-  win against at equal compliance: they are cheaper because they are late.
+  is what their docs tell users to set. The fleet only grows once the backlog per worker
+  reaches that target, i.e. once the newest job's wait is about the SLA, so a large share of
+  jobs lands just over it (~73-74 % within SLA on every workload).
+- **KEDA** counts in-flight messages too, so with a queue that keeps up it recommends
+  ceil(in-flight / queueLength) ~ 1 pod; after the 300 s stabilization the fleet collapses,
+  the backlog rebuilds to ~queueLength per pod, and the cycle repeats (the saw-tooth in the
+  plots). It is cheaper than `hybrid` where `hybrid` over-provisions (items 2-4), not because
+  it meets the SLA.
 - **Target tracking on backlog per task** reads a metric that is 0 whenever the fleet keeps
-  up, so after 15 low minutes it scales in proportionally (to the minimum), and it takes 3
-  published minutes (+ the publication lag + the provisioning delay) to come back.
+  up, so after 15 low minutes it scales in proportionally (to the minimum); scaling out
+  needs 3 published minutes (+ the 60 s publication lag + the provisioning delay), by which
+  time the backlog asks for 5-10x the fleet, held for the next 15 minutes.
 - **`static`** is given the whole window's 99th-percentile rate in advance; it is the
   cheapest safe fleet on flat traffic and wasteful on anything with a peak.
 - **`seed-hybrid`** is seed 001 taken literally; its drain term divides by the time left to
-  the SLA and so asks for the maximum whenever the oldest age reads at or past the SLA.
+  the SLA and asks for the maximum whenever the oldest age reads at or past the SLA - which
+  item 3's phantom ages make frequent.
 """

@@ -59,6 +59,7 @@ def plot(comparison: Comparison, path: str | Path, sla_seconds: float) -> Path:
     axes[3].set_ylabel("worst pickup (s)")
     axes[3].axhline(sla_seconds, color="red", linestyle="--", linewidth=0.8, label="SLA")
     axes[3].set_yscale("symlog", linthresh=1.0)
+    axes[3].set_ylim(bottom=0.0)
     axes[3].set_xlabel(f"hours (first {w.warmup_seconds // 60} min: warm-up, not scored)")
     for axis in axes:
         axis.axvline(w.warmup_seconds / 3600.0, color="grey", linewidth=0.6, linestyle=":")

@@ -1,0 +1,86 @@
+"""Scores on runs small enough to work out by hand, and the bench's goal check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from queue_autoscale.sim.bench import goal_check, scores_markdown
+from queue_autoscale.sim.engine import FleetSpec, Workload, run_policy
+from queue_autoscale.sim.scores import TASK_HOUR_USD, Score, score
+from tests.sim.conftest import FixedFleet
+
+
+def _workload(arrivals: list[float], service: list[float], seconds: int) -> Workload:
+    counts = np.bincount(np.floor(arrivals).astype(int), minlength=seconds).astype(np.int64)
+    return Workload("hand", counts, 0, np.array(arrivals), np.array(service))
+
+
+def test_three_jobs_on_one_worker() -> None:
+    # GIVEN three 2 s jobs arriving at 0.0, 0.1, 0.2 s on one ready worker, SLA 2 s
+    fleet = FleetSpec(provision_delay_seconds=0, drain_limit_seconds=0)
+    workload = _workload([0.0, 0.1, 0.2], [2.0, 2.0, 2.0], 10)
+    # WHEN replayed
+    result = run_policy(workload, FixedFleet(1), fleet, initial_workers=1)
+    s = score(result, sla_seconds=2.0)
+    # THEN they start at 0, 2 and 4 s: pickups 0, 1.9 and 3.8 s
+    assert result.starts.tolist() == pytest.approx([0.0, 2.0, 4.0])
+    assert (s.jobs, s.served, s.in_service, s.waiting) == (3, 3, 0, 0)
+    assert s.sla_compliance == pytest.approx(2 / 3)
+    assert s.p50_pickup_seconds == pytest.approx(1.9)
+    assert s.max_pickup_seconds == pytest.approx(3.8)
+    assert s.worker_seconds == 10.0  # one worker billed for the 10 s window
+    assert s.busy_seconds == pytest.approx(6.0)
+    assert s.utilization == pytest.approx(0.6)
+    assert s.cost_usd == pytest.approx(10 / 3600 * TASK_HOUR_USD)
+    assert pytest.approx(0.5 * 0.04048 + 1.0 * 0.004445) == TASK_HOUR_USD
+
+
+def test_a_job_still_running_at_the_end_is_in_service_and_clipped() -> None:
+    fleet = FleetSpec(provision_delay_seconds=0, drain_limit_seconds=0)
+    workload = _workload([0.5, 8.5], [1.0, 5.0], 10)
+    result = run_policy(workload, FixedFleet(1), fleet, initial_workers=1)
+    s = score(result, sla_seconds=30.0)
+    assert (s.served, s.in_service, s.waiting) == (1, 1, 0)
+    assert s.busy_seconds == pytest.approx(1.0 + 1.5)  # the second job's last 3.5 s fall outside
+    assert s.sla_compliance == 1.0
+
+
+def _score(policy: str, compliance: float, worker_seconds: float, utilization: float) -> Score:
+    return Score(
+        policy=policy, workload="w", jobs=100, served=100, in_service=0, waiting=0,
+        sla_seconds=30.0, sla_compliance=compliance, p50_pickup_seconds=0.0,
+        p99_pickup_seconds=1.0, max_pickup_seconds=2.0, worker_seconds=worker_seconds,
+        busy_seconds=worker_seconds * utilization, utilization=utilization,
+        scaling_actions=3, cost_usd=1.0, mean_workers=1.0, peak_workers=2,
+        duration_seconds=100, wall_seconds=0.1,
+    )  # fmt: skip
+
+
+def test_goal_check_passes_when_hybrid_beats_every_peer() -> None:
+    row, misses = goal_check(
+        "w", [_score("hybrid", 0.9995, 1000, 0.85), _score("keda", 0.74, 1100, 0.6)]
+    )
+    assert misses == []
+    assert row == "| w | 99.9500% | 0.850 | yes | yes |"
+
+
+def test_goal_check_names_every_miss_with_numbers() -> None:
+    _, misses = goal_check(
+        "w",
+        [_score("hybrid", 0.98, 2000, 0.5), _score("static", 1.0, 1500, 0.9),
+         _score("keda", 0.7, 1000, 0.95)],
+    )  # fmt: skip
+    assert misses == [
+        "compliance 98.0000% < 99.9%",
+        "utilization 0.500 < 0.80",
+        "static kept more jobs within SLA (100.0000% vs 98.0000%)",
+        "static used fewer worker-seconds (1,500 vs 2,000, -25.0%) at 100.0000% within SLA",
+        "keda used fewer worker-seconds (1,000 vs 2,000, -50.0%) at 70.0000% within SLA",
+    ]
+
+
+def test_scores_markdown_has_a_row_per_policy() -> None:
+    lines = scores_markdown([_score("hybrid", 1.0, 10, 0.8), _score("keda", 0.5, 5, 0.9)])
+    assert len(lines) == 4
+    assert lines[2].startswith("| hybrid | 100 | 100.0000% |")
