@@ -39,18 +39,18 @@ def test_oldest_age_reads_the_latest_datapoint_of_each_queue(kit: Any, clients: 
     # GIVEN SQS-style age datapoints for two of three queues
     now = time.time()
     minute = int(now // 60) * 60
-    for name, ages in (("a", [40.0, 55.0]), ("b", [7.0])):
+    for name, series in (("a", [40.0, 55.0]), ("b", [7.0])):
         clients.cloudwatch.put_metric_data(
             Namespace="AWS/SQS",
             MetricData=[
                 {
                     "MetricName": "ApproximateAgeOfOldestMessage",
                     "Dimensions": [{"Name": "QueueName", "Value": kit.name(name)}],
-                    "Timestamp": datetime.fromtimestamp(minute - 60 * (len(ages) - i), UTC),
+                    "Timestamp": datetime.fromtimestamp(minute - 60 * (len(series) - i), UTC),
                     "Value": age,
                     "Unit": "Seconds",
                 }
-                for i, age in enumerate(ages)
+                for i, age in enumerate(series)
             ],
         )
 
