@@ -158,6 +158,8 @@ class RunResult:
     """Changes of the desired count after the warm-up."""
     ticks: int
     wall_seconds: float
+    concurrency: int = 1
+    """Job slots per worker."""
 
 
 class FleetView:
@@ -461,6 +463,7 @@ def run_policy(
         scaling_actions=actions,
         ticks=ticks,
         wall_seconds=time.perf_counter() - started_wall,
+        concurrency=fleet.concurrency,
     )
 
 

@@ -46,8 +46,9 @@ class Score:
     max_pickup_seconds: float
     worker_seconds: float
     busy_seconds: float
+    """Job-seconds of work done in the window (k jobs at once on a worker count k times)."""
     utilization: float
-    """busy_seconds / worker_seconds."""
+    """busy_seconds / (worker_seconds x concurrency): the share of job slots in use."""
     scaling_actions: int
     cost_usd: float
     mean_workers: float
@@ -99,7 +100,7 @@ def score(result: RunResult, sla_seconds: float) -> Score:
         max_pickup_seconds=float(pickup.max()) if jobs else 0.0,
         worker_seconds=worker_seconds,
         busy_seconds=busy,
-        utilization=busy / worker_seconds if worker_seconds > 0 else 0.0,
+        utilization=busy / (worker_seconds * result.concurrency) if worker_seconds > 0 else 0.0,
         scaling_actions=result.scaling_actions,
         cost_usd=worker_seconds / 3600.0 * TASK_HOUR_USD,
         mean_workers=worker_seconds / duration,
