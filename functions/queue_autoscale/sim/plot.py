@@ -56,6 +56,8 @@ def plot(comparison: Comparison, path: str | Path, sla_seconds: float) -> Path:
         axes[3].plot(hours, pickup, linewidth=0.8, label=result.policy)
     axes[1].set_ylabel("backlog (max visible)")
     axes[2].set_ylabel("workers (billed)")
+    axes[2].set_yscale("symlog", linthresh=10.0)
+    axes[1].set_yscale("symlog", linthresh=10.0)
     axes[3].set_ylabel("worst pickup (s)")
     axes[3].axhline(sla_seconds, color="red", linestyle="--", linewidth=0.8, label="SLA")
     axes[3].set_yscale("symlog", linthresh=1.0)
