@@ -67,12 +67,16 @@ def decide(
         settings.trend_window_seconds,
         model,
     )
-    trend = workers_for_sla(
-        forecast,
-        m.mean_job_seconds,
-        settings.worker_concurrency,
-        settings.sla_seconds,
-        settings.percentile,
+    trend = (
+        steady
+        if forecast == lam
+        else workers_for_sla(
+            forecast,
+            m.mean_job_seconds,
+            settings.worker_concurrency,
+            settings.sla_seconds,
+            settings.percentile,
+        )
     )
     drain = drain_workers(
         m.visible,
@@ -348,8 +352,13 @@ def next_state(
         raw_target=recommendation,
         dlq_depth=m.dlq_depth,
     )
-    samples = tuple(s for s in state.samples if now - s.at <= keep and s.at < now)
-    samples = (*samples, sample)[-MAX_SAMPLES:]
+    kept = state.samples
+    if kept and kept[-1].at >= now:  # a replayed tick: drop what this one supersedes
+        kept = tuple(s for s in kept if s.at < now)
+    start = 0
+    while start < len(kept) and now - kept[start].at > keep:  # samples are oldest first
+        start += 1
+    samples = (*kept[start:], sample)[-MAX_SAMPLES:]
     changes: dict[str, object] = {"samples": samples}
     if decision.action is Action.UP:
         changes["last_scale_up_at"] = now
