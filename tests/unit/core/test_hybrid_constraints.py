@@ -230,3 +230,17 @@ def test_predicted_pickup_and_breach() -> None:
     assert d.predicted_pickup_seconds == pytest.approx(20.0)
     assert d.predicted_breach_seconds == pytest.approx(18.0)
     assert d.backlog_per_instance == pytest.approx(20.0)
+
+
+def test_state_keeps_only_the_longest_window_and_replaces_a_replayed_tick() -> None:
+    # GIVEN samples from 20 minutes ago to 30 s ago (windows: 300 s + a 30 s interval)
+    old = tuple(
+        Sample(at=NOW - 1200 + 30 * i, arrival_rate=0, visible=0, raw_target=1) for i in range(40)
+    )
+    state = ControllerState("jobs", samples=old)
+    after = decide(snapshot(), settings(), state, NOW).state
+    ages = [NOW - s.at for s in after.samples]
+    assert max(ages) <= 330 and ages[-1] == 0 and len(after.samples) == 12
+    # WHEN the same tick is evaluated again, it replaces its own sample instead of adding one
+    again = decide(snapshot(), settings(), after, NOW).state
+    assert len(again.samples) == len(after.samples)
