@@ -94,10 +94,16 @@ def counter_update(
     return expression, names, values
 
 
+_ROW_FIELDS = ("queued", "started", "completed", "failed", "busy_ms", "pickup_ms")
+
+
 def parse_counter_item(item: Mapping[str, Any]) -> CounterRow:
-    """One counter item (DynamoDB wire format) -> CounterRow."""
-    plain = deserialize_item(item)
-    sort_key = str(plain.get("sk", ""))
+    """One counter item (DynamoDB wire format) -> CounterRow; absent counters are 0.
+
+    Reads the wire format directly (no TypeDeserializer): a window query returns hundreds
+    of items per queue per tick.
+    """
+    sort_key = str(item.get("sk", {}).get("S", ""))
     if not sort_key.startswith("S#"):
         raise MalformedResponse("Query", f"sort key {sort_key!r} is not a counter key")
     try:
@@ -105,13 +111,20 @@ def parse_counter_item(item: Mapping[str, Any]) -> CounterRow:
     except ValueError:
         raise MalformedResponse("Query", f"sort key {sort_key!r} has no epoch second") from None
     values: dict[str, int] = {}
-    for field in ("queued", "started", "completed", "failed", "busy_ms", "pickup_ms"):
-        raw = plain.get(field, 0)
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
+    for field in _ROW_FIELDS:
+        attribute = item.get(field)
+        if attribute is None:
+            values[field] = 0
+            continue
+        raw = attribute.get("N") if isinstance(attribute, Mapping) else None
+        try:
+            if raw is None:
+                raise ValueError(field)
+            values[field] = int(Decimal(raw))
+        except (ValueError, ArithmeticError):
             raise MalformedResponse(
-                "Query", f"{sort_key}: field {field!r} = {raw!r} is not a number"
-            )
-        values[field] = int(raw)
+                "Query", f"{sort_key}: field {field!r} = {attribute!r} is not a number"
+            ) from None
     return CounterRow(second=second, **values)
 
 

@@ -17,6 +17,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -79,6 +80,8 @@ class EvaluateRuntime:
     sleep: Callable[[float], None] = time.sleep
     publish_metrics: MetricsSink = emf_metrics
     policy: str = "hybrid"
+    max_concurrency: int = 8
+    """Threads for the tick's reads (AWS calls are latency-bound)."""
 
 
 def build_runtime(
@@ -173,56 +176,84 @@ def counter_lookback_seconds(config: QueueConfig) -> int:
     return int(max(RATE_WINDOW_SECONDS, min(3600.0, 2 * config.sla_seconds)))
 
 
+@dataclass
+class _QueueReads:
+    """The per-queue reads of one tick (run concurrently across queues)."""
+
+    depth: QueueDepth | None = None
+    dlq_depth: int | None = None
+    rows: list[CounterRow] | None = None
+    errors: list[AdapterError] = field(default_factory=list)
+
+
+def _read_queue(runtime: EvaluateRuntime, config: QueueConfig, now: float) -> _QueueReads:
+    reads = _QueueReads()
+    try:
+        reads.depth = runtime.sqs.depth(config.queue)
+    except AdapterError as error:
+        reads.errors.append(error)
+    if config.dlq:
+        try:
+            reads.dlq_depth = runtime.sqs.depth(config.dlq).visible
+        except AdapterError as error:
+            reads.errors.append(error)
+    second = int(now)
+    try:
+        reads.rows = runtime.table.counter_rows(
+            config.queue, second - counter_lookback_seconds(config), second
+        )
+    except AdapterError as error:
+        reads.errors.append(error)
+    return reads
+
+
 @tracer.capture_method
 def gather(runtime: EvaluateRuntime, queues: Sequence[QueueConfig], now: float) -> Inputs:
-    """Read every queue's inputs in batched calls; failures become None plus an error."""
+    """Read every queue's inputs in batched calls; failures become None plus an error.
+
+    The batched calls (GetMetricData, DescribeServices, BatchGetItem) and the per-queue
+    calls (GetQueueAttributes, counters Query) run on a small thread pool: they are
+    latency-bound, and boto3 clients are thread-safe.
+    """
     inputs = Inputs()
     names = [config.queue for config in queues]
-    for config in queues:
-        try:
-            inputs.depth[config.queue] = runtime.sqs.depth(config.queue)
-        except AdapterError as error:
-            inputs.depth[config.queue] = None
-            inputs.fail(config.queue, error)
-        if config.dlq:
-            try:
-                inputs.dlq_depth[config.queue] = runtime.sqs.depth(config.dlq).visible
-            except AdapterError as error:
-                inputs.dlq_depth[config.queue] = None
-                inputs.fail(config.queue, error)
-    try:
-        inputs.ages = dict(runtime.oldest.oldest_ages(names, now))
-    except AdapterError as error:
-        inputs.ages = dict.fromkeys(names)
-        for name in names:
-            inputs.fail(name, error)
     refs = {config.queue: ServiceRef(config.cluster, config.service) for config in queues}
-    described = runtime.ecs.describe(list(refs.values()))
-    for queue, ref in refs.items():
-        status = described.get(ref)
-        if isinstance(status, ServiceStatus):
-            inputs.services[queue] = status
-        else:
-            inputs.services[queue] = None
-            inputs.fail(queue, status or AdapterError("DescribeServices", "no answer"))
-    try:
-        documents = runtime.table.read_documents(names)
-        for queue, (state, model) in documents.items():
-            inputs.states[queue] = state
-            inputs.models[queue] = model
-    except AdapterError as error:
-        inputs.documents_ok = False
-        for name in names:
-            inputs.fail(name, error)
-    second = int(now)
-    for config in queues:
+    workers = max(1, min(runtime.max_concurrency, len(queues) + 3))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gather") as pool:
+        ages_call = pool.submit(runtime.oldest.oldest_ages, names, now)
+        services_call = pool.submit(runtime.ecs.describe, list(refs.values()))
+        documents_call = pool.submit(runtime.table.read_documents, names)
+        per_queue = list(pool.map(lambda config: _read_queue(runtime, config, now), queues))
+
+        for config, reads in zip(queues, per_queue, strict=True):
+            inputs.depth[config.queue] = reads.depth
+            inputs.rows[config.queue] = reads.rows
+            if config.dlq:
+                inputs.dlq_depth[config.queue] = reads.dlq_depth
+            for error in reads.errors:
+                inputs.fail(config.queue, error)
         try:
-            inputs.rows[config.queue] = runtime.table.counter_rows(
-                config.queue, second - counter_lookback_seconds(config), second
-            )
+            inputs.ages = dict(ages_call.result())
         except AdapterError as error:
-            inputs.rows[config.queue] = None
-            inputs.fail(config.queue, error)
+            inputs.ages = dict.fromkeys(names)
+            for name in names:
+                inputs.fail(name, error)
+        described = services_call.result()
+        for queue, ref in refs.items():
+            status = described.get(ref)
+            if isinstance(status, ServiceStatus):
+                inputs.services[queue] = status
+            else:
+                inputs.services[queue] = None
+                inputs.fail(queue, status or AdapterError("DescribeServices", "no answer"))
+        try:
+            for queue, (state, model) in documents_call.result().items():
+                inputs.states[queue] = state
+                inputs.models[queue] = model
+        except AdapterError as error:
+            inputs.documents_ok = False
+            for name in names:
+                inputs.fail(name, error)
     return inputs
 
 

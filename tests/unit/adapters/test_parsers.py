@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -244,6 +245,12 @@ def test_counter_update_refuses_unknown_fields() -> None:
 )
 def test_parse_counter_item(item: dict[str, Any], row: CounterRow) -> None:
     assert parse_counter_item(item) == row
+
+
+def test_parse_counter_item_rejects_a_counter_that_is_not_a_number() -> None:
+    item = {"pk": {"S": "Q#o"}, "sk": {"S": "S#5"}, "queued": {"S": "three"}}
+    with pytest.raises(MalformedResponse, match=re.escape("S#5: field 'queued' = {'S': 'three'}")):
+        parse_counter_item(item)
 
 
 def test_parse_counter_item_rejects_a_non_counter_key() -> None:
