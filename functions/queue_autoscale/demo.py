@@ -925,6 +925,7 @@ def build_report(output: Path, queues_config_json: str, console: Console) -> tup
         SparkSession.builder.master("local[2]")
         .appName("queue-autoscale-demo-report")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .getOrCreate()
