@@ -8,9 +8,12 @@ from typing import Any, cast
 
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
 from queue_autoscale.adapters.sqs import SendFailure
+from queue_autoscale.events import Event
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings, SettingsError
 
@@ -214,3 +217,41 @@ def test_a_bad_deploy_fails_naming_the_variable(monkeypatch: pytest.MonkeyPatch)
         "$EVENTS_DLQ_URL is not set; "
         '$MAX_CLOCK_SKEW_SECONDS = "-1": Input should be greater than or equal to 0'
     )
+
+
+event_strategy = st.builds(
+    lambda kind, queue, at, duration, pickup: Event(
+        type=kind,
+        queue=queue,
+        job_id="j",
+        at=at,
+        duration_ms=duration if kind in ("completed", "failed") else None,
+        pickup_ms=pickup if kind == "started" else None,
+    ),
+    st.sampled_from(["queued", "started", "completed", "failed"]),
+    st.sampled_from(["orders", "emails"]),
+    st.integers(min_value=1_762_999_990_000, max_value=1_763_000_000_000),
+    st.integers(min_value=0, max_value=10**6),
+    st.one_of(st.none(), st.integers(min_value=0, max_value=10**6)),
+)
+
+
+@given(st.lists(event_strategy, max_size=200))
+def test_aggregation_keeps_every_count_and_duration(events: list[Any]) -> None:
+    totals = record_events.aggregate(events)
+    for (queue, second), counts in totals.items():
+        assert counts, "no empty update"
+        assert all(value >= 0 for value in counts.values())
+        assert any(e.queue == queue and e.second == second for e in events)
+    for kind in ("queued", "started", "completed", "failed"):
+        assert sum(c.get(kind, 0) for c in totals.values()) == sum(e.type == kind for e in events)
+    assert sum(c.get("busy_ms", 0) for c in totals.values()) == sum(
+        e.duration_ms or 0 for e in events
+    )
+    assert sum(c.get("pickup_ms", 0) for c in totals.values()) == sum(
+        e.pickup_ms or 0 for e in events
+    )
+    assert sum(c.get("pickups", 0) for c in totals.values()) == sum(
+        e.pickup_ms is not None for e in events
+    )
+    assert len(totals) == len({(e.queue, e.second) for e in events})
