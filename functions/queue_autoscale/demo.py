@@ -136,6 +136,8 @@ class DemoSummary:
     output: str = ""
     report: str | None = None
     report_note: str = ""
+    interrupted: bool = False
+    """Ctrl-C ended the run early."""
 
     @property
     def accounted(self) -> bool:
@@ -217,8 +219,10 @@ class Fleet:
         if desired == self._target:
             return
         if desired < self._target:
-            self._pending = [(at, count) for at, count in self._pending if count <= desired]
-            self._resize(desired, now)
+            # Tasks still provisioning are cancelled first; running ones stop at once.
+            self._pending = [(at, min(count, desired)) for at, count in self._pending]
+            if self.size > desired:
+                self._resize(desired, now)
         else:
             self._pending.append((now + self._options.provisioning_seconds, desired))
         self._target = desired
@@ -800,6 +804,7 @@ def _run_on(url: str, options: DemoOptions, console: Console) -> DemoSummary:
         ingest_counts,
     )
     summary.output = str(options.output)
+    summary.interrupted = interrupted
     summary.archive_objects = download_archive(
         clients.s3, stack.archive_bucket, options.output / "archive"
     )
@@ -813,6 +818,8 @@ def _run_on(url: str, options: DemoOptions, console: Console) -> DemoSummary:
         )
     elif not options.report:
         summary.report_note = "skipped (--no-report)"
+    else:
+        summary.report_note = "skipped (interrupted)"
     (options.output / "summary.json").write_text(
         json.dumps({**asdict(summary), "accounted": summary.accounted}, indent=2), encoding="utf-8"
     )
@@ -990,6 +997,14 @@ def register(app: typer.Typer) -> None:
             spike_factor=spike_factor,
             report=report,
         )
-        summary = run_demo(options)
+        try:
+            summary = run_demo(options)
+        except KeyboardInterrupt:
+            # Ctrl-C outside the traffic loop (setup, final pump, report): the emulator is
+            # already stopped by the context manager on the way out.
+            Console().print("[yellow]interrupted[/]")
+            raise typer.Exit(code=130) from None
+        if summary.interrupted:
+            raise typer.Exit(code=130)
         if not summary.accounted:
             raise typer.Exit(code=1)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from queue_autoscale.config import Profile
-from queue_autoscale.demo import DemoOptions, run_demo
+from queue_autoscale.demo import DemoOptions, Fleet, run_demo
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -54,3 +56,82 @@ def test_demo_scales_up_for_the_spike_and_accounts_for_every_job(
     written = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert written["jobs_produced"] == summary.jobs_produced
     assert written["accounted"] is True
+
+
+class _IdleSqs:
+    """An SQS client with an empty queue (workers poll it and find nothing)."""
+
+    def receive_message(self, **_: Any) -> dict[str, Any]:
+        time.sleep(0.05)
+        return {}
+
+
+@pytest.mark.parametrize(
+    ("phase_at", "expected"),
+    [
+        pytest.param(0.0, "quiet", id="start"),
+        pytest.param(39.9, "quiet", id="end-of-first-third"),
+        pytest.param(40.0, "spike", id="spike"),
+        pytest.param(80.0, "quiet again", id="last-third"),
+    ],
+)
+def test_phases_by_thirds(phase_at: float, expected: str) -> None:
+    options = DemoOptions(duration_seconds=120.0, quiet_rate=2.0, spike_factor=5.0)
+    assert options.phase_at(phase_at) == expected
+    assert options.rate_at(phase_at) == (10.0 if expected == "spike" else 2.0)
+
+
+def test_fleet_starts_workers_after_the_provisioning_delay_and_stops_at_once() -> None:
+    # GIVEN a fleet of 1 with a 10 s provisioning delay (times are given, not read)
+    stop = threading.Event()
+    fleet = Fleet(
+        _IdleSqs(),
+        "url",
+        "q",
+        recorder=None,
+        options=DemoOptions(provisioning_seconds=10.0),
+        stop=stop,
+    )
+    try:
+        fleet.start_now(1, now=100.0)
+        # WHEN desiredCount rises to 4 at t=100
+        fleet.follow(4, now=100.0)
+        fleet.tick(now=109.9)
+        # THEN nothing starts before the delay, all three start after it
+        assert fleet.size == 1
+        fleet.tick(now=110.0)
+        assert fleet.size == 4
+        # WHEN it falls to 2: two workers retire at once, their seconds are counted
+        fleet.follow(2, now=120.0)
+        assert fleet.size == 2
+        assert fleet.worker_seconds == pytest.approx(2 * 10.0)
+    finally:
+        stop.set()
+        fleet.stop_all(now=130.0)
+    assert fleet.size == 0
+    assert fleet.worker_seconds == pytest.approx(20.0 + 30.0 + 20.0)
+
+
+def test_fleet_cancels_provisioning_tasks_when_desired_falls() -> None:
+    # GIVEN 1 worker and a rise to 6 still provisioning
+    stop = threading.Event()
+    fleet = Fleet(
+        _IdleSqs(),
+        "url",
+        "q",
+        recorder=None,
+        options=DemoOptions(provisioning_seconds=10.0),
+        stop=stop,
+    )
+    try:
+        fleet.start_now(1, now=0.0)
+        fleet.follow(6, now=0.0)
+        # WHEN desired falls to 3 before they are up
+        fleet.follow(3, now=5.0)
+        # THEN none starts early, and only 3 run once the delay has passed
+        assert fleet.size == 1
+        fleet.tick(now=10.0)
+        assert fleet.size == 3
+    finally:
+        stop.set()
+        fleet.stop_all(now=20.0)
