@@ -210,6 +210,16 @@ def _movement(
     """Cooldowns, stabilization and the step limit: how far to move toward the recommendation."""
     target = recommendation
     if target > current:
+        unmet = state.unmet_since
+        running = snapshot.running or 0
+        if unmet is not None and running < current and now - unmet >= settings.stuck_after:
+            return current, [
+                _Step(
+                    "fleet_stuck",
+                    f"fleet stuck: {running} of {current} tasks running for {now - unmet:.0f} s "
+                    f"(quota, capacity or failing tasks?); not asking for more until they start",
+                )
+            ]
         last_up = state.last_scale_up_at
         if last_up is not None and now - last_up < settings.scale_up_cooldown_seconds:
             wait = settings.scale_up_cooldown_seconds - (now - last_up)
@@ -367,6 +377,10 @@ def next_state(
     if decision.action is not Action.HOLD:
         changes["last_set_desired"] = decision.target
         changes["last_set_at"] = now
+    if m.running >= m.current:
+        changes["unmet_since"] = None
+    elif state.unmet_since is None:
+        changes["unmet_since"] = now
     return replace(state, **changes)  # type: ignore[arg-type]
 
 

@@ -68,6 +68,9 @@ class QueueSettings:
     """A failure share at or above this (with work in flight) suspects poison messages."""
     trend_window_seconds: float = 300.0
     """Samples this recent feed the linear trend fit."""
+    stuck_after_seconds: float | None = None
+    """Tasks short of the desired count this long means the fleet cannot grow (quota, capacity,
+    a failing image): stop asking for more (default: 3 provisioning leads + 1 interval)."""
     dry_run: bool = False
 
     @property
@@ -79,6 +82,13 @@ class QueueSettings:
     def stale_after(self) -> float:
         """Seconds after which a snapshot is stale."""
         return self.stale_after_seconds or 2.0 * self.evaluation_interval_seconds
+
+    @property
+    def stuck_after(self) -> float:
+        """Seconds of unmet desired count after which scale-ups stop."""
+        if self.stuck_after_seconds is not None:
+            return self.stuck_after_seconds
+        return 3.0 * self.provisioning_lead_seconds + self.evaluation_interval_seconds
 
     @property
     def forecast_horizon_seconds(self) -> float:
@@ -154,6 +164,8 @@ class ControllerState:
     last_set_desired: int | None = None
     """The desiredCount this controller last set."""
     last_set_at: float | None = None
+    unmet_since: float | None = None
+    """Since when ECS has run fewer tasks than this controller asked for (None: it caught up)."""
     samples: tuple[Sample, ...] = ()
     """Oldest first, trimmed to the longest window any rule reads."""
 

@@ -17,6 +17,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "last_scale_down_at": state.last_scale_down_at,
         "last_set_desired": state.last_set_desired,
         "last_set_at": state.last_set_at,
+        "unmet_since": state.unmet_since,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -47,6 +48,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         last_scale_down_at=_opt_float(data.get("last_scale_down_at")),
         last_set_desired=None if last_set is None else int(last_set),
         last_set_at=_opt_float(data.get("last_set_at")),
+        unmet_since=_opt_float(data.get("unmet_since")),
         samples=samples,
     )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from queue_autoscale.core import ControllerState, Sample, TrendModel, decide
@@ -244,3 +246,21 @@ def test_state_keeps_only_the_longest_window_and_replaces_a_replayed_tick() -> N
     # WHEN the same tick is evaluated again, it replaces its own sample instead of adding one
     again = decide(snapshot(), settings(), after, NOW).state
     assert len(again.samples) == len(after.samples)
+
+
+def test_a_fleet_that_does_not_start_stops_climbing() -> None:
+    # GIVEN desired 10 but only 4 tasks running, and a backlog that wants more
+    snap = snapshot(visible=3000, oldest_age_seconds=20.0, arrival_rate=20.0, running=4, desired=10)
+    cfg = settings(provisioning_lead_seconds=60, evaluation_interval_seconds=30)  # stuck: 210 s
+    first = decide(snap, cfg, ControllerState("jobs"), NOW)
+    assert first.decision.action is Action.UP  # not stuck yet: asks for more
+    assert first.state.unmet_since == NOW
+    # WHEN tasks are still short 210 s later
+    later = decide(replace(snap, taken_at=NOW + 210), cfg, first.state, NOW + 210)
+    # THEN it holds and says why (the state keeps the start of the shortfall)
+    assert later.decision.action is Action.HOLD and "fleet_stuck" in later.decision.constraints
+    assert later.state.unmet_since == NOW
+    # AND once the tasks run, the shortfall clears and scaling resumes
+    caught_up = replace(snap, taken_at=NOW + 240, running=10)
+    resumed = decide(caught_up, cfg, later.state, NOW + 240)
+    assert resumed.state.unmet_since is None and resumed.decision.action is Action.UP
