@@ -26,6 +26,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from infra.template import DEFAULT_REGION, ROOT, load_template, translate
 from queue_autoscale.config import QueueConfig
@@ -284,8 +285,10 @@ def bootstrap(
         cfn.get_waiter("stack_create_complete").wait(
             StackName=stack_name, WaiterConfig={"Delay": 1, "MaxAttempts": 120}
         )
-    except Exception as error:  # name what failed; the stack events say why
-        raise EmulatorError(f"stack {stack_name} was not created: {error}") from error
+    except Exception as error:  # name what failed and the stack events' reasons
+        raise EmulatorError(
+            f"stack {stack_name} was not created: {error}{_failure_reasons(cfn, stack_name)}"
+        ) from error
     physical = {
         item["LogicalResourceId"]: item["PhysicalResourceId"]
         for item in cfn.describe_stack_resources(StackName=stack_name)["StackResources"]
@@ -302,14 +305,19 @@ def bootstrap(
         resource = translated["Resources"][logical_id]
         properties = resolver.resolve(resource.get("Properties", {}))
         applied = complete_properties(client, resource["Type"], physical[logical_id], properties)
-        log(f"{logical_id}: applied through the API what the stack left out: {', '.join(applied)}")
+        if applied:
+            log(f"{logical_id}: set through the API what the stack left out: {', '.join(applied)}")
     created_directly = []
     for logical_id in sorted(
         direct, key=lambda name: DIRECT_ORDER.index(translated["Resources"][name]["Type"])
     ):
         resource = translated["Resources"][logical_id]
         properties = resolver.resolve(resource.get("Properties", {}))
-        physical[logical_id] = create_direct(client, resource["Type"], properties)
+        try:
+            physical[logical_id] = create_direct(client, resource["Type"], properties)
+        except ClientError as error:  # an endpoint without this API: skip it, say why
+            skipped.append((logical_id, f"the endpoint refused {resource['Type']}: {error}"))
+            continue
         created_directly.append(logical_id)
     log(f"created through their APIs: {', '.join(created_directly)}")
     for logical_id, reason in skipped:
@@ -332,6 +340,18 @@ def bootstrap(
         created_by_stack=tuple(sorted(set(physical) - set(created_directly))),
         created_directly=tuple(created_directly),
         skipped=tuple(skipped),
+    )
+
+
+def _failure_reasons(cfn: Any, stack_name: str) -> str:
+    """'; LogicalId: reason' for every resource that failed, or '' if none can be read."""
+    try:
+        events = cfn.describe_stack_events(StackName=stack_name)["StackEvents"]
+    except ClientError:
+        return ""
+    failed = [e for e in events if str(e.get("ResourceStatus", "")).endswith("FAILED")]
+    return "".join(
+        f"; {e['LogicalResourceId']}: {e.get('ResourceStatusReason', '?')}" for e in failed
     )
 
 
