@@ -431,6 +431,7 @@ def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
     }
     args = props["DefaultArguments"]
     assert args["--extra-py-files"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/glue_jobs.zip"}
+    assert args["--additional-python-modules"] == "pydantic==2.12.3"
     assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
     assert args["--output_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
     assert args["--queues_config"] == {"Ref": "QueuesConfig"}
