@@ -390,6 +390,10 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
 def render(rows: list[TickRow], header: str, limit: int = 14) -> Group:
     """The live table: the latest ticks, newest last."""
     table = Table(title="queue-autoscale demo: evaluate ticks", expand=True)
@@ -416,12 +420,12 @@ def render(rows: list[TickRow], header: str, limit: int = 14) -> Group:
             f"{row.elapsed:.0f}",
             row.phase,
             f"{row.rate:.1f}",
-            _fmt(row.visible, 0) if row.visible is not None else "-",
-            str(row.in_flight) if row.in_flight is not None else "-",
+            _count(row.visible),
+            _count(row.in_flight),
             _fmt(row.oldest_age),
             str(row.workers),
-            str(row.desired) if row.desired is not None else "-",
-            str(row.target) if row.target is not None else "-",
+            _count(row.desired),
+            _count(row.target),
             _fmt(row.load_ratio, 2),
             urgency,
             row.action,

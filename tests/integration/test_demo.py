@@ -12,7 +12,15 @@ import pytest
 from rich.console import Console
 
 from queue_autoscale.config import Profile
-from queue_autoscale.demo import DemoOptions, Fleet, run_demo
+from queue_autoscale.demo import (
+    DemoOptions,
+    DemoSummary,
+    Fleet,
+    TickRow,
+    render,
+    run_demo,
+    summary_table,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -135,3 +143,34 @@ def test_fleet_cancels_provisioning_tasks_when_desired_falls() -> None:
     finally:
         stop.set()
         fleet.stop_all(now=20.0)
+
+
+def test_live_table_and_summary_render_the_values() -> None:
+    row = TickRow(
+        elapsed=42.0,
+        phase="spike",
+        rate=10.0,
+        visible=57,
+        in_flight=3,
+        oldest_age=12.5,
+        workers=2,
+        desired=5,
+        target=5,
+        load_ratio=0.73,
+        urgency="ELEVATED",
+        action="up",
+        reason="scale up 2 -> 5: drain won",
+    )
+    console = Console(record=True, width=200)
+    console.print(render([row], "header line"))
+    text = console.export_text()
+    assert "header line" in text
+    for value in ("spike", "57", "12.5", "0.73", "ELEVATED", "scale up 2 -> 5: drain won"):
+        assert value in text
+    summary = DemoSummary(
+        jobs_produced=10, jobs_completed=7, jobs_left_visible=2, jobs_left_in_flight=1
+    )
+    assert summary.accounted
+    console.print(summary_table(summary))
+    assert "7 / 0 / 3" in console.export_text()
+    assert not DemoSummary(jobs_produced=10, jobs_completed=7).accounted
