@@ -65,3 +65,21 @@ def test_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.output
+
+
+def test_simulate_writes_every_core_decision(tmp_path: Path) -> None:
+    out = tmp_path / "decisions.jsonl"
+    result = runner.invoke(
+        app,
+        ["simulate", "--scenario", "steady", "--length", "600", "--policy", "hybrid,keda",
+         "--interval", "10", "--decisions", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    # 600 s warm-up + 600 s window, a tick every 10 s; keda is not a core policy
+    assert len(records) == 120
+    assert {r["policy"] for r in records} == {"hybrid"}
+    assert [r["elapsed_seconds"] for r in records] == [10.0 * i for i in range(120)]
+    last = records[-1]
+    assert {"terms", "target", "reason", "constraints", "oldest_age_seconds"} <= last.keys()
+    assert 15 <= last["target"] <= 40  # 20 jobs/s of 1 s jobs

@@ -10,11 +10,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from queue_autoscale.core import decision_to_dict
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.bench import run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
+from queue_autoscale.sim.engine import FleetSpec
 from queue_autoscale.sim.policies import parse_policies
-from queue_autoscale.sim.runner import RunSpec, load_arrivals
+from queue_autoscale.sim.runner import Comparison, RunSpec, load_arrivals
 from queue_autoscale.sim.scores import PRICE_NOTE
 
 
@@ -27,6 +29,22 @@ def _console() -> Console:
 def _fail(message: str) -> typer.Exit:
     Console(stderr=True, soft_wrap=True).print(f"error: {message}", markup=False, highlight=False)
     return typer.Exit(code=2)
+
+
+def write_decisions(comparison: Comparison, path: Path) -> int:
+    """One JSON object per core decision (`decision_to_dict` plus the policy and the elapsed
+    seconds since the start of the warm-up); returns the number of lines."""
+    base = FleetSpec().base_epoch
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as out:
+        for policy, decisions in comparison.decisions.items():
+            for decision in decisions:
+                record = {"policy": policy, "elapsed_seconds": decision.at - base}
+                record.update(decision_to_dict(decision))
+                out.write(json.dumps(record) + "\n")
+                count += 1
+    return count
 
 
 def register(app: typer.Typer) -> None:
@@ -68,6 +86,12 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the scores here.")
         ] = None,
+        decisions_out: Annotated[
+            Path | None,
+            typer.Option(
+                "--decisions", help="Write hybrid/seed-hybrid decision records here (JSON lines)."
+            ),
+        ] = None,
         plot_out: Annotated[
             Path | None, typer.Option("--plot", help="Write a PNG plot here.")
         ] = None,
@@ -91,7 +115,9 @@ def register(app: typer.Typer) -> None:
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
         except ArrivalError as error:
             raise _fail(str(error)) from None
-        comparison = run_comparison(label, counts, names, spec, console)
+        comparison = run_comparison(
+            label, counts, names, spec, console, record_decisions=decisions_out is not None
+        )
         console.print(score_table(comparison.scores, f"{label}: SLA {sla:g} s"))
         console.print(f"cost: {PRICE_NOTE}", highlight=False)
         if json_out is not None:
@@ -101,6 +127,9 @@ def register(app: typer.Typer) -> None:
                 encoding="utf-8",
             )
             console.print(f"scores written to {json_out}")
+        if decisions_out is not None:
+            lines = write_decisions(comparison, decisions_out)
+            console.print(f"{lines:,} decision records written to {decisions_out}")
         if plot_out is not None:
             from queue_autoscale.sim.plot import plot  # noqa: PLC0415 - matplotlib loads slowly
 

@@ -60,8 +60,13 @@ def progress_bar(enabled: bool, console: Console) -> Iterator[ProgressFn | None]
 
 
 def run_comparison(
-    label: str, counts: Counts, policies: list[str], spec: RunSpec, console: Console
+    label: str,
+    counts: Counts,
+    policies: list[str],
+    spec: RunSpec,
+    console: Console,
+    record_decisions: bool = False,
 ) -> Comparison:
     """compare() with a progress bar on long workloads."""
     with progress_bar(counts.size >= LONG_RUN_SECONDS, console) as update:
-        return compare(label, counts, policies, spec, update)
+        return compare(label, counts, policies, spec, update, record_decisions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from queue_autoscale.core import (
     POLICIES,
     ControllerState,
+    Decision,
     QueueSettings,
     workers_for_sla,
 )
@@ -22,13 +23,17 @@ class CorePolicy:
     """A pure core policy (`queue_autoscale.core.POLICIES`), called every evaluation interval
     with the snapshot our evaluate function would build; its state is carried between ticks."""
 
-    def __init__(self, name: str, function: CoreFunction, settings: QueueSettings) -> None:
+    def __init__(
+        self, name: str, function: CoreFunction, settings: QueueSettings, record: bool = False
+    ) -> None:
         self.name = name
         self.function = function
         self.settings = settings
         self.interval_seconds = max(1, round(settings.evaluation_interval_seconds))
         self.state = ControllerState(queue=settings.queue)
-        self.last_reason = ""
+        self.record = record
+        self.decisions: list[Decision] = []
+        """Every decision record, when `record` is set (for `simulate --decisions`)."""
 
     def decide(self, view: FleetView) -> int:
         """One evaluate tick."""
@@ -36,7 +41,8 @@ class CorePolicy:
             view.snapshot(self.settings.queue), self.settings, self.state, view.now, None
         )
         self.state = evaluation.state
-        self.last_reason = evaluation.decision.reason
+        if self.record:
+            self.decisions.append(evaluation.decision)
         return evaluation.decision.target
 
 
@@ -79,10 +85,13 @@ def parse_policies(text: str) -> list[str]:
     return names
 
 
-def make_policy(name: str, settings: QueueSettings, scored_counts: Counts) -> Policy:
-    """A fresh policy instance (policies keep state, so one per run)."""
+def make_policy(
+    name: str, settings: QueueSettings, scored_counts: Counts, record: bool = False
+) -> Policy:
+    """A fresh policy instance (policies keep state, so one per run); `record` keeps a core
+    policy's decision records."""
     if name in POLICIES:
-        return CorePolicy(name, POLICIES[name], settings)
+        return CorePolicy(name, POLICIES[name], settings, record)
     if name == "keda":
         return KedaPolicy(settings)
     if name == "target-tracking":

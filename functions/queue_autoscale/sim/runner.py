@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from queue_autoscale.core import QueueSettings
+from queue_autoscale.core import Decision, QueueSettings
 from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
 from queue_autoscale.sim.engine import FleetSpec, RunResult, Workload, build_workload, run_policy
-from queue_autoscale.sim.policies import initial_workers, make_policy, sim_settings
+from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy, sim_settings
 from queue_autoscale.sim.scores import Score, score
 
 Progress = Callable[[str, int, int], None]
@@ -115,6 +115,8 @@ class Comparison:
     workload: Workload
     results: tuple[RunResult, ...]
     scores: tuple[Score, ...]
+    decisions: dict[str, list[Decision]]
+    """Each core policy's decision records, when asked for."""
 
 
 def compare(
@@ -123,6 +125,7 @@ def compare(
     policies: Sequence[str],
     spec: RunSpec,
     progress: Progress | None = None,
+    record_decisions: bool = False,
 ) -> Comparison:
     """Replay the same jobs (same arrivals, same service times) under every policy."""
     fleet = spec.fleet()
@@ -133,8 +136,9 @@ def compare(
     warm_rate = float(counts[:300].mean()) if counts.size else 0.0
     results: list[RunResult] = []
     scores: list[Score] = []
+    decisions: dict[str, list[Decision]] = {}
     for name in policies:
-        policy = make_policy(name, settings, counts)
+        policy = make_policy(name, settings, counts, record_decisions)
         start = initial_workers(policy, settings, warm_rate)
 
         def tick(done: int, total: int, policy_name: str = name) -> None:
@@ -144,4 +148,6 @@ def compare(
         result = run_policy(workload, policy, fleet, start, tick)
         results.append(result)
         scores.append(score(result, spec.sla_seconds))
-    return Comparison(workload, tuple(results), tuple(scores))
+        if isinstance(policy, CorePolicy) and record_decisions:
+            decisions[name] = policy.decisions
+    return Comparison(workload, tuple(results), tuple(scores), decisions)
