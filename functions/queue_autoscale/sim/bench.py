@@ -363,17 +363,19 @@ changed one thing in a scratch copy (nothing here edits the core).
    the "never below what in-flight work needs" floor. Whenever every worker happens to be
    busy at a tick (Erlang C: ~10 % of ticks at rho 0.8, so almost every 300 s window has
    one), the sample records the current fleet size, and the scale-down-to-the-window-max
-   rule then never lets the fleet shrink. On `steady` (20 jobs/s) the steady and trend terms
-   read 20-23 workers for two hours while the fleet stayed at 26-27 ("stabilization" on 97 %
-   of ticks): utilization 0.65-0.76 instead of ~0.88. Storing the pre-floor target (the max
-   of the terms, within min/max) in the sample, with a local patch: steady 191,176 ->
-   164,673 worker-s (utilization 0.757 -> 0.879) at 100 % within SLA.
+   rule then never lets the fleet shrink. On `steady` (20 jobs/s) the largest term is 20-23
+   workers on 96 % of ticks for two hours while the fleet stays at 27-35 ("stabilization" on
+   95 % of ticks; 26-27 with the counters-only age of item 3): utilization 0.65-0.76
+   instead of ~0.88. `simulate --decisions` shows it tick by tick. Storing the pre-floor
+   target (the max of the terms, within min/max) in the sample, with a local patch: steady
+   191,176 -> 164,673 worker-s (utilization 0.757 -> 0.879) at 100 % within SLA.
 3. **The oldest-age rule adds CloudWatch's whole publication lag to a stale age.** The age
    datapoint is the maximum of its minute and is 60-120 s old when read; `core.oldest_age`
    adds that lag whenever anything is visible, so a queue whose jobs wait 1-2 s reads 61-122 s
    the moment a few jobs are momentarily visible at a tick, i.e. BREACH, and the drain term
-   orders workers for a breach that is not happening (targets 29-31 instead of 21 on
-   `steady`). The diagnostic table shows the same runs with the counters' FIFO estimate
+   orders workers for a breach that is not happening (on `steady`, 24 of 720 ticks read
+   60-70 s while no job waited more than 1.1 s, and drain won with 29-35 workers against a
+   steady term of 20-22). The diagnostic table shows the same runs with the counters' FIFO estimate
    alone: less waste on smooth traffic (diurnal 0.666 -> 0.820 utilization); on bursty
    traffic the phantom breaches happen to pre-provision and compliance drops without them.
    A sounder rule: add the lag only if the counters show the queue has not emptied since
