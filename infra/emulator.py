@@ -133,12 +133,15 @@ def session(endpoint_url: str, region: str = DEFAULT_REGION) -> Callable[[str], 
 
 
 @contextmanager
-def embedded_endpoint(endpoint_url: str | None = None) -> Iterator[str]:
-    """Yield an endpoint URL: the given one or $AWS_ENDPOINT_URL, else a moto server on 127.0.0.1.
+def embedded_endpoint(
+    endpoint_url: str | None = None, *, from_environment: bool = True
+) -> Iterator[str]:
+    """Yield an endpoint URL: the given one or $AWS_ENDPOINT_URL (if `from_environment`),
+    else a moto server started on 127.0.0.1.
 
     A server started here is stopped when the block exits, also on Ctrl-C.
     """
-    given = endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
+    given = endpoint_url or (os.environ.get("AWS_ENDPOINT_URL") if from_environment else None)
     if given:
         yield given
         return

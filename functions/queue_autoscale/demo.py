@@ -555,7 +555,9 @@ def run_demo(options: DemoOptions, console: Console | None = None) -> DemoSummar
     previous = _set_lambda_environment()
     try:
         with (
-            embedded_endpoint(options.endpoint_url) as url,
+            # Its own server unless --endpoint-url: a stray $AWS_ENDPOINT_URL must not
+            # send the demo's traffic elsewhere.
+            embedded_endpoint(options.endpoint_url, from_environment=False) as url,
             _logs_to_file(options.output / "demo.log"),
         ):
             if options.endpoint_url is None:
@@ -988,6 +990,12 @@ def register(app: typer.Typer) -> None:
             float, typer.Option(min=1, max=20, help="Spike rate / quiet rate.")
         ] = 5.0,
         report: Annotated[bool, typer.Option(help="Build the Spark SLA report at the end.")] = True,
+        endpoint_url: Annotated[
+            str | None,
+            typer.Option(
+                help="Use this AWS endpoint (e.g. LocalStack) instead of the embedded one."
+            ),
+        ] = None,
     ) -> None:
         """Run the autoscaler end to end on the embedded AWS emulator (about two minutes)."""
         options = DemoOptions(
@@ -1000,6 +1008,7 @@ def register(app: typer.Typer) -> None:
             quiet_rate=quiet_rate,
             spike_factor=spike_factor,
             report=report,
+            endpoint_url=endpoint_url,
         )
         try:
             summary = run_demo(options)
