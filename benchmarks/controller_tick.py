@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import io
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -100,6 +101,8 @@ def _serve(answer: Any, stop: Any) -> None:
     """Child process: run a ThreadedMotoServer on 127.0.0.1 until `stop` is set."""
     from moto.server import ThreadedMotoServer
 
+    # A spawned child has no logging setup: werkzeug would print (and pay for) a line per call.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     answer.send(server.get_host_and_port())
