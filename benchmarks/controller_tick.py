@@ -361,6 +361,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="steady ticks per size")
     parser.add_argument("--counter-seconds", type=int, default=10, help="counter items per queue")
     parser.add_argument("--import-runs", type=int, default=5)
+    parser.add_argument("--out", default="controller_tick.md", help="file name under results/")
     args = parser.parse_args()
     quiet_environment()
 
@@ -436,7 +437,7 @@ def main() -> None:
     for module, best, median, top in imports:
         heavy = ", ".join(f"{name} {micros / 1000:.0f}" for micros, name in top)
         out.append(f"| {module} | {best * 1000:.0f} | {median * 1000:.0f} | {heavy} |")
-    write("controller_tick.md", "\n".join(out))
+    write(args.out, "\n".join(out))
 
 
 if __name__ == "__main__":
