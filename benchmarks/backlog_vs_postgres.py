@@ -281,7 +281,7 @@ def best_of(run: Callable[[], float], repeats: int = REPEATS) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000, 1_000_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
     parser.add_argument("--out", default="backlog_vs_postgres.md")
     args = parser.parse_args(argv)
 
@@ -401,6 +401,23 @@ def main(argv: list[str] | None = None) -> int:
         "stamp and two running window aggregates (sum, then min); its parallelism is bounded "
         "by the number of queues and the 2 cores.",
     ]
+    measured = [(row[0], row[3]) for row in rows if row[3] is not None]
+    if measured:
+        size, seconds = measured[-1]
+        lines.append(
+            f"At O(n^2) the recursive CTE's {seconds:.2f} s at {size:,} intervals extrapolates to "
+            f"~{seconds * (100_000 / size) ** 2:,.0f} s at 100,000 and "
+            f"~{seconds * (1_000_000 / size) ** 2 / 3600:,.0f} h at 1,000,000."
+        )
+    lines.append(
+        "Why the goal is missed: the plpgsql loop is O(n) and runs in one process at about a "
+        "microsecond per row, with the data in shared buffers; Spark's window operators carry "
+        "a per-row cost several times that, plus a shuffle by queue, and on 2 local cores "
+        "cannot spread it further. What the window form buys is that it needs no stored "
+        "procedure and no ordered cursor, runs in the same job as the rest of the report, and "
+        "parallelises by queue across executors on Glue or EMR; on one small machine the "
+        "sequential loop is the faster tool."
+    )
     write(args.out, "\n".join(lines))
     spark.stop()
     return 0

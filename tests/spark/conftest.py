@@ -31,7 +31,6 @@ def spark() -> Iterator[object]:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.adaptive.enabled", "true")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -154,3 +154,10 @@ def test_trend_fit_writes_parquet_json_and_model_items(spark, archive, tmp_path)
     assert item["queue"] == {"S": "emails"}
     assert len(item["seasonal"]["L"]) == 168
     assert list((tmp_path / "trend" / "trend_model").glob("*.parquet"))
+
+
+def test_a_missing_archive_is_named(spark, tmp_path):
+    from glue_jobs.io import ArchiveError
+
+    with pytest.raises(ArchiveError, match=r"cannot read events under .*nowhere/events"):
+        sla_report.run(str(tmp_path / "nowhere"), str(tmp_path / "out"), spark=spark)
