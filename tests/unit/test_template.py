@@ -11,6 +11,7 @@ import fnmatch
 import importlib.util
 import json
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -472,3 +473,18 @@ def test_roles_may_write_every_key_the_code_writes(
     # the archive adapter's own key builders, so a new prefix without a grant fails here
     patterns = object_patterns(translated, role, "s3:PutObject")
     assert any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns), (key, patterns)
+
+
+def test_lambda_requirements_pin_what_pyproject_pins() -> None:
+    # sam build installs functions/requirements.txt; it must not drift from the project's pins
+    pyproject = tomllib.loads((TEMPLATE_PATH.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    pinned = dict(spec.split("==", 1) for spec in pyproject["project"]["dependencies"])
+    lines = (TEMPLATE_PATH.parent / "functions" / "requirements.txt").read_text(encoding="utf-8")
+    required = dict(
+        line.split("==", 1)
+        for line in lines.splitlines()
+        if line.strip() and not line.startswith("#")
+    )
+    assert required, "functions/requirements.txt is empty"
+    for name, version in required.items():
+        assert pinned.get(name) == version, f"{name}=={version} vs pyproject {pinned.get(name)}"
