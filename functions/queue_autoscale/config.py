@@ -70,6 +70,7 @@ class QueueConfig(BaseModel):
     scale_down_cooldown_seconds: float = Field(default=60.0, ge=0, le=86_400)
     stabilization_window_seconds: float = Field(default=300.0, ge=0, le=86_400)
     scale_down_step: int = Field(default=5, ge=1, le=10_000)
+    scale_down_percent: float = Field(default=25.0, gt=0, le=100)
     activation_threshold: int = Field(default=1, ge=1)
     capacity_cap: int | None = Field(default=None, ge=0)
     overloading_threshold: float = Field(default=0.8, gt=0, lt=1)
@@ -120,6 +121,7 @@ class QueueConfig(BaseModel):
             scale_down_cooldown_seconds=self.scale_down_cooldown_seconds,
             stabilization_window_seconds=self.stabilization_window_seconds,
             scale_down_step=self.scale_down_step,
+            scale_down_percent=self.scale_down_percent,
             activation_threshold=self.activation_threshold,
             capacity_cap=self.capacity_cap,
             overloading_threshold=self.overloading_threshold,

@@ -46,8 +46,11 @@ def test_explain_json_has_the_documented_keys() -> None:
         "reason",
     ):
         assert key in data
-    assert data["terms"] == {"steady": 101, "trend": 121, "drain": 127}
-    assert (data["current"], data["target"], data["action"]) == (20, 127, "up")
+    # drain: the 20 running serve 10 of 50 jobs/s for the 30 s lead -> 200 + 40 * 30 = 1,400
+    # waiting when new workers land, cleared with 10 s of arrivals in the 10 s horizon:
+    # (1400 + 500) / (0.5 * 10) = 380
+    assert data["terms"] == {"steady": 101, "trend": 121, "drain": 380}
+    assert (data["current"], data["target"], data["action"]) == (20, 380, "up")
 
 
 def test_explain_seed_hybrid_policy() -> None:
@@ -86,7 +89,9 @@ def test_explain_examples_prints_every_example_with_both_policies() -> None:
     names = {row["example"] for row in rows}
     assert len(rows) == 2 * len(names) and "seed000-ex4-breach" in names
     breach = {r["policy"]: r["target"] for r in rows if r["example"] == "seed000-ex4-breach"}
-    assert breach == {"hybrid": 16, "seed-hybrid": 20}
+    # ours: the fleet keeps up with arrivals, so 300 jobs + 20 s of arrivals in 20 s with the
+    # breach margin: (300 + 100) / (5 * 20) * 1.4 = 5.6 -> 6, where the seed jumps to max
+    assert breach == {"hybrid": 6, "seed-hybrid": 20}
 
 
 @pytest.mark.parametrize(

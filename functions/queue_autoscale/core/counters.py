@@ -93,18 +93,26 @@ def oldest_age(
     cloudwatch_lag_seconds: float,
     rows: Sequence[CounterRow],
 ) -> tuple[float, str]:
-    """DESIGN.md's oldest-age rule: max of CloudWatch's ApproximateAgeOfOldestMessage plus its
-    publication lag and the counters' FIFO estimate; returns (seconds, which source won)."""
+    """The oldest waiting job's age, seconds, and which source gave it.
+
+    DESIGN.md's rule is the max of CloudWatch's ApproximateAgeOfOldestMessage plus its
+    publication lag and the counters' FIFO estimate. Adding the lag assumes the message the
+    datapoint saw is still waiting; when the counters show more jobs queued since that message
+    was enqueued than are visible now, it has (FIFO) been picked up, and the lag-shifted age is
+    a phantom that would read as a breach on a queue that keeps up. Then the counters win.
+    """
     if visible <= 0:
         return 0.0, "empty"
-    from_cloudwatch = (
-        cloudwatch_age_seconds + cloudwatch_lag_seconds
-        if cloudwatch_age_seconds is not None
-        else None
-    )
     from_counters = counters_oldest_age(now, visible, rows)
-    if from_cloudwatch is None and from_counters is None:
-        return 0.0, "unknown"
-    if from_counters is None or (from_cloudwatch is not None and from_cloudwatch >= from_counters):
-        return float(from_cloudwatch or 0.0), "cloudwatch"
+    if cloudwatch_age_seconds is None:
+        return (0.0, "unknown") if from_counters is None else (from_counters, "counters")
+    from_cloudwatch = cloudwatch_age_seconds + cloudwatch_lag_seconds
+    if from_counters is None:
+        return from_cloudwatch, "cloudwatch"
+    enqueued = now - from_cloudwatch
+    queued_since = sum(row.queued for row in rows if enqueued < row.second <= now)
+    if queued_since >= visible:
+        return from_counters, "counters"
+    if from_cloudwatch >= from_counters:
+        return from_cloudwatch, "cloudwatch"
     return from_counters, "counters"

@@ -33,20 +33,26 @@ def drain_workers(
     service_rate: float,
     sla_seconds: float,
     recovery_horizon_seconds: float,
+    lead_seconds: float = 0.0,
+    running: int = 0,
 ) -> int:
-    """Workers needed to start every waiting job before the oldest breaches the SLA.
+    """Workers needed to start every waiting job, and those arriving meanwhile, in time.
 
-    Time remaining T = SLA - oldest age, never less than the recovery horizon: at or past breach
-    the backlog is cleared within that horizon. The floor keeps the term monotone (it never
-    falls as the oldest job ages) where the seed jumps from huge to max at breach. From 80% SLA
-    usage the seed's safety margin applies.
+    A worker ordered now takes jobs only after the provisioning lead L, while the running fleet
+    keeps serving: by L + T the fleet must have started the backlog plus lambda (L + T) jobs,
+    running * mu * L of which the current workers manage during L (the backlog when the new
+    workers land is never below zero). T is the time left after
+    the lead, SLA - age - L, never less than the recovery horizon: past (or near) the breach,
+    the backlog is cleared within that horizon once the new workers land. T shrinks as the
+    oldest job ages, so the term never falls as age or backlog grow. From 80% SLA usage the
+    seed's safety margin applies. With L = 0 this is DESIGN's (backlog + lambda T) / (mu T).
     """
     if backlog <= 0:
         return 0
     usage = oldest_age_seconds / sla_seconds
-    remaining = sla_seconds - oldest_age_seconds
-    seconds = max(remaining, recovery_horizon_seconds)
-    workers = workers_to_clear(backlog, arrival_rate, service_rate, seconds)
+    seconds = max(sla_seconds - oldest_age_seconds - lead_seconds, recovery_horizon_seconds)
+    at_landing = max(0.0, backlog + (arrival_rate - running * service_rate) * lead_seconds)
+    workers = (at_landing + arrival_rate * seconds) / (service_rate * seconds)
     if usage >= WARNING_USAGE:
         workers *= safety_margin(usage)
     return math.ceil(workers - 1e-9)

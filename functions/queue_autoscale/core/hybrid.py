@@ -85,18 +85,20 @@ def decide(
         m.service_rate,
         settings.sla_seconds,
         settings.recovery_horizon,
+        settings.provisioning_lead_seconds,
+        m.running,
     )
     terms = Terms(steady=steady, trend=trend, drain=drain)
     raw, winner = _winner(terms)
     why = _term_words(winner, terms, m, forecast, settings)
 
-    recommendation, floors = _bounds(raw, m, snapshot, state, settings)
+    recommendation, floors, remembered = _bounds(raw, terms, m, snapshot, state, settings)
     target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
     steps = floors + moves
     decision = build_decision(
         snapshot, settings, now, m, terms, raw, winner, target, why, steps, POLICY, forecast
     )
-    return Evaluation(decision, next_state(state, settings, now, m, recommendation, decision))
+    return Evaluation(decision, next_state(state, settings, now, m, remembered, decision))
 
 
 def _winner(terms: Terms) -> tuple[int, str]:
@@ -122,39 +124,52 @@ def _term_words(
             f"{terms.trend} workers{m.prior_note}"
         )
     if winner == "drain":
+        lead = settings.provisioning_lead_seconds
         remaining = sla - m.oldest_age_seconds
+        after_lead = remaining - lead
         margin = ""
         if m.sla_usage >= WARNING_USAGE:
             margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
-        if remaining >= settings.recovery_horizon:
-            return (
-                f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals "
-                f"in the {remaining:.1f} s before the oldest ({m.oldest_age_seconds:.1f} s) "
-                f"breaches the {sla:g} s SLA{margin}{m.prior_note}"
+        landing = f"new workers land in {lead:g} s, " if lead > 0 else ""
+        if remaining <= 0:
+            when = (
+                f"SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s): "
+                f"{landing}clearing within the {settings.recovery_horizon:g} s recovery horizon"
             )
-        if remaining > 0:
-            return (
-                f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals "
-                f"within the {settings.recovery_horizon:g} s recovery horizon (the oldest, "
-                f"{m.oldest_age_seconds:.1f} s, has only {remaining:.1f} s left of the {sla:g} s "
-                f"SLA){margin}{m.prior_note}"
+        elif after_lead >= settings.recovery_horizon:
+            when = (
+                f"{landing}{after_lead:.1f} s before the oldest "
+                f"({m.oldest_age_seconds:.1f} s) breaches the {sla:g} s SLA"
+            )
+        else:
+            when = (
+                f"oldest {m.oldest_age_seconds:.1f} s of {sla:g} s: {landing}clearing within "
+                f"the {settings.recovery_horizon:g} s recovery horizon"
             )
         return (
-            f"drain won: SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s); "
-            f"{terms.drain} workers clear {m.visible} jobs plus arrivals within the "
-            f"{settings.recovery_horizon:g} s recovery horizon{margin}{m.prior_note}"
+            f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals; "
+            f"{when}{margin}{m.prior_note}"
         )
     return "no work: nothing waiting or arriving"
 
 
 def _bounds(
     raw: int,
+    terms: Terms,
     m: Measures,
     snapshot: QueueSnapshot,
     state: ControllerState,
     settings: QueueSettings,
-) -> tuple[int, list[_Step]]:
-    """Caps and floors that hold whatever the fleet did before: the recommendation."""
+) -> tuple[int, list[_Step], int]:
+    """Caps and floors that hold whatever the fleet did before: the recommendation.
+
+    Also returns what the stabilization window remembers: the sustained need, max(steady,
+    trend) within min_workers and the caps. Not the drain term: the workers it adds clear a
+    backlog and are not needed once it is gone (remembering them kept spike-sized fleets for a
+    whole window). Not the in-flight floor: whenever every worker happens to be busy at a tick
+    (often, at a high utilization) the window would record the current size and never let the
+    fleet shrink.
+    """
     steps: list[_Step] = []
     target = raw
     if target > m.current and _poison_suspected(snapshot, state, settings, m):
@@ -176,6 +191,7 @@ def _bounds(
     if target < settings.min_workers:
         steps.append(_Step("min_workers", f"raised to min_workers {settings.min_workers}"))
         target = settings.min_workers
+    remembered = min(max(terms.steady, terms.trend, settings.min_workers), cap)
     waiting = m.visible + m.in_flight
     if m.current == 0 and target > 0 and waiting < settings.activation_threshold:
         steps.append(
@@ -196,7 +212,7 @@ def _bounds(
         busy = min(busy, cap)
         steps.append(_Step("in_flight", f"kept {busy} workers busy with {m.in_flight} jobs"))
         target = busy
-    return target, steps
+    return target, steps, remembered
 
 
 def _movement(
@@ -252,10 +268,10 @@ def _movement(
     if last_down is not None and now - last_down < settings.scale_down_cooldown_seconds:
         wait = settings.scale_down_cooldown_seconds - (now - last_down)
         return current, [_Step("down_cooldown", f"down-cooldown: {wait:.0f} s left")]
-    floor = current - settings.scale_down_step
-    if target < floor:
-        steps.append(_Step("step", f"step limit: down by at most {settings.scale_down_step}"))
-        target = floor
+    step = max(settings.scale_down_step, math.ceil(current * settings.scale_down_percent / 100))
+    if target < current - step:
+        steps.append(_Step("step", f"step limit: down by at most {step}"))
+        target = current - step
     return target, steps
 
 

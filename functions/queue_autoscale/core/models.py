@@ -50,7 +50,10 @@ class QueueSettings:
     stabilization_window_seconds: float = 300.0
     """Scale down only to the highest raw target seen in this trailing window."""
     scale_down_step: int = 5
-    """At most this many workers removed in one action."""
+    """At least this many workers may be removed in one action..."""
+    scale_down_percent: float = 25.0
+    """...or this share of the fleet, whichever is more (so a large fleet comes down in minutes,
+    not hours)."""
     activation_threshold: int = 1
     """Visible jobs needed to scale a fleet up from zero."""
     capacity_cap: int | None = None
@@ -58,8 +61,9 @@ class QueueSettings:
     overloading_threshold: float = 0.8
     """rho at or above this (and below 1) reads as overloading."""
     recovery_horizon_seconds: float | None = None
-    """The shortest time the drain term sizes for: past the SLA (and when less time is left)
-    it clears the backlog within this many seconds (default: 10% of the SLA, at least 1 s)."""
+    """The shortest time the drain term sizes for, after the provisioning lead: near or past the
+    SLA it clears the backlog within this many seconds once new workers land (default: a third
+    of the SLA, at least 1 s)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
     stale_after_seconds: float | None = None
@@ -76,7 +80,9 @@ class QueueSettings:
     @property
     def recovery_horizon(self) -> float:
         """Seconds to clear a breached backlog in; the floor of the drain term's time left."""
-        return self.recovery_horizon_seconds or max(1.0, 0.1 * self.sla_seconds)
+        if self.recovery_horizon_seconds is not None:
+            return self.recovery_horizon_seconds
+        return max(1.0, self.sla_seconds / 3.0)
 
     @property
     def stale_after(self) -> float:

@@ -60,8 +60,10 @@ def test_scale_down_to_the_highest_recommendation_in_the_window() -> None:
 def test_scale_down_step_limit() -> None:
     snap = snapshot(running=20, desired=20)
     state = ControllerState("jobs", samples=history(1))
-    d = decide(snap, settings(scale_down_step=3), state, NOW).decision
-    assert d.target == 17 and "step" in d.constraints
+    d = decide(snap, settings(scale_down_step=3, scale_down_percent=10), state, NOW).decision
+    assert d.target == 17 and "step" in d.constraints  # max(3, 10% of 20) = 3
+    d = decide(snap, settings(scale_down_step=3, scale_down_percent=25), state, NOW).decision
+    assert d.target == 15  # 25% of 20 = 5 > 3
 
 
 def test_down_cooldown_holds_a_second_scale_down() -> None:
@@ -221,7 +223,10 @@ def test_state_remembers_scale_actions() -> None:
     assert evaluation.decision.action is Action.UP
     assert evaluation.state.last_scale_up_at == NOW
     assert evaluation.state.last_set_desired == evaluation.decision.target
-    assert evaluation.state.samples[-1].raw_target == evaluation.decision.target
+    # the window remembers the sustained need (steady/trend), not the drain's backlog workers
+    d = evaluation.decision
+    assert d.winner == "drain" and d.terms.drain > max(d.terms.steady, d.terms.trend)
+    assert evaluation.state.samples[-1].raw_target == max(d.terms.steady, d.terms.trend)
 
 
 def test_predicted_pickup_and_breach() -> None:

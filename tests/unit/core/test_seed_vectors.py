@@ -17,8 +17,14 @@ from tests.unit.core.builders import NOW, settings, snapshot
 
 
 def seed000(pending: int, age: float, rate_per_worker: float, arrival: float = 0.0, **kw: object):
-    """A seed 000 scenario: SLA 60 s, current fleet of 1, job time = 1 / rate."""
-    cfg = settings(sla_seconds=60.0, min_workers=0, max_workers=20, **kw)
+    """A seed 000 scenario: SLA 60 s, current fleet of 1, job time = 1 / rate.
+
+    The seed has no provisioning lead; a 5 s recovery horizon keeps its "time remaining"
+    visible in our formula (see test_lead_time_changes_the_drain for the defaults)."""
+    params: dict[str, object] = {"provisioning_lead_seconds": 0.0, "recovery_horizon_seconds": 5.0}
+    params.update(kw)
+    params.setdefault("max_workers", 20)
+    cfg = settings(sla_seconds=60.0, min_workers=0, **params)
     snap = snapshot(
         visible=pending,
         oldest_age_seconds=age,
@@ -67,19 +73,12 @@ def test_example_3_imminent_breach() -> None:
     assert d.terms.drain == 16
     assert d.target == 16
 
-    # Ours with 40 jobs/s arriving, and never sizing for less than the recovery horizon
-    # (10% of 60 s = 6 s > the 5 s left, since workers cannot help faster than that):
-    # (500 + 40 * 6) / (8 * 6) = 15.42, times the unrounded margin 1.2333 = 19.01 -> 20.
+    # Ours with 40 jobs/s arriving: (500 + 40 * 5) / (8 * 5) = 17.5, times the unrounded
+    # margin 1.2333 = 21.58 -> 22 workers (and no double rounding) ...
     cfg, snap = seed000(500, 55.0, 8.0, arrival=40.0)
     ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert ours.terms.drain == 20
-    assert ours.target == 20
-    # With 4 s left at a 10 jobs/s arrival rate and a 2 s horizon the margin still applies:
-    cfg, snap = seed000(500, 56.0, 8.0, arrival=10.0, recovery_horizon_seconds=2.0)
-    # (500 + 10 * 4) / (8 * 4) = 16.875, margin 1 + (56/60 - 0.8) * 2 = 1.2667 -> 21.4 -> 22,
-    # which the example's max_workers of 20 caps, and the record says so.
-    ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
     assert ours.terms.drain == 22
+    # ... which the example's max_workers of 20 caps, and the record says so.
     assert ours.target == 20
     assert "max_workers" in ours.constraints
 
@@ -92,14 +91,33 @@ def test_example_4_active_breach() -> None:
     assert d.terms.drain == 20
     assert d.target == 20
 
-    # Ours sizes the recovery instead of jumping to max: with 5 jobs/s arriving and the default
-    # recovery horizon of 10% of the SLA (6 s), (300 + 5 * 6) / (5 * 6) = 11 workers, times the
-    # breach margin 1.4 (usage capped at 1.0) = 15.4 -> 16.
+    # Ours sizes the recovery instead of jumping to max: with 5 jobs/s arriving and the 5 s
+    # recovery horizon, (300 + 5 * 5) / (5 * 5) = 13 workers, times the breach margin 1.4
+    # (usage capped at 1.0) = 18.2 -> 19.
     cfg, snap = seed000(300, 65.0, 5.0, arrival=5.0)
     ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert ours.terms.drain == 16
-    assert ours.target == 16
+    assert ours.terms.drain == 19
+    assert ours.target == 19
     assert "recovery horizon" in ours.reason
+
+
+def test_lead_time_changes_the_drain() -> None:
+    # Example 3 with a 60 s provisioning lead and the default horizon (60 / 3 = 20 s): the one
+    # running worker serves 8 jobs/s while 40 arrive, so when new workers land the backlog is
+    # 500 + (40 - 8) * 60 = 2,420; clearing it plus 20 s of arrivals within 20 s:
+    # (2420 + 800) / (8 * 20) = 20.1, margin 1.2333 -> 24.8 -> 25 workers.
+    cfg, snap = seed000(
+        500,
+        55.0,
+        8.0,
+        arrival=40.0,
+        max_workers=100,
+        provisioning_lead_seconds=60.0,
+        recovery_horizon_seconds=None,
+    )
+    ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
+    assert ours.terms.drain == 25
+    assert "new workers land in 60 s" in ours.reason
 
 
 def spike_state() -> ControllerState:
@@ -153,9 +171,13 @@ def test_hybrid_on_seed_001_spike_differs_for_stated_reasons() -> None:
     assert d.terms.steady == 101
     # trend: the same 60 jobs/s forecast, sized like steady: R = 120 -> 121.
     assert d.terms.trend == 121
-    # drain: the 50 jobs/s arriving during the 15 s left count: (200 + 750) / (0.5 * 15) = 126.7.
-    assert d.terms.drain == 127
-    assert d.target == 127 and d.winner == "drain" and d.action is Action.UP
+    # drain: new workers land after the 50 s lead, while the 20 running serve 10 of the 50
+    # jobs/s: 200 + 40 * 50 = 2,200 wait then; with the oldest past the SLA by then, they are
+    # cleared within the 10 s recovery horizon (a third of 30 s), with 500 more arriving:
+    # (2200 + 500) / (0.5 * 10) = 540. The seed's 27 assumed the 200 jobs were all there is.
+    assert d.terms.drain == 540
+    assert d.target == 500 and d.winner == "drain" and d.action is Action.UP
+    assert "max_workers" in d.constraints
 
 
 def test_seed_002_load_ratio_through_the_decision() -> None:
