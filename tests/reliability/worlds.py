@@ -89,6 +89,8 @@ class Fleet:
                 "cluster": self.clusters[queue],
                 "max_workers": MAX_WORKERS,
                 "sla_seconds": 30,
+                # New workers useful at once: the backlog alone decides (14 > max here).
+                "provisioning_lead_seconds": 0,
                 **overrides,
             }
             for queue in self.queues

@@ -312,9 +312,18 @@ def build_snapshot(
 
 
 def evaluate_queue(
-    runtime: EvaluateRuntime, config: QueueConfig, inputs: Inputs, now: float
+    runtime: EvaluateRuntime,
+    config: QueueConfig,
+    inputs: Inputs,
+    now: float,
+    decided_at: float | None = None,
 ) -> QueueOutcome:
-    """Decide, store the state, act for one queue (raises only on a bug; AWS errors are kept)."""
+    """Decide, store the state, act for one queue (raises only on a bug; AWS errors are kept).
+
+    `now` is when the inputs were read (the snapshot's time), `decided_at` when the core
+    decides (default `now`), both epoch seconds: inputs older than the core's stale limit
+    at decision time make it hold.
+    """
     settings = config.settings(runtime.settings.evaluation_interval_seconds)
     dry_run = runtime.settings.dry_run or config.dry_run
     if dry_run and not settings.dry_run:
@@ -345,7 +354,7 @@ def evaluate_queue(
         inputs.rows.get(queue),
     )
     policy: Policy = POLICIES[runtime.policy]
-    evaluation = policy(snapshot, settings, state, now, model)
+    evaluation = policy(snapshot, settings, state, now if decided_at is None else decided_at, model)
     decision = evaluation.decision
     outcome.decision = decision
     try:
@@ -435,11 +444,15 @@ def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
 def run_tick(runtime: EvaluateRuntime, now: float) -> list[QueueOutcome]:
     """One evaluation of every configured queue at `now` (epoch seconds)."""
     queues = list(runtime.settings.queues)
+    started = runtime.clock()
     inputs = gather(runtime, queues, now)
+    # A gather slowed by timeouts and retries read the world as it was at `now`: the core
+    # judges that snapshot's age when it decides (stale after 2 intervals: hold).
+    decided_at = now + max(0.0, runtime.clock() - started)
     outcomes: list[QueueOutcome] = []
     for config in queues:
         try:
-            outcome = evaluate_queue(runtime, config, inputs, now)
+            outcome = evaluate_queue(runtime, config, inputs, now, decided_at)
         except Exception as error:  # one queue's bug must not stop the others
             logger.exception("queue evaluation failed", queue=config.queue)
             outcome = QueueOutcome(queue=config.queue, errors=[f"evaluation failed: {error!r}"])
