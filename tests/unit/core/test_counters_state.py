@@ -1,0 +1,94 @@
+"""Rates and oldest age from the counters; the stored forms of state and model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from queue_autoscale.core import (
+    ControllerState,
+    CounterRow,
+    Sample,
+    TrendModel,
+    model_from_dict,
+    model_to_dict,
+    oldest_age,
+    state_from_dict,
+    state_to_dict,
+    window_rates,
+)
+
+NOW = 10_000.0
+
+
+def test_window_rates_by_hand() -> None:
+    rows = [
+        CounterRow(second=9_990, queued=30, started=20, completed=18, failed=2, busy_ms=40_000,
+                   pickup_ms=10_000),
+        CounterRow(second=9_800, queued=60, completed=10, busy_ms=10_000),
+        CounterRow(second=9_000, queued=999),  # outside the 300 s window
+    ]  # fmt: skip
+    rates = window_rates(rows, NOW, 300.0, 60.0)
+    assert rates.arrival_rate == pytest.approx(90 / 300)
+    assert rates.arrival_rate_short == pytest.approx(30 / 60)
+    assert rates.completion_rate == pytest.approx(28 / 300)
+    assert rates.mean_job_seconds == pytest.approx(50.0 / 30)  # 50 s busy over 30 finished
+    assert rates.failure_rate == pytest.approx(2 / 30)
+    assert rates.mean_pickup_seconds == pytest.approx(0.5)
+    empty = window_rates([], NOW)
+    assert (empty.arrival_rate, empty.mean_job_seconds, empty.failure_rate) == (0.0, None, 0.0)
+
+
+def per_second(counts: dict[int, int]) -> list[CounterRow]:
+    return [CounterRow(second=int(NOW) - back, queued=n) for back, n in counts.items()]
+
+
+def test_oldest_age_walks_back_to_the_visible_backlog() -> None:
+    rows = per_second({0: 5, 10: 5, 40: 5, 100: 5})
+    assert oldest_age(NOW, 12, None, 0.0, rows) == (40.0, "counters")
+    assert oldest_age(NOW, 0, 50.0, 60.0, rows) == (0.0, "empty")
+    # more visible than the counters know: a lower bound at the oldest row
+    assert oldest_age(NOW, 100, None, 0.0, rows) == (100.0, "counters")
+    assert oldest_age(NOW, 3, None, 0.0, []) == (0.0, "unknown")
+
+
+def test_cloudwatch_plus_lag_wins_when_the_old_message_is_still_waiting() -> None:
+    # GIVEN a datapoint 70 s old saying 50 s: the message was enqueued 120 s ago, and only 10
+    # jobs were queued since while 12 are visible: (FIFO) it is still there, and older than the
+    # counters can see (their rows run out at 10 s).
+    rows = per_second({0: 5, 10: 5})
+    assert oldest_age(NOW, 12, 50.0, 70.0, rows) == (120.0, "cloudwatch")
+    # and without counters CloudWatch is all there is
+    assert oldest_age(NOW, 12, 50.0, 70.0, []) == (120.0, "cloudwatch")
+
+
+def test_phantom_cloudwatch_age_is_ignored_once_the_counters_show_it_was_picked_up() -> None:
+    # GIVEN a queue that keeps up: 20 jobs/s, 3 visible right now, jobs wait a second or two
+    rows = [CounterRow(second=int(NOW) - back, queued=20) for back in range(300)]
+    # WHEN CloudWatch's max-of-minute datapoint (2 s) is 90 s old: 2 + 90 = 92 s would read as
+    # a breach of a 30 s SLA although 1,800 jobs were queued after that message
+    age, source = oldest_age(NOW, 3, 2.0, 90.0, rows)
+    # THEN the counters' estimate wins
+    assert (age, source) == (0.0, "counters")
+
+
+def test_state_round_trips_through_json_and_decimals() -> None:
+    from decimal import Decimal
+
+    state = ControllerState(
+        "jobs", version=4, last_scale_up_at=1.5, last_set_desired=7, last_set_at=2.0,
+        unmet_since=3.0, samples=(Sample(1.0, 2.5, 3, 4, 5), Sample(2.0, 0.0, 0, 1, 0)),
+    )  # fmt: skip
+    assert state_from_dict(json.loads(json.dumps(state_to_dict(state)))) == state
+    stored = state_to_dict(state)
+    stored["samples"] = [[Decimal(str(v)) for v in row] for row in stored["samples"]]
+    stored["version"] = Decimal(4)
+    assert state_from_dict(stored) == state
+
+
+def test_model_round_trip_and_bad_profile() -> None:
+    model = TrendModel("jobs", 100.0, 3.0, 0.5, tuple(1.0 + i / 1000 for i in range(168)), 0.1, 0.2)
+    assert model_from_dict(json.loads(json.dumps(model_to_dict(model)))) == model
+    with pytest.raises(ValueError, match="168 hourly factors, got 3"):
+        model_from_dict({**model_to_dict(model), "seasonal": [1, 1, 1]})
