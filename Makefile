@@ -10,13 +10,16 @@ export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
 .PHONY: demo test lint check bench setup java clean
 
 demo: setup ## The end-to-end demo on the embedded AWS emulator
-	$(VENV)/bin/queue-autoscale explain --examples infra/examples
+	$(VENV)/bin/queue-autoscale demo
 
 test: setup ## Lint, type-check and run every test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
+
+lint: setup ## Template checks: cfn-lint, sam validate --lint, sam build, checkov
+	bash infra/lint.sh
 
 bench: setup ## Every benchmark in benchmarks/, tables written to benchmarks/results/
 	$(PY) benchmarks/run_all.py
