@@ -10,8 +10,9 @@ client (one count per API call, keyed by service and operation) and `before-send
 HTTP attempt, so retries would show). Wall time is best-of-N over the steady ticks: moto
 serves every call in Python, so the wall time measures the emulator as much as the
 controller; the call counts and this process's CPU time (the controller's own work:
-botocore, parsing, the core, EMF) are what carry over to AWS. The cold import of the
-handler modules is timed in fresh subprocesses.
+botocore, parsing, the core, EMF) are what carry over to AWS. The clients use the
+handlers' LAMBDA_CONFIG except for a longer read timeout (moto is slower than AWS at the
+large sizes). The cold import of the handler modules is timed in fresh subprocesses.
 
     .venv/bin/python benchmarks/controller_tick.py [--sizes 1 10 100 1000] [--repeat 3]
 """
@@ -44,6 +45,7 @@ from _report import header, write
 ROOT = Path(__file__).resolve().parents[1]
 REGION = "us-east-1"
 CLUSTER = "bench-workers"
+READ_TIMEOUT_SECONDS = 300
 HANDLERS = ("queue_autoscale.handlers.evaluate", "queue_autoscale.handlers.record_events")
 
 
@@ -240,12 +242,17 @@ def run_size(
     url: str, queues: int, repeat: int, counter_seconds: int
 ) -> tuple[dict[str, Any], list[str]]:
     """Set up one size, run the ticks, return the row and the goal lines."""
-    from queue_autoscale.adapters.aws import make_clients
+    from botocore.config import Config
+
+    from queue_autoscale.adapters.aws import LAMBDA_CONFIG, make_clients
     from queue_autoscale.handlers import evaluate
     from queue_autoscale.settings import EvaluateSettings
 
     reset(url)
-    clients = make_clients(endpoint_url=url, region_name=REGION)
+    # LAMBDA_CONFIG's 5 s read timeout, except that moto answering 500-query GetMetricData
+    # or a 1,000-queue burst takes longer than real AWS: a timeout there would measure moto.
+    config = LAMBDA_CONFIG.merge(Config(read_timeout=READ_TIMEOUT_SECONDS))
+    clients = make_clients(endpoint_url=url, region_name=REGION, config=config)
     now = time.time()
     started = time.perf_counter()
     environment = create_world(clients, queues, now, counter_seconds)
@@ -384,7 +391,8 @@ def main() -> None:
         f"One ECS cluster; every queue has a service, {args.counter_seconds} s of counter "
         "items, every tenth queue 10 waiting jobs. A warm-up tick first (it resolves queue "
         f"URLs and creates STATE items), then {args.repeat} steady ticks: calls are from the "
-        "last steady tick, times best (and median) of the steady ticks. The wall time is "
+        "last steady tick, times best (and median) of the steady ticks. Clients: the handlers' "
+        f"LAMBDA_CONFIG with a {READ_TIMEOUT_SECONDS} s read timeout. The wall time is "
         "mostly moto's: it serves every call in Python on this 2-core machine.",
         "",
         "## API calls per steady tick (mean latency per call under the tick's concurrency)",
