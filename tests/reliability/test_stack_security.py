@@ -1,0 +1,218 @@
+"""Security of the stack, beyond tests/unit/test_template.py (which already checks: no
+wildcard action, Resource "*" only for APIs without resource-level permissions, the
+PutMetricData namespace condition, SSE on queues/table (+PITR)/bucket, public access
+blocked and non-TLS denied): checkov skips are justified next to their resource, IAM
+resources are built from parameters and stack resources, and each Lambda role grants
+exactly the AWS calls its handler is seen making against the emulator.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from infra.template import load_template, translate
+from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.handlers import evaluate, record_events
+from queue_autoscale.settings import RecordSettings
+from tests.reliability.worlds import NOW, Fleet
+
+PREFIX = {
+    "sqs": "sqs",
+    "dynamodb": "dynamodb",
+    "s3": "s3",
+    "ecs": "ecs",
+    "cloudwatch": "cloudwatch",
+    "eventbridge": "events",
+}
+IAM_NAME = {"SendMessageBatch": "SendMessage"}
+"""Operations authorised under another action's name."""
+PLATFORM = {
+    # What Lambda itself does with the function's role, not the handler's code.
+    "RecordEventsRole": {
+        "sqs:ReceiveMessage",  # the SQS event source mapping
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "cloudwatch:PutMetricData",  # Powertools metrics (namespace-conditioned)
+    },
+    "EvaluateRole": {
+        "sqs:SendMessage",  # the function's on-failure DLQ (EvaluateDeadLetterQueue)
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "cloudwatch:PutMetricData",
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_template()
+
+
+@pytest.fixture(scope="module")
+def translated(template: dict[str, Any]) -> dict[str, Any]:
+    return translate(template)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def statements(document: dict[str, Any], role: str) -> list[dict[str, Any]]:
+    properties = document["Resources"][role]["Properties"]
+    return [
+        statement
+        for policy in properties.get("Policies", [])
+        for statement in _list(policy["PolicyDocument"]["Statement"])
+        if statement.get("Effect") == "Allow"
+    ]
+
+
+def granted(document: dict[str, Any], role: str) -> set[str]:
+    return {action for s in statements(document, role) for action in _list(s["Action"])}
+
+
+def test_every_checkov_skip_is_justified_next_to_its_resource(template: dict[str, Any]) -> None:
+    skips = []
+    for name, resource in template["Resources"].items():
+        for skip in resource.get("Metadata", {}).get("checkov", {}).get("skip", []):
+            skips.append((name, skip))
+    assert skips, "the template declares its checkov skips in resource Metadata"
+    for name, skip in skips:
+        assert re.fullmatch(r"CKV2?_AWS_\d+", skip.get("id", "")), (name, skip)
+        assert len(str(skip.get("comment", "")).split()) >= 8, f"{name}: {skip} says too little"
+
+
+def _references(value: Any) -> Iterator[str]:
+    """Every literal string inside an IAM Resource value, with intrinsic functions kept."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        (function, argument), *_ = value.items()
+        if function == "Fn::Sub":
+            yield f"Fn::Sub:{argument if isinstance(argument, str) else argument[0]}"
+        elif function in ("Ref", "Fn::GetAtt"):
+            yield f"{function}:{json.dumps(argument)}"
+        else:
+            for item in _list(argument):
+                yield from _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _references(item)
+
+
+def test_iam_resources_come_from_parameters_and_stack_resources(
+    translated: dict[str, Any],
+) -> None:
+    parameters = set(translated.get("Parameters", {}))
+    stack = set(translated["Resources"])
+    for role, resource in translated["Resources"].items():
+        if resource["Type"] != "AWS::IAM::Role":
+            continue
+        for statement in statements(translated, role):
+            for reference in _references(statement.get("Resource")):
+                if reference == "*":
+                    continue  # test_template.py limits "*" to APIs without resource ARNs
+                assert not reference.startswith("arn:"), f"{role}: literal ARN {reference}"
+                if reference.startswith("Ref:"):
+                    assert json.loads(reference[4:]) in parameters | stack, (role, reference)
+                elif reference.startswith("Fn::GetAtt:"):
+                    assert json.loads(reference[11:])[0] in stack, (role, reference)
+                else:
+                    text = reference.removeprefix("Fn::Sub:")
+                    names = set(re.findall(r"\$\{([\w:.]+)\}", text))
+                    ours = {n.split(".")[0] for n in names if not n.startswith("AWS::")}
+                    assert ours <= parameters | stack, (role, text)
+                    # A wildcard only inside something of ours (a bucket prefix, Glue's logs).
+                    if "*" in text:
+                        assert ours or "/aws-glue/" in text, (role, text)
+                        assert text.index("*") > text.rfind("}"), (role, text)
+
+
+@pytest.fixture
+def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, set[str]]:
+    """IAM actions each handler's code is seen calling: a batch with a rejection, and a
+    tick that resizes a service, against the emulator (a `before-call` hook on every client)."""
+    seen: dict[str, set[str]] = {"RecordEventsRole": set(), "EvaluateRole": set()}
+    current = ["RecordEventsRole"]
+    for name in ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events"):
+        client = getattr(clients, name)
+        prefix = PREFIX[client.meta.service_model.service_id.hyphenize()]
+
+        def hook(model: Any, prefix: str = prefix, **_: Any) -> None:
+            operation = IAM_NAME.get(model.name, model.name)
+            seen[current[0]].add(f"{prefix}:{operation}")
+
+        client.meta.events.register("before-call", hook)
+
+    fleet = Fleet.create(kit, clients, bases=("orders",))
+    settings = RecordSettings.from_environ(
+        {
+            "QUEUES_CONFIG": json.dumps([{"queue": fleet.queues[0]}]),
+            "LOAD_TABLE": fleet.table,
+            "ARCHIVE_BUCKET": fleet.bucket,
+            "EVENTS_DLQ_URL": kit.queue("events-dlq"),
+        }
+    )
+    good = {"type": "queued", "queue": fleet.queues[0], "job_id": "a", "at": int(NOW * 1000)}
+    batch = [
+        {"MessageId": "m1", "Body": json.dumps(good)},
+        {"MessageId": "m2", "Body": "not json"},
+    ]
+    for value in seen.values():
+        value.clear()  # the setup's calls are not the handlers'
+    record_events.set_runtime(record_events.build_runtime(settings, clients, clock=lambda: NOW))
+    try:
+        assert record_events.handler(record_events.sqs_event(batch, "arn:x"), lambda_context) == {
+            "batchItemFailures": []
+        }
+    finally:
+        record_events.set_runtime(None)
+    current[0] = "EvaluateRole"
+    (outcome,) = evaluate.run_tick(fleet.runtime(), NOW)
+    assert outcome.applied, "the tick must resize the service so UpdateService is seen"
+    return seen
+
+
+@pytest.mark.integration
+@pytest.mark.xdist_group("moto")
+def test_each_lambda_role_allows_every_call_its_handler_makes(
+    translated: dict[str, Any], observed: dict[str, set[str]]
+) -> None:
+    assert "ecs:UpdateService" in observed["EvaluateRole"]
+    assert "dynamodb:UpdateItem" in observed["RecordEventsRole"]
+    for role, calls in observed.items():
+        assert calls <= granted(translated, role), (
+            f"{role} lacks {calls - granted(translated, role)}"
+        )
+
+
+@pytest.mark.integration
+@pytest.mark.xdist_group("moto")
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "template.yaml grants actions no handler calls: EvaluateRole dynamodb:GetItem and "
+        "dynamodb:UpdateItem, RecordEventsRole dynamodb:BatchWriteItem (reported to the lead; "
+        "template.yaml is not ours to edit)"
+    ),
+)
+def test_each_lambda_role_allows_nothing_its_handler_does_not_call(
+    translated: dict[str, Any], observed: dict[str, set[str]]
+) -> None:
+    extras = {
+        role: sorted(granted(translated, role) - calls - PLATFORM[role])
+        for role, calls in observed.items()
+    }
+    assert extras == {"RecordEventsRole": [], "EvaluateRole": []}
