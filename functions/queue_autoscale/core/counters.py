@@ -99,7 +99,8 @@ def oldest_age(
     publication lag and the counters' FIFO estimate. Adding the lag assumes the message the
     datapoint saw is still waiting; when the counters show more jobs queued since that message
     was enqueued than are visible now, it has (FIFO) been picked up, and the lag-shifted age is
-    a phantom that would read as a breach on a queue that keeps up. Then the counters win.
+    a phantom that would read as a breach on a queue that keeps up: then only the datapoint's
+    own age counts (the max with the counters' estimate, as before).
     """
     if visible <= 0:
         return 0.0, "empty"
@@ -111,8 +112,8 @@ def oldest_age(
         return from_cloudwatch, "cloudwatch"
     enqueued = now - from_cloudwatch
     queued_since = sum(row.queued for row in rows if enqueued < row.second <= now)
-    if queued_since >= visible:
-        return from_counters, "counters"
-    if from_cloudwatch >= from_counters:
+    if queued_since >= visible:  # picked up since: the datapoint's own age, not the lag on top
+        from_cloudwatch = cloudwatch_age_seconds
+    if from_cloudwatch > from_counters:
         return from_cloudwatch, "cloudwatch"
     return from_counters, "counters"

@@ -63,14 +63,14 @@ def test_cloudwatch_plus_lag_wins_when_the_old_message_is_still_waiting() -> Non
     assert oldest_age(NOW, 12, 50.0, 70.0, []) == (120.0, "cloudwatch")
 
 
-def test_phantom_cloudwatch_age_is_ignored_once_the_counters_show_it_was_picked_up() -> None:
+def test_no_lag_is_added_once_the_counters_show_the_message_was_picked_up() -> None:
     # GIVEN a queue that keeps up: 20 jobs/s, 3 visible right now, jobs wait a second or two
     rows = [CounterRow(second=int(NOW) - back, queued=20) for back in range(300)]
     # WHEN CloudWatch's max-of-minute datapoint (2 s) is 90 s old: 2 + 90 = 92 s would read as
     # a breach of a 30 s SLA although 1,800 jobs were queued after that message
     age, source = oldest_age(NOW, 3, 2.0, 90.0, rows)
-    # THEN the counters' estimate wins
-    assert (age, source) == (0.0, "counters")
+    # THEN the lag is not added: the datapoint's own 2 s against the counters' 0 s
+    assert (age, source) == (2.0, "cloudwatch")
 
 
 def test_state_round_trips_through_json_and_decimals() -> None:
