@@ -77,3 +77,13 @@ def test_withholding_the_cloudwatch_age_leaves_the_counters_estimate() -> None:
     snap = dict(recorder.snapshots)[300]
     assert snap.oldest_age_source == "counters"
     assert snap.oldest_age_seconds == pytest.approx(200, rel=0.1)
+
+
+@pytest.mark.parametrize(("window", "expected"), [(60, 20 * 10 / 60), (10, 20.0)])
+def test_the_short_rate_window_is_a_setting(window: int, expected: float) -> None:
+    counts = np.zeros(400, dtype=np.int64)
+    counts[290:] = 20  # a step from nothing to 20 jobs/s, ten seconds before the tick at 300
+    recorder, _ = _run(counts, 30, short_window_seconds=window)
+    snap = dict(recorder.snapshots)[300]
+    assert snap.arrival_rate_short == pytest.approx(expected)
+    assert snap.arrival_rate == pytest.approx(20 * 10 / 300)

@@ -346,12 +346,13 @@ See `docs/simulator.md` for the model. What drives the numbers above.
 
 ### Why `hybrid` misses the goal where it does
 
-Traced tick by tick with `simulate --decisions` on the core commit named in the set-up. The
-"experiment" numbers come from throw-away runs that changed one input or setting in a scratch
-script; nothing here edits the core.
+Traced tick by tick with `simulate --decisions` on the core commit named in the set-up. Each
+"experiment" changes one setting, reproducible with `simulate --scenario NAME --policy hybrid`
+plus the flag named; nothing here edits the core.
 
 1. **No controller that only reacts reaches 99.9 % on `spike`, `bursty` or `flash-crowd`
-   with a 60 s provisioning delay.** The same jobs replayed under an *ideal reaction* - a
+   with a 60 s provisioning delay.** The same jobs replayed (a scratch script) under an
+   *ideal reaction* - a
    fleet sized (Erlang C, p99.9) for the pre-surge rate, and unlimited workers ordered at the
    first 10 s tick after each surge starts, landing 60 s later - keep 98.85 % within SLA on
    `spike`, 89.9 % on `bursty` (its first burst met by the warm-up fleet) and 91.35 % on
@@ -367,18 +368,19 @@ script; nothing here edits the core.
 3. **Detection lag costs most of the rest.** The arrival rate the core sizes with is the
    higher of the 300 s and 60 s windows, so 10 s into a step to 40 jobs/s it reads ~8 jobs/s
    and the drain term only grows as the oldest job ages: the first order sized for the surge
-   goes out 20-50 s after the step. Experiment: the same runs with a 10 s short window (an
-   input of `window_rates`, so a handler setting) reach the ideal reaction - spike 98.34 ->
+   goes out 20-50 s after the step. Experiment `--short-window 10` (the short window of
+   `window_rates`, a handler setting) reaches the ideal reaction - spike 98.34 ->
    98.79 %, flash-crowd 88.70 -> 91.32 %, bursty 86.92 -> 93.06 % - at some cost on flat
    traffic (steady utilization 0.899 -> 0.834: the noisier rate raises the 5-min maximum).
 4. **Utilization after a surge is the price of the recovery horizon.** Past the SLA the
    drain term sizes the landing fleet to clear the backlog within `recovery_horizon_seconds`
    (default max(1, 0.1 x SLA) = 3 s), so a burst that needs 41 workers briefly gets 500-620
    and a flash crowd 1,000, then scales down proportionally over ~10 minutes. That buys
-   compliance: experiment with a 30 s horizon - spike 98.34 -> 97.71 % at 305,500 ->
+   compliance: experiment `--recovery-horizon 30` - spike 98.34 -> 97.71 % at 305,500 ->
    217,000 worker-s, bursty 86.92 -> 82.69 % at 969,760 -> 518,340, flash-crowd 88.70 ->
-   85.39 % at 270,372 -> 204,682. It is a setting, not a defect; on `bursty` no horizon makes
-   hybrid cheaper than `static`, which never has to react.
+   85.39 % at 270,372 -> 204,682. It is a setting, not a defect; on `bursty` even a 300 s
+   horizon (365,190 worker-s at 70.1 %) stays dearer than `static` (302,400 at 100 %),
+   which never has to react.
 5. **On smooth traffic the goal is met except against `seed-hybrid` and `static` on
    worker-seconds.** Utilization is 0.89-0.91 on `steady`, `diurnal` and `ramp` at 100 %
    within SLA. `hybrid` holds ~1.4 workers more than `seed-hybrid` on `steady` (161,094 vs

@@ -83,6 +83,13 @@ def register(app: typer.Typer) -> None:
         min_workers: Annotated[int, typer.Option(help="Fleet floor for every policy.")] = 1,
         max_workers: Annotated[int, typer.Option(help="Fleet ceiling for every policy.")] = 1000,
         seed: Annotated[int, typer.Option(help="Random seed (arrivals and job durations).")] = 0,
+        short_window: Annotated[
+            int, typer.Option(help="Short arrival-rate window of our snapshot, s (long: 300).")
+        ] = 60,
+        recovery_horizon: Annotated[
+            float | None,
+            typer.Option(help="Our drain's recovery horizon, s (default: the core's)."),
+        ] = None,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the scores here.")
         ] = None,
@@ -111,6 +118,8 @@ def register(app: typer.Typer) -> None:
                 min_workers=min_workers,
                 max_workers=max_workers,
                 seed=seed,
+                short_window_seconds=short_window,
+                recovery_horizon_seconds=recovery_horizon,
             )
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
         except ArrivalError as error:

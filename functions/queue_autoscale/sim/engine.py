@@ -54,6 +54,8 @@ class FleetSpec:
     cloudwatch_age: bool = True
     """Give the controller CloudWatch's ApproximateAgeOfOldestMessage (as evaluate does); False
     leaves only the counters' estimate (a diagnostic)."""
+    short_window_seconds: int = 60
+    """The short arrival-rate window of the controller's snapshot (the long one is 300 s)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +216,7 @@ class FleetView:
         e = self._engine
         now = self.now
         rows = self.counter_rows(300)
-        rates = window_rates(rows, now, 300.0, 60.0)
+        rates = window_rates(rows, now, 300.0, float(e.fleet.short_window_seconds))
         visible = self.visible
         latest = self.cloudwatch(1) if e.fleet.cloudwatch_age else []
         if latest:

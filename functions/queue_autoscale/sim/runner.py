@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from queue_autoscale.core import Decision, QueueSettings
@@ -34,6 +34,9 @@ class RunSpec:
     warmup_seconds: int = 600
     cloudwatch_lag_seconds: int = 60
     cloudwatch_age: bool = True
+    short_window_seconds: int = 60
+    recovery_horizon_seconds: float | None = None
+    """None: the core's default."""
 
     def __post_init__(self) -> None:
         checks = {
@@ -46,6 +49,9 @@ class RunSpec:
             "percentile": 0 < self.percentile < 1,
             "min-workers": 0 <= self.min_workers <= self.max_workers,
             "max-workers": self.max_workers >= 1,
+            "short-window": 1 <= self.short_window_seconds <= 300,
+            "recovery-horizon": self.recovery_horizon_seconds is None
+            or self.recovery_horizon_seconds > 0,
         }
         values = {
             "sla": self.sla_seconds,
@@ -57,6 +63,8 @@ class RunSpec:
             "percentile": self.percentile,
             "min-workers": self.min_workers,
             "max-workers": self.max_workers,
+            "short-window": self.short_window_seconds,
+            "recovery-horizon": self.recovery_horizon_seconds,
         }
         for name, ok in checks.items():
             if not ok:
@@ -73,11 +81,12 @@ class RunSpec:
             max_workers=self.max_workers,
             cloudwatch_lag_seconds=self.cloudwatch_lag_seconds,
             cloudwatch_age=self.cloudwatch_age,
+            short_window_seconds=self.short_window_seconds,
         )
 
     def settings(self) -> QueueSettings:
         """The queue settings every policy shares."""
-        return sim_settings(
+        settings = sim_settings(
             sla_seconds=self.sla_seconds,
             service_seconds=self.service_seconds,
             concurrency=self.concurrency,
@@ -87,6 +96,9 @@ class RunSpec:
             min_workers=self.min_workers,
             max_workers=self.max_workers,
         )
+        if self.recovery_horizon_seconds is None:
+            return settings
+        return replace(settings, recovery_horizon_seconds=self.recovery_horizon_seconds)
 
 
 def load_arrivals(
