@@ -76,10 +76,11 @@ def test_simulate_writes_every_core_decision(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    # 600 s warm-up + 600 s window, a tick every 10 s; keda is not a core policy
-    assert len(records) == 120
+    # 600 s warm-up + 600 s window, a tick every 10 s (and on while a job still waits at the
+    # end); keda is not a core policy
+    assert 120 <= len(records) <= 125
     assert {r["policy"] for r in records} == {"hybrid"}
-    assert [r["elapsed_seconds"] for r in records] == [10.0 * i for i in range(120)]
+    assert [r["elapsed_seconds"] for r in records] == [10.0 * i for i in range(len(records))]
     last = records[-1]
     assert {"terms", "target", "reason", "constraints", "oldest_age_seconds"} <= last.keys()
     assert 15 <= last["target"] <= 40  # 20 jobs/s of 1 s jobs
