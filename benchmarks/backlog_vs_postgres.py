@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         f"pyspark {pyspark.__version__} local[2]",
         f"- load average before / after the run: {load_before} / "
         + " ".join(f"{value:.1f}" for value in os.getloadavg())
-        + " (the machine is shared; other work was running)",
+        + " (1/5/15-minute; the machine is shared with other work)",
         "",
         f"Data: {QUEUES} queues, 1-minute intervals with ~5% missing (gaps of 2-5 intervals), "
         f"Poisson arrivals (mean 85, bursts of 260 in 8% of intervals), capacity "
@@ -411,9 +411,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     lines.append(
         "Why the goal is missed: the plpgsql loop is O(n) and runs in one process at about a "
-        "microsecond per row, with the data in shared buffers; Spark's window operators carry "
-        "a per-row cost several times that, plus a shuffle by queue, and on 2 local cores "
-        "cannot spread it further. What the window form buys is that it needs no stored "
+        "microsecond per row, with the data in shared buffers; Spark's window operators cost "
+        "more per row, add a shuffle by queue and a sort (the laid-out column shows the "
+        "windows alone), and on 2 local cores cannot spread the work further. What the "
+        "window form buys is that it needs no stored "
         "procedure and no ordered cursor, runs in the same job as the rest of the report, and "
         "parallelises by queue across executors on Glue or EMR; on one small machine the "
         "sequential loop is the faster tool."

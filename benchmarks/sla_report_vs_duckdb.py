@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         f"DuckDB {duckdb.__version__} with 2 threads",
         f"- load average before / after the run: {load_before} / "
         + " ".join(f"{value:.1f}" for value in os.getloadavg())
-        + " (the machine is shared; other work was running)",
+        + " (1/5/15-minute; the machine is shared with other work)",
         "",
         f"Each run: {QUEUES} queues over {DAYS} days; 2% of jobs fail once and are retried, 1% "
         "of events delivered twice, 0.5% of attempts lack their queued event, 0.3% never "

@@ -56,12 +56,12 @@ def to_pandas(df: DataFrame) -> pd.DataFrame:
 def chart_backlog(backlog: DataFrame, interval_seconds: int) -> pd.DataFrame:
     """Backlog and workers per queue, bucketed (max backlog, mean workers) to ~CHART_POINTS."""
     span = backlog.groupBy("queue").agg(
-        (sf.max("stamp").cast("long") - sf.min("stamp").cast("long")).alias("span")
+        (sf.unix_seconds(sf.max("stamp")) - sf.unix_seconds(sf.min("stamp"))).alias("span")
     )
     longest = span.agg(sf.max("span")).first()
     longest_s = int(longest[0] or 0) if longest is not None else 0
     bucket = max(interval_seconds, -(-longest_s // CHART_POINTS))
-    seconds = sf.col("stamp").cast("long")
+    seconds = sf.unix_seconds(sf.col("stamp"))
     bucketed = (
         backlog.withColumn("bucket", seconds - sf.pmod(seconds, sf.lit(bucket)))
         .groupBy("queue", "bucket")

@@ -51,7 +51,8 @@ def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
     check_columns(df, REQUIRED_COLUMNS)
     ordered = Window.partitionBy("queue").orderBy("stamp")
     running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    seconds = sf.col("stamp").cast("timestamp").cast("double")
+    # unix_micros, not a cast: ANSI mode (Spark 4's default) rejects timestamp -> number casts.
+    seconds = sf.unix_micros(sf.col("stamp").cast("timestamp")) / sf.lit(1_000_000.0)
     elapsed = sf.coalesce(
         (seconds - sf.lag(seconds).over(ordered)) / sf.lit(float(interval_seconds)), sf.lit(1.0)
     )
@@ -144,4 +145,4 @@ def concurrency_column(concurrency: Mapping[str, int]) -> Column:
     pairs: list[Column] = []
     for queue, jobs in sorted(concurrency.items()):
         pairs += [sf.lit(queue), sf.lit(float(jobs))]
-    return sf.coalesce(sf.element_at(sf.create_map(*pairs), sf.col("queue")), sf.lit(1.0))
+    return sf.coalesce(sf.try_element_at(sf.create_map(*pairs), sf.col("queue")), sf.lit(1.0))

@@ -33,7 +33,7 @@ def sla_column(sla_seconds: Mapping[str, float], default_sla_seconds: float) -> 
     pairs: list[Column] = []
     for queue, seconds in sorted(sla_seconds.items()):
         pairs += [sf.lit(queue), sf.lit(float(seconds))]
-    return sf.coalesce(sf.element_at(sf.create_map(*pairs), sf.col("queue")), default)
+    return sf.coalesce(sf.try_element_at(sf.create_map(*pairs), sf.col("queue")), default)
 
 
 def with_data_end(attempts: DataFrame) -> DataFrame:
