@@ -110,8 +110,14 @@ def servers_for_sla(
     if offered <= 0:
         return 0
     allowed = 1.0 - percentile
-    n, blocking = _erlang_b_start(offered)
     start = math.floor(offered) + 1
+    if sla_seconds > 0:
+        # C <= 1, so exp(-(n/S - lambda) * sla) <= allowed already suffices: when that bound is
+        # no higher than the first stable n (long SLAs), no Erlang B is needed at all.
+        enough = math.ceil(mean_job_seconds * (arrival_rate + math.log(1 / allowed) / sla_seconds))
+        if enough <= start:
+            return start
+    n, blocking = _erlang_b_start(offered)
     while True:
         n += 1
         blocking = offered * blocking / (n + offered * blocking)

@@ -154,3 +154,14 @@ def test_warm_started_erlang_b_equals_the_full_recursion(load: float) -> None:
 
     for n in (int(load * 0.5), int(load), int(load) + 1, int(load * 1.1) + 3):
         assert erlang_b(n, load) == pytest.approx(full_recursion(n, load), rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("sla", [0.5, 2.0, 30.0, 300.0])
+@pytest.mark.parametrize("rate", [0.3, 7.0, 95.0, 400.0])
+@pytest.mark.parametrize("job", [0.1, 1.0, 4.0])
+def test_servers_for_sla_equals_a_brute_force_search(sla: float, rate: float, job: float) -> None:
+    offered = rate * job
+    n = math.floor(offered) + 1
+    while wait_exceeds_probability(n, rate, job, sla) > 0.01 + 1e-12:
+        n += 1
+    assert servers_for_sla(rate, job, sla, 0.99) == n
