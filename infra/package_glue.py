@@ -5,7 +5,7 @@ core, the DynamoDB adapter and its error module), with fixed timestamps so the s
 give the same bytes. The job scripts themselves (glue_jobs/sla_report.py, trend_fit.py) are
 uploaded separately as the Glue ScriptLocation / EMR entryPoint; they are also in the zip.
 
-    python infra/package_glue.py [--out build/glue/queue_autoscale_glue.zip]
+    python infra/package_glue.py [--out build/glue/glue_jobs.zip]
 
 Glue 5.0 has boto3, pandas, numpy, pyarrow and matplotlib; pydantic (for --queues_config)
 comes from `--additional-python-modules pydantic==2.12.3`.
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "build" / "glue" / "queue_autoscale_glue.zip"
+DEFAULT_OUT = ROOT / "build" / "glue" / "glue_jobs.zip"
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 SOURCES: list[tuple[Path, str]] = [
     (ROOT / "glue_jobs", "glue_jobs"),
