@@ -56,7 +56,7 @@ def pickup_chart(hourly: pd.DataFrame) -> str:
         rows = hourly[hourly["queue"] == queue].sort_values("period_start")
         for column in ("pickup_p50", "pickup_p95", "pickup_p99"):
             axes.plot(rows["period_start"], rows[column], label=column.removeprefix("pickup_"))
-        axes.axhline(float(rows["sla_seconds"].iloc[0]), color="red", linestyle="--", label="SLA")
+        axes.axhline(float(rows["sla_seconds"].max()), color="red", linestyle="--", label="SLA")
         axes.set_ylabel("pickup, s")
         axes.set_title(f"{queue}: pickup time percentiles by hour")
         axes.grid(alpha=0.3)

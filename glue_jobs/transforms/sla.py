@@ -82,7 +82,6 @@ def sla_metrics(
         prepared.withColumn("period_start", period_start(sf.col("first_at_ms") / 1000, period))
         .groupBy("queue", "period_start")
         .agg(
-            sf.first("sla_s").alias("sla_seconds"),
             sf.count("*").alias("attempts"),
             sf.countDistinct("job_id").alias("jobs"),
             sf.count(sf.when(sf.col("attempt") > 1, True)).alias("retries"),
@@ -107,7 +106,8 @@ def sla_metrics(
         "queue",
         sf.lit(period).alias("period"),
         "period_start",
-        "sla_seconds",
+        # from the queue, so a period holding only breach minutes still shows its SLA
+        sla_column(sla_seconds or {}, default_sla_seconds).alias("sla_seconds"),
         *[
             sf.coalesce(sf.col(name), sf.lit(0)).cast("long").alias(name)
             for name in (

@@ -173,3 +173,16 @@ def test_invalid_events_are_rejected_with_a_reason(spark) -> None:
     defaulted = valid.where("job_id = 'y'").first()
     assert defaulted.attempt == 1
     assert len(defaulted.event_id) == 64
+
+
+def test_a_long_wait_counts_breach_minutes_in_every_hour_it_spans(spark) -> None:
+    # GIVEN one job queued at 10:59:00 on a 30 s SLA and picked up at 12:00:30
+    rows = [event("queued", "z", "long", 3540), event("started", "z", "long", 7230)]
+    valid, _ = split_events(spark.createDataFrame(rows, EVENT_SCHEMA))
+    got = rows_by_key(sla_metrics(pair_attempts(dedupe_events(valid)), "hour"))
+    # THEN late from 10:59:30: one minute in 10:00, all 60 of 11:00, and 12:00 (no jobs there)
+    assert got[("z", HOUR_10)]["breach_minutes"] == 1
+    assert got[("z", HOUR_11)]["breach_minutes"] == 60
+    noon = got[("z", datetime(2026, 11, 2, 12, 0))]
+    assert (noon["attempts"], noon["breach_minutes"], noon["sla_seconds"]) == (0, 1, 30.0)
+    assert noon["sla_share"] is None
