@@ -166,19 +166,10 @@ def create_world(clients: Any, queues: int, now: float, counter_seconds: int) ->
         clients.ecs.create_service(
             cluster=CLUSTER, serviceName=name, taskDefinition="bench-worker", desiredCount=1
         )
+    from queue_autoscale.adapters.dynamodb import create_load_table
+
     table = "bench-load"
-    clients.dynamodb.create_table(
-        TableName=table,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_load_table(clients.dynamodb, table)
     second = int(now)
     items = [
         {

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import header, write
 
 from queue_autoscale.adapters.aws import AwsClients, make_clients
+from queue_autoscale.adapters.dynamodb import create_load_table
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.events import default_event_id
 from queue_autoscale.handlers import record_events
@@ -211,18 +212,7 @@ class Resources:
 def create_resources(clients: AwsClients, suffix: str) -> Resources:
     """Create the three resources as template.yaml shapes them (keys, on demand)."""
     table = f"load-{suffix}"
-    clients.dynamodb.create_table(
-        TableName=table,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_load_table(clients.dynamodb, table)
     bucket = f"archive-{suffix}"
     clients.s3.create_bucket(Bucket=bucket)
     dlq = str(clients.sqs.create_queue(QueueName=f"events-dlq-{suffix}")["QueueUrl"])

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from queue_autoscale.adapters import dynamodb as dynamodb_adapter
 from queue_autoscale.adapters.aws import AwsClients, make_clients
 
 REGION = "us-east-1"
@@ -84,19 +85,7 @@ def suffix() -> str:
 
 def create_load_table(clients: AwsClients, name: str) -> str:
     """The load table as template.yaml declares it: pk/sk strings, on demand, TTL."""
-    clients.dynamodb.create_table(
-        TableName=name,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    clients.dynamodb.get_waiter("table_exists").wait(TableName=name)
+    dynamodb_adapter.create_load_table(clients.dynamodb, name)
     # TTL is not under test here; an endpoint without it still serves the table.
     with contextlib.suppress(clients.dynamodb.exceptions.ClientError):
         clients.dynamodb.update_time_to_live(

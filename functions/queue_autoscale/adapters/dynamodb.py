@@ -147,6 +147,27 @@ def parse_document(item: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return plain
 
 
+LOAD_TABLE_SCHEMA: dict[str, Any] = {
+    "AttributeDefinitions": [
+        {"AttributeName": "pk", "AttributeType": "S"},
+        {"AttributeName": "sk", "AttributeType": "S"},
+    ],
+    "KeySchema": [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ],
+    "BillingMode": "PAY_PER_REQUEST",
+}
+"""The load table's keys as template.yaml declares them, for emulators, tests and benchmarks."""
+
+
+def create_load_table(client: Any, name: str) -> None:
+    """Create the load table (pk/sk strings, on demand) and wait for it; not used on AWS,
+    where the stack creates it."""
+    client.create_table(TableName=name, **LOAD_TABLE_SCHEMA)
+    client.get_waiter("table_exists").wait(TableName=name)
+
+
 class LoadTable:
     """The load table through one DynamoDB client (low-level API, wire-format items)."""
 
