@@ -374,8 +374,9 @@ plus the flag named; nothing here edits the core.
    traffic (steady utilization 0.899 -> 0.834: the noisier rate raises the 5-min maximum).
 4. **Utilization after a surge is the price of the recovery horizon.** Past the SLA the
    drain term sizes the landing fleet to clear the backlog within `recovery_horizon_seconds`
-   (default max(1, SLA / 3) = 10 s after the provisioning lead), so a burst that needs 41 workers briefly gets 500-620
-   and a flash crowd 1,000, then scales down proportionally over ~10 minutes. That buys
+   (default max(1, SLA / 3) = 10 s after the provisioning lead), so a burst that needs
+   41 workers briefly gets 500-620 and a flash crowd 1,000, then scales down
+   proportionally over ~10 minutes. That buys
    compliance: experiment `--recovery-horizon 30` - spike 98.34 -> 97.71 % at 305,500 ->
    217,000 worker-s, bursty 86.92 -> 82.69 % at 969,760 -> 518,340, flash-crowd 88.70 ->
    85.39 % at 270,372 -> 204,682. It is a setting, not a defect; on `bursty` even a 300 s
