@@ -259,20 +259,14 @@ def fetch_result(connection) -> pd.DataFrame:
 def spark_session():
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from glue_jobs.session import local_spark
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("backlog-benchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .getOrCreate()
+    return local_spark(
+        "backlog-benchmark",
+        driver_memory="4g",
+        shuffle_partitions=4,
+        extra={"spark.sql.execution.arrow.pyspark.enabled": "true"},
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def best_of(run: Callable[[], float], repeats: int = REPEATS) -> float:

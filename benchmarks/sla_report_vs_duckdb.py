@@ -140,20 +140,14 @@ def generate(jobs: int, out: Path, seed: int = 5) -> int:
 def spark_session():
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from glue_jobs.session import local_spark
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("sla-benchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "8g")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .getOrCreate()
+    return local_spark(
+        "sla-benchmark",
+        driver_memory="8g",
+        shuffle_partitions=8,
+        extra={"spark.sql.execution.arrow.pyspark.enabled": "true"},
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def run_spark(spark, events_dir: Path) -> tuple[float, pd.DataFrame, pd.DataFrame]:

@@ -6,6 +6,35 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 
+def local_spark(
+    app_name: str,
+    *,
+    cores: int = 2,
+    shuffle_partitions: int = 4,
+    driver_memory: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> SparkSession:
+    """An in-process local session: bound to 127.0.0.1, web UI and progress bars off, UTC,
+    quiet logs. The demo, the tests and the benchmarks all build theirs here."""
+    builder = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    if driver_memory is not None:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def get_spark(app_name: str) -> SparkSession:
     """The job's session; on Glue through GlueContext, so Glue's S3 and catalog setup apply.
 

@@ -927,23 +927,13 @@ def download_archive(s3: Any, bucket: str, folder: Path) -> int:
 def build_report(output: Path, queues_config_json: str, console: Console) -> tuple[str | None, str]:
     """Run the Spark SLA report on the downloaded archive: (HTML path or None, note)."""
     try:
-        from pyspark.sql import SparkSession  # noqa: PLC0415
-
+        from glue_jobs.session import local_spark  # noqa: PLC0415
         from glue_jobs.sla_report import run as sla_report  # noqa: PLC0415
     except ImportError as error:
         return None, f"not built: the Spark job is not importable ({error})"
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     console.print("building the Spark SLA report from the archive (local Spark) ...")
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("queue-autoscale-demo-report")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark("queue-autoscale-demo-report")
     try:
         uri = sla_report(
             str((output / "archive").resolve()),

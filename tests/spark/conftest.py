@@ -20,19 +20,8 @@ time.tzset()
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """A local[2] SparkSession shared by every Spark test; stopped at the end of the session."""
-    from pyspark.sql import SparkSession
+    from glue_jobs.session import local_spark
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("queue-autoscale-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_spark("queue-autoscale-tests", extra={"spark.default.parallelism": "2"})
     yield session
     session.stop()
