@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -342,7 +341,3 @@ def register(app: typer.Typer) -> None:
     """Add `explain` and `validate-config` to the app."""
     app.command("explain")(explain)
     app.command("validate-config")(validate_config)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit("use the queue-autoscale command")

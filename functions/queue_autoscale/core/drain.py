@@ -14,18 +14,6 @@ def safety_margin(sla_usage: float) -> float:
     return 1.0 + (usage - WARNING_USAGE) * 2.0
 
 
-def workers_to_clear(
-    backlog: float, arrival_rate: float, service_rate: float, seconds: float
-) -> float:
-    """Workers that start `backlog` jobs plus those arriving meanwhile within `seconds`.
-
-    (backlog + lambda * T) / (mu * T); fractional, the caller rounds up.
-    """
-    if backlog <= 0:
-        return 0.0
-    return (backlog + arrival_rate * seconds) / (service_rate * seconds)
-
-
 def drain_workers(
     backlog: int,
     oldest_age_seconds: float,

@@ -6,7 +6,7 @@ Nothing here reads a clock or does I/O; `now` is always passed in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -138,10 +138,6 @@ class QueueSnapshot:
     dlq_depth: int = 0
     failure_rate: float = 0.0
     """Share of finished jobs that failed in the window, 0..1."""
-
-    def with_changes(self, **changes: object) -> QueueSnapshot:
-        """A copy with some fields replaced."""
-        return replace(self, **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
