@@ -47,10 +47,11 @@ def test_explain_json_has_the_documented_keys() -> None:
     ):
         assert key in data
     # drain: the 20 running serve 10 of 50 jobs/s for the 30 s lead -> 200 + 40 * 30 = 1,400
-    # waiting when new workers land, cleared with 10 s of arrivals in the 10 s horizon:
-    # (1400 + 500) / (0.5 * 10) = 380
-    assert data["terms"] == {"steady": 101, "trend": 121, "drain": 380}
-    assert (data["current"], data["target"], data["action"]) == (20, 380, "up")
+    # waiting when new workers land. The oldest job with the 10 s horizon left (20 s old then)
+    # has 1400 - 50 * 20 = 400 ahead: 40 jobs/s. The queue must not grow either: 50 jobs/s,
+    # 100 workers of 0.5 jobs/s. The trend's 121 wins.
+    assert data["terms"] == {"steady": 101, "trend": 121, "drain": 100}
+    assert (data["current"], data["target"], data["action"]) == (20, 121, "up")
 
 
 def test_explain_seed_hybrid_policy() -> None:
@@ -89,9 +90,10 @@ def test_explain_examples_prints_every_example_with_both_policies() -> None:
     names = {row["example"] for row in rows}
     assert len(rows) == 2 * len(names) and "seed000-ex4-breach" in names
     breach = {r["policy"]: r["target"] for r in rows if r["example"] == "seed000-ex4-breach"}
-    # ours: the fleet keeps up with arrivals, so 300 jobs + 20 s of arrivals in 20 s with the
-    # breach margin: (300 + 100) / (5 * 20) * 1.4 = 5.6 -> 6, where the seed jumps to max
-    assert breach == {"hybrid": 6, "seed-hybrid": 20}
+    # ours: the running worker keeps pace with the 5 jobs/s arriving, so when new workers land
+    # (60 s lead) the queue holds the last 60 s of arrivals; the job with the 20 s horizon left
+    # has 100 ahead: 5 jobs/s, 1 worker, breach margin 1.4 -> 2, where the seed jumps to max
+    assert breach == {"hybrid": 2, "seed-hybrid": 20}
 
 
 @pytest.mark.parametrize(

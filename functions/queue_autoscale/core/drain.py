@@ -14,6 +14,53 @@ def safety_margin(sla_usage: float) -> float:
     return 1.0 + (usage - WARNING_USAGE) * 2.0
 
 
+def backlog_at_landing(
+    backlog: float,
+    arrival_rate: float,
+    service_rate: float,
+    lead_seconds: float,
+    running: int,
+    ordered: int = 0,
+    ordered_lands_in: float | None = None,
+) -> float:
+    """Jobs still waiting when workers ordered now land, L seconds from now.
+
+    The running fleet serves throughout; `ordered` workers (asked for earlier, not yet running)
+    join it after `ordered_lands_in` seconds (None or beyond the lead: not counted). The queue
+    never goes below zero in either stretch.
+    """
+    first = lead_seconds
+    if ordered > 0 and ordered_lands_in is not None and ordered_lands_in < lead_seconds:
+        first = max(0.0, ordered_lands_in)
+    waiting = max(0.0, backlog + (arrival_rate - running * service_rate) * first)
+    joined = running + (ordered if first < lead_seconds else 0)
+    rest = lead_seconds - first
+    return max(0.0, waiting + (arrival_rate - joined * service_rate) * rest)
+
+
+def growth_arrival_rate(
+    visible: int,
+    previous_visible: int,
+    seconds: float,
+    running: int,
+    service_rate: float,
+) -> float | None:
+    """Arrival rate implied by a backlog that grew between two ticks, jobs/s, or None.
+
+    While jobs wait, every running worker is busy, so arrivals = growth + running * mu. The
+    windowed rates lag a step by most of their window; this sees it within one interval. Only
+    growth beyond three standard deviations of the Poisson noise of arrivals and departures in
+    the interval counts, so a steady queue's jitter never reads as a surge.
+    """
+    if seconds <= 0 or visible <= max(previous_visible, 0):
+        return None
+    served = running * service_rate
+    growth = visible - previous_visible
+    if growth <= 3.0 * math.sqrt((2.0 * served + growth / seconds) * seconds):
+        return None
+    return growth / seconds + served
+
+
 def drain_workers(
     backlog: int,
     oldest_age_seconds: float,
@@ -23,24 +70,39 @@ def drain_workers(
     recovery_horizon_seconds: float,
     lead_seconds: float = 0.0,
     running: int = 0,
+    ordered: int = 0,
+    ordered_lands_in: float | None = None,
 ) -> int:
-    """Workers needed to start every waiting job, and those arriving meanwhile, in time.
+    """Workers the fleet needs when new ones land so that every job that can still be picked up
+    in time is.
 
-    A worker ordered now takes jobs only after the provisioning lead L, while the running fleet
-    keeps serving: by L + T the fleet must have started the backlog plus lambda (L + T) jobs,
-    running * mu * L of which the current workers manage during L (the backlog when the new
-    workers land is never below zero). T is the time left after
-    the lead, SLA - age - L, never less than the recovery horizon: past (or near) the breach,
-    the backlog is cleared within that horizon once the new workers land. T shrinks as the
-    oldest job ages, so the term never falls as age or backlog grow. From 80% SLA usage the
-    seed's safety margin applies. With L = 0 this is DESIGN's (backlog + lambda T) / (mu T).
+    The queue is FIFO: a job's wait is the work ahead of it divided by the fleet's rate c * mu.
+    When workers ordered now land (after the lead L) the queue holds B_L jobs (see
+    `backlog_at_landing`). The job that arrived v seconds before landing has
+    B_L - n(v) jobs ahead of it, where n(v) counts the younger ones (lambda * v of them for
+    v <= L; jobs already waiting now are all taken to be as old as the oldest, the cautious
+    reading). It is picked up in time if (B_L - n(v)) / (c * mu) <= SLA - v. Every job of
+    age v <= SLA - H at landing is aimed at, H being the recovery horizon: older ones have less
+    than H left (or are already late) and are served first but not sized for. The ratio is
+    monotone between the breakpoints v = 0, v = min(L, SLA - H) and v = min(L + age, SLA - H),
+    so c is the largest of the three, and at least lambda / mu so the queue does not grow. From
+    80% SLA usage the seed's safety margin applies. It never falls as age or backlog grow.
     """
     if backlog <= 0:
         return 0
-    usage = oldest_age_seconds / sla_seconds
-    seconds = max(sla_seconds - oldest_age_seconds - lead_seconds, recovery_horizon_seconds)
-    at_landing = max(0.0, backlog + (arrival_rate - running * service_rate) * lead_seconds)
-    workers = (at_landing + arrival_rate * seconds) / (service_rate * seconds)
+    lam, mu, sla = arrival_rate, service_rate, sla_seconds
+    at_landing = backlog_at_landing(
+        backlog, lam, mu, lead_seconds, running, ordered, ordered_lands_in
+    )
+    aim = max(0.0, sla - recovery_horizon_seconds)
+    rate = max(lam, at_landing / sla)
+    lead_part = min(lead_seconds, aim)
+    rate = max(rate, (at_landing - lam * lead_part) / (sla - lead_part))
+    if lead_seconds < aim:
+        oldest = min(lead_seconds + oldest_age_seconds, aim)
+        rate = max(rate, (at_landing - lam * lead_seconds) / (sla - oldest))
+    workers = rate / mu
+    usage = oldest_age_seconds / sla
     if usage >= WARNING_USAGE:
         workers *= safety_margin(usage)
     return math.ceil(workers - 1e-9)

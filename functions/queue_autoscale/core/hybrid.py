@@ -9,7 +9,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from queue_autoscale.core.drain import WARNING_USAGE, drain_workers, safety_margin
+from queue_autoscale.core.drain import (
+    WARNING_USAGE,
+    backlog_at_landing,
+    drain_workers,
+    growth_arrival_rate,
+    safety_margin,
+)
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     Action,
@@ -66,6 +72,7 @@ def decide(
         settings.forecast_horizon_seconds,
         settings.trend_window_seconds,
         model,
+        persistent=True,
     )
     trend = (
         steady
@@ -78,19 +85,11 @@ def decide(
             settings.percentile,
         )
     )
-    drain = drain_workers(
-        m.visible,
-        m.oldest_age_seconds,
-        lam,
-        m.service_rate,
-        settings.sla_seconds,
-        settings.recovery_horizon,
-        settings.provisioning_lead_seconds,
-        m.running,
-    )
+    plan = _drain_plan(m, state, settings, now)
+    drain = plan.workers
     terms = Terms(steady=steady, trend=trend, drain=drain)
     raw, winner = _winner(terms)
-    why = _term_words(winner, terms, m, forecast, settings)
+    why = _term_words(winner, terms, m, forecast, settings, plan)
 
     recommendation, floors, remembered = _bounds(raw, terms, m, snapshot, state, settings)
     target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
@@ -101,6 +100,71 @@ def decide(
     return Evaluation(decision, next_state(state, settings, now, m, remembered, decision))
 
 
+@dataclass(frozen=True, slots=True)
+class _DrainPlan:
+    """The drain term and what it rests on, for the decision's words."""
+
+    workers: int
+    arrival_rate: float
+    """lambda the drain used, jobs/s (a surge seen in the backlog's growth, if higher)."""
+    at_landing: float
+    """Jobs expected to wait when workers ordered now land."""
+    ordered: int
+    """Workers asked for earlier and not running yet."""
+    lands_in: float | None
+    """Seconds until those land (None: overdue or unknown, not counted)."""
+    kept: bool
+    """True when the drain keeps earlier orders that are needed when they land."""
+
+
+def _drain_plan(
+    m: Measures, state: ControllerState, settings: QueueSettings, now: float
+) -> _DrainPlan:
+    """The backlog-drain term, counting workers already ordered (seeds 000/001, FIFO-aware)."""
+    rate = _drain_rate(m, state, settings, now)
+    ordered, lands_in = _ordered(m, state, settings, now)
+    lead = settings.provisioning_lead_seconds
+    args = (m.visible, m.oldest_age_seconds, rate, m.service_rate, settings.sla_seconds)
+    horizon = settings.recovery_horizon
+    workers = drain_workers(*args, horizon, lead, m.running, ordered, lands_in)
+    kept = False
+    if lands_in is not None:
+        # the workers already ordered land first: keep as many as are needed when they do
+        needed_then = min(drain_workers(*args, horizon, lands_in, m.running), m.current)
+        kept = needed_then > workers
+        workers = max(workers, needed_then)
+    at_landing = backlog_at_landing(
+        m.visible, rate, m.service_rate, lead, m.running, ordered, lands_in
+    )
+    return _DrainPlan(workers, rate, at_landing, ordered, lands_in, kept)
+
+
+def _drain_rate(m: Measures, state: ControllerState, settings: QueueSettings, now: float) -> float:
+    """lambda for the drain: the windowed rate, or a surge seen in the backlog's growth since
+    the last tick (within two intervals) when that is higher."""
+    last = state.samples[-1] if state.samples else None
+    if last is None or now - last.at > 2 * settings.evaluation_interval_seconds:
+        return m.arrival_rate
+    grown = growth_arrival_rate(m.visible, last.visible, now - last.at, m.running, m.service_rate)
+    return m.arrival_rate if grown is None else max(m.arrival_rate, grown)
+
+
+def _ordered(
+    m: Measures, state: ControllerState, settings: QueueSettings, now: float
+) -> tuple[int, float | None]:
+    """Workers asked for but not running yet, and seconds until they should take jobs.
+
+    They were ordered by the last scale-up at the latest, so they land one lead after it; once
+    that moment has passed without them they are not counted (None) until they run.
+    """
+    ordered = max(0, m.current - m.running)
+    last_up = state.last_scale_up_at
+    if ordered == 0 or last_up is None:
+        return ordered, None
+    lands_in = last_up + settings.provisioning_lead_seconds - now
+    return ordered, lands_in if lands_in >= 0 else None
+
+
 def _winner(terms: Terms) -> tuple[int, str]:
     ranked = [("steady", terms.steady), ("trend", terms.trend), ("drain", terms.drain)]
     name, value = max(ranked, key=lambda item: item[1])  # first of equals: steady, then trend
@@ -108,7 +172,12 @@ def _winner(terms: Terms) -> tuple[int, str]:
 
 
 def _term_words(
-    winner: str, terms: Terms, m: Measures, forecast: float, settings: QueueSettings
+    winner: str,
+    terms: Terms,
+    m: Measures,
+    forecast: float,
+    settings: QueueSettings,
+    plan: _DrainPlan,
 ) -> str:
     sla = settings.sla_seconds
     if winner == "steady":
@@ -124,33 +193,38 @@ def _term_words(
             f"{terms.trend} workers{m.prior_note}"
         )
     if winner == "drain":
-        lead = settings.provisioning_lead_seconds
-        remaining = sla - m.oldest_age_seconds
-        after_lead = remaining - lead
-        margin = ""
-        if m.sla_usage >= WARNING_USAGE:
-            margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
-        landing = f"new workers land in {lead:g} s, " if lead > 0 else ""
-        if remaining <= 0:
-            when = (
-                f"SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s): "
-                f"{landing}clearing within the {settings.recovery_horizon:g} s recovery horizon"
-            )
-        elif after_lead >= settings.recovery_horizon:
-            when = (
-                f"{landing}{after_lead:.1f} s before the oldest "
-                f"({m.oldest_age_seconds:.1f} s) breaches the {sla:g} s SLA"
-            )
-        else:
-            when = (
-                f"oldest {m.oldest_age_seconds:.1f} s of {sla:g} s: {landing}clearing within "
-                f"the {settings.recovery_horizon:g} s recovery horizon"
-            )
-        return (
-            f"drain won: {terms.drain} workers start {m.visible} waiting jobs plus arrivals; "
-            f"{when}{margin}{m.prior_note}"
-        )
+        return _drain_words(terms, m, settings, plan)
     return "no work: nothing waiting or arriving"
+
+
+def _drain_words(terms: Terms, m: Measures, settings: QueueSettings, plan: _DrainPlan) -> str:
+    sla = settings.sla_seconds
+    lead = settings.provisioning_lead_seconds
+    horizon = settings.recovery_horizon
+    aim = max(0.0, sla - horizon)
+    if m.oldest_age_seconds > sla:
+        state = f"SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s)"
+    else:
+        state = f"oldest {m.oldest_age_seconds:.1f} s of {sla:g} s"
+    landing = f"new workers land in {lead:g} s" if lead > 0 else "new workers start at once"
+    earlier = ""
+    if plan.ordered > 0 and plan.lands_in is not None:
+        earlier = f", after the {plan.ordered} ordered earlier (in {plan.lands_in:.0f} s)"
+    rate = ""
+    if plan.arrival_rate > m.arrival_rate:
+        rate = f"; backlog growth shows {plan.arrival_rate:.2f} jobs/s arriving"
+    kept = ""
+    if plan.kept:
+        kept = "; keeping the workers already ordered: they are needed when they land"
+    margin = ""
+    if m.sla_usage >= WARNING_USAGE:
+        margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
+    return (
+        f"drain won: {terms.drain} workers; {state}, {m.visible} waiting; {landing}{earlier} "
+        f"and find about {plan.at_landing:.0f} waiting; every job up to {aim:g} s old then "
+        f"(at least the {horizon:g} s recovery horizon left) is picked up in time{rate}{kept}"
+        f"{margin}{m.prior_note}"
+    )
 
 
 def _bounds(

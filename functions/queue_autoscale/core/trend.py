@@ -54,6 +54,32 @@ def linear_forecast(
     return max(0.0, intercept + slope * horizon_seconds)
 
 
+def persistent_forecast(
+    samples: Sequence[Sample],
+    current_rate: float,
+    now: float,
+    horizon_seconds: float,
+    window_seconds: float,
+) -> float:
+    """lambda at now + horizon: the current rate plus a slope that persists, jobs/s (>= 0).
+
+    The slope is fitted over the whole window and again over its last fifth; it counts only
+    when both agree in sign, and then at the smaller magnitude. A windowed rate turns a step
+    into a ramp as long as its window; a line over the longer window goes on extrapolating that
+    ramp for minutes after the rate has levelled, the recent fit sees the level at once.
+    """
+    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
+    points.append((0.0, current_rate))
+    recent = [p for p in points if -p[0] <= window_seconds / 5.0]
+    if len(recent) < 3:
+        return current_rate
+    whole, last = linear_fit(points), linear_fit(recent)
+    if whole is None or last is None or whole[1] * last[1] <= 0:
+        return current_rate
+    slope = min(whole[1], last[1], key=abs)
+    return max(0.0, current_rate + slope * horizon_seconds)
+
+
 def model_rate(model: TrendModel, at: float) -> float:
     """The fitted model's arrival rate at epoch second `at`, jobs/s."""
     hours = (at - model.fitted_at) / _SECONDS_PER_HOUR
@@ -81,9 +107,15 @@ def forecast_rate(
     horizon_seconds: float,
     window_seconds: float,
     model: TrendModel | None = None,
+    persistent: bool = False,
 ) -> float:
-    """Blend of the live linear forecast and the seasonal model at now + horizon, jobs/s."""
-    live = linear_forecast(samples, current_rate, now, horizon_seconds, window_seconds)
+    """Blend of the live forecast and the seasonal model at now + horizon, jobs/s.
+
+    The live part is the least-squares line over the window (seed 001), or with `persistent`
+    the current rate plus only a slope that persists (`persistent_forecast`, our hybrid's).
+    """
+    live_forecast = persistent_forecast if persistent else linear_forecast
+    live = live_forecast(samples, current_rate, now, horizon_seconds, window_seconds)
     if model is None:
         return live
     weight = model_weight(model)

@@ -269,3 +269,70 @@ def test_a_fleet_that_does_not_start_stops_climbing() -> None:
     caught_up = replace(snap, taken_at=NOW + 240, running=10)
     resumed = decide(caught_up, cfg, later.state, NOW + 240)
     assert resumed.state.unmet_since is None and resumed.decision.action is Action.UP
+
+
+def test_workers_already_ordered_count_and_are_not_cancelled() -> None:
+    # A surge: 2,000 waiting, 15 s old, 50 jobs/s arriving, 10 running of the 60 asked for
+    # 20 s ago (they land in 40 s; the lead is 60 s).
+    cfg = settings(max_workers=1000, provisioning_lead_seconds=60.0)
+    snap = snapshot(
+        visible=2000, oldest_age_seconds=15.0, arrival_rate=50.0, running=10, desired=60
+    )
+    state = ControllerState("jobs", last_scale_up_at=NOW - 20)
+    d = decide(snap, cfg, state, NOW).decision
+    # The 50 ordered earlier serve from their landing on, so workers ordered now find
+    # 2000 + 40 * 40 + (50 - 60) * 20 = 3,400 waiting, not 2000 + 40 * 60 = 4,400; the one with
+    # the 10 s horizon left has 3400 - 50 * 20 = 2,400 ahead: 240 workers, not 340.
+    assert d.terms.drain == 240
+    assert "after the 50 ordered earlier (in 40 s)" in d.reason
+    # Once those orders are overdue they are not counted: sized as if none were coming.
+    late = decide(snap, cfg, ControllerState("jobs", last_scale_up_at=NOW - 70), NOW).decision
+    assert late.terms.drain == 340
+
+    # Later the projection may show no new orders are needed, but most of those landing first
+    # are: 600 waiting, 20 s old, 20 jobs/s, 50 ordered landing in 10 s. Workers ordered now
+    # would find the queue empty (20 is enough then); the earlier ones find 700 waiting, and the
+    # job 20 s old has 500 ahead and 10 s left: 50 workers. Only 10 orders are cancelled.
+    snap = snapshot(visible=600, oldest_age_seconds=20.0, arrival_rate=20.0, running=10, desired=60)
+    quiet = ControllerState("jobs", samples=history(5), last_scale_up_at=NOW - 50)
+    d = decide(snap, cfg, quiet, NOW).decision
+    assert (d.terms.drain, d.target, d.action) == (50, 50, Action.DOWN)
+    assert "keeping the workers already ordered" in d.reason
+
+
+def test_a_surge_shows_in_the_backlog_growth_before_the_windowed_rate() -> None:
+    # 10 s ago nothing waited; now 1,000 do with 6 workers at 1 job/s: 106 jobs/s arrive,
+    # though the 60 s window still reads 21.7.
+    cfg = settings(max_workers=1000, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10)
+    samples = (Sample(at=NOW - 10, arrival_rate=5.0, visible=0, raw_target=6),)
+    snap = snapshot(
+        visible=1000,
+        oldest_age_seconds=10.0,
+        arrival_rate=5.0,
+        arrival_rate_short=21.7,
+        running=6,
+        desired=6,
+    )
+    d = decide(snap, cfg, ControllerState("jobs", samples=samples), NOW).decision
+    # landing backlog 1000 + (106 - 6) * 60 = 7,000; the job 20 s old then has 7000 - 2120
+    # ahead and 10 s: 488 jobs/s = 488 workers
+    assert d.terms.drain == 488
+    assert "backlog growth shows 106.00 jobs/s arriving" in d.reason
+    # without the earlier sample the windowed 21.7 jobs/s is all there is
+    alone = decide(snap, cfg, ControllerState("jobs"), NOW).decision
+    assert alone.terms.drain < 200
+
+
+def test_a_step_is_not_extrapolated_once_the_rate_levels() -> None:
+    # The windowed rate climbed 10 -> 50 over a minute three minutes ago and has been flat
+    # since: a line through the whole window still slopes up, the recent fifth does not.
+    rates = [10.0] * 4 + [20.0, 30.0, 40.0, 50.0] + [50.0] * 18
+    samples = tuple(
+        Sample(at=NOW - 10 * (len(rates) - i), arrival_rate=r, visible=0, raw_target=50)
+        for i, r in enumerate(rates)
+    )
+    cfg = settings(max_workers=1000, evaluation_interval_seconds=10)
+    snap = snapshot(arrival_rate=50.0, running=55, desired=55)
+    d = decide(snap, cfg, ControllerState("jobs", samples=samples), NOW).decision
+    assert d.forecast_rate == pytest.approx(50.0)
+    assert d.terms.trend == d.terms.steady

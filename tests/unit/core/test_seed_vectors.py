@@ -55,12 +55,20 @@ def test_example_2_approaching_sla() -> None:
     assert d.terms.drain == 2
     assert d.target == 2
 
-    # Ours, with 10 jobs/s still arriving: the 120 jobs arriving during the 12 s count too:
-    # (200 + 10 * 12) / (10 * 12) = 2.67 -> 3 workers (the seed's 2 would breach).
+    # Ours, with 10 jobs/s still arriving, also says 2: the queue is FIFO, so the jobs arriving
+    # meanwhile wait behind the 200, not before them. 2 workers start the 200 within
+    # 200 / 20 = 10 s of the 12 left, and then outpace the 10 jobs/s arriving.
     cfg, snap = seed000(200, 48.0, 10.0, arrival=10.0)
     ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert ours.terms.drain == 3
-    assert ours.target == 3
+    assert ours.terms.drain == 2
+    assert ours.target == 2
+
+    # Where the seed's drain falls short: with 40 jobs/s arriving its 2 workers (20 jobs/s)
+    # start the 200 in time and then fall behind for good. Ours never sizes below lambda / mu:
+    # 40 / 10 = 4 workers.
+    cfg, snap = seed000(200, 48.0, 10.0, arrival=40.0)
+    assert decide_seed_hybrid(snap, cfg, ControllerState("jobs"), NOW).decision.terms.drain == 2
+    assert decide(snap, cfg, ControllerState("jobs"), NOW).decision.terms.drain == 4
 
 
 def test_example_3_imminent_breach() -> None:
@@ -73,12 +81,19 @@ def test_example_3_imminent_breach() -> None:
     assert d.terms.drain == 16
     assert d.target == 16
 
-    # Ours with 40 jobs/s arriving: (500 + 40 * 5) / (8 * 5) = 17.5, times the unrounded
-    # margin 1.2333 = 21.58 -> 22 workers (and no double rounding) ...
+    # Ours with 40 jobs/s arriving: the 500 must start within the 5 s left, 100 jobs/s or
+    # 12.5 workers (the arrivals queue behind them), times the unrounded margin 1.2333 = 15.4
+    # -> 16: the seed's number, reached without its double rounding.
     cfg, snap = seed000(500, 55.0, 8.0, arrival=40.0)
     ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert ours.terms.drain == 22
-    # ... which the example's max_workers of 20 caps, and the record says so.
+    assert ours.terms.drain == 16
+    assert ours.target == 16
+
+    # With 200 jobs/s arriving the queue must not grow either: 200 / 8 = 25 workers, margin
+    # 1.2333 -> 30.8 -> 31, which the example's max_workers of 20 caps, and the record says so.
+    cfg, snap = seed000(500, 55.0, 8.0, arrival=200.0)
+    ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
+    assert ours.terms.drain == 31
     assert ours.target == 20
     assert "max_workers" in ours.constraints
 
@@ -91,21 +106,24 @@ def test_example_4_active_breach() -> None:
     assert d.terms.drain == 20
     assert d.target == 20
 
-    # Ours sizes the recovery instead of jumping to max: with 5 jobs/s arriving and the 5 s
-    # recovery horizon, (300 + 5 * 5) / (5 * 5) = 13 workers, times the breach margin 1.4
-    # (usage capped at 1.0) = 18.2 -> 19.
+    # Ours sizes the recovery instead of jumping to max: the 300 late jobs are started within
+    # the 5 s recovery horizon, 60 jobs/s or 12 workers (the 5 jobs/s arriving queue behind
+    # them), times the breach margin 1.4 (usage capped at 1.0) = 16.8 -> 17.
     cfg, snap = seed000(300, 65.0, 5.0, arrival=5.0)
     ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert ours.terms.drain == 19
-    assert ours.target == 19
+    assert ours.terms.drain == 17
+    assert ours.target == 17
     assert "recovery horizon" in ours.reason
 
 
 def test_lead_time_changes_the_drain() -> None:
     # Example 3 with a 60 s provisioning lead and the default horizon (60 / 3 = 20 s): the one
     # running worker serves 8 jobs/s while 40 arrive, so when new workers land the backlog is
-    # 500 + (40 - 8) * 60 = 2,420; clearing it plus 20 s of arrivals within 20 s:
-    # (2420 + 800) / (8 * 20) = 20.1, margin 1.2333 -> 24.8 -> 25 workers.
+    # 500 + (40 - 8) * 60 = 2,420. The 500 waiting now are late by then whatever we do; the
+    # drain aims at every job with at least the 20 s horizon left, i.e. those that arrived in
+    # the last 40 s of the lead. The oldest of them has 2420 - 40 * 40 = 820 jobs ahead and 20 s
+    # left: 41 jobs/s, 5.125 workers, margin 1.2333 -> 6.3 -> 7. (The youngest has all 2,420
+    # ahead and 60 s: 40.3 jobs/s, less.)
     cfg, snap = seed000(
         500,
         55.0,
@@ -116,7 +134,7 @@ def test_lead_time_changes_the_drain() -> None:
         recovery_horizon_seconds=None,
     )
     ours = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert ours.terms.drain == 25
+    assert ours.terms.drain == 7
     assert "new workers land in 60 s" in ours.reason
 
 
@@ -172,12 +190,12 @@ def test_hybrid_on_seed_001_spike_differs_for_stated_reasons() -> None:
     # trend: the same 60 jobs/s forecast, sized like steady: R = 120 -> 121.
     assert d.terms.trend == 121
     # drain: new workers land after the 50 s lead, while the 20 running serve 10 of the 50
-    # jobs/s: 200 + 40 * 50 = 2,200 wait then; with the oldest past the SLA by then, they are
-    # cleared within the 10 s recovery horizon (a third of 30 s), with 500 more arriving:
-    # (2200 + 500) / (0.5 * 10) = 540. The seed's 27 assumed the 200 jobs were all there is.
-    assert d.terms.drain == 540
-    assert d.target == 500 and d.winner == "drain" and d.action is Action.UP
-    assert "max_workers" in d.constraints
+    # jobs/s: 200 + 40 * 50 = 2,200 wait then. Aimed at: every job with at least the 10 s
+    # recovery horizon (a third of 30 s) left, so up to 20 s old at landing. The oldest of
+    # those has 2200 - 50 * 20 = 1,200 ahead and 10 s: 120 jobs/s = 240 workers of 0.5 jobs/s.
+    # The seed's 27 assumed the 200 jobs were all there is.
+    assert d.terms.drain == 240
+    assert d.target == 240 and d.winner == "drain" and d.action is Action.UP
 
 
 def test_seed_002_load_ratio_through_the_decision() -> None:
