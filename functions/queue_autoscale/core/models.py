@@ -61,8 +61,8 @@ class QueueSettings:
     overloading_threshold: float = 0.8
     """rho at or above this (and below 1) reads as overloading."""
     recovery_horizon_seconds: float | None = None
-    """The shortest time the drain term sizes for, after the provisioning lead: near or past the
-    SLA it clears the backlog within this many seconds once new workers land (default: a third
+    """The drain term sizes for every job that will have at least this many seconds of its SLA
+    left when new workers land; older ones are served first but not sized for (default: a third
     of the SLA, at least 1 s)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
@@ -79,7 +79,7 @@ class QueueSettings:
 
     @property
     def recovery_horizon(self) -> float:
-        """Seconds to clear a breached backlog in; the floor of the drain term's time left."""
+        """Seconds of SLA a job must have left at landing for the drain to size for it."""
         if self.recovery_horizon_seconds is not None:
             return self.recovery_horizon_seconds
         return max(1.0, self.sla_seconds / 3.0)

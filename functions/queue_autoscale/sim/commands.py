@@ -90,6 +90,10 @@ def register(app: typer.Typer) -> None:
             float | None,
             typer.Option(help="Our drain's recovery horizon, s (default: the core's)."),
         ] = None,
+        scale_down_percent: Annotated[
+            float | None,
+            typer.Option(help="Our scale-down step, % of the fleet (default: the core's 25)."),
+        ] = None,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the scores here.")
         ] = None,
@@ -120,6 +124,7 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 short_window_seconds=short_window,
                 recovery_horizon_seconds=recovery_horizon,
+                scale_down_percent=scale_down_percent,
             )
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
         except ArrivalError as error:

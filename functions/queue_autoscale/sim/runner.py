@@ -37,6 +37,8 @@ class RunSpec:
     short_window_seconds: int = 60
     recovery_horizon_seconds: float | None = None
     """None: the core's default."""
+    scale_down_percent: float | None = None
+    """Our controller's scale-down step as a share of the fleet, % (None: the core's 25)."""
 
     def __post_init__(self) -> None:
         checks = {
@@ -52,6 +54,8 @@ class RunSpec:
             "short-window": 1 <= self.short_window_seconds <= 300,
             "recovery-horizon": self.recovery_horizon_seconds is None
             or self.recovery_horizon_seconds > 0,
+            "scale-down-percent": self.scale_down_percent is None
+            or 0 < self.scale_down_percent <= 100,
         }
         values = {
             "sla": self.sla_seconds,
@@ -65,6 +69,7 @@ class RunSpec:
             "max-workers": self.max_workers,
             "short-window": self.short_window_seconds,
             "recovery-horizon": self.recovery_horizon_seconds,
+            "scale-down-percent": self.scale_down_percent,
         }
         for name, ok in checks.items():
             if not ok:
@@ -96,9 +101,11 @@ class RunSpec:
             min_workers=self.min_workers,
             max_workers=self.max_workers,
         )
-        if self.recovery_horizon_seconds is None:
-            return settings
-        return replace(settings, recovery_horizon_seconds=self.recovery_horizon_seconds)
+        if self.recovery_horizon_seconds is not None:
+            settings = replace(settings, recovery_horizon_seconds=self.recovery_horizon_seconds)
+        if self.scale_down_percent is not None:
+            settings = replace(settings, scale_down_percent=self.scale_down_percent)
+        return settings
 
 
 def load_arrivals(
