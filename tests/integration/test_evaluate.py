@@ -141,9 +141,11 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
     missing = {"queue": kit.name("ghost"), "cluster": world.cluster}
     world.runtime(missing)
     expected = expected_backlog_target(world)
-    # By hand: the drain term wins. 10 s are left before the 20 s old job breaches the 30 s
-    # SLA; lambda = 2 jobs/s (short window), mu = 1 job/s per worker: (120 + 2 * 10) / 10 = 14.
-    assert expected == 14
+    # By hand: the drain term wins. The 2 running workers keep pace with the 2 jobs/s arriving
+    # (short window), so when new workers land (60 s lead) the 120 waiting are the last minute's
+    # arrivals; the one 20 s old then (the 10 s recovery horizon left of the 30 s SLA) has 80
+    # ahead: 8 jobs/s, 8 workers of 1 job/s.
+    assert expected == 8
 
     # WHEN one tick runs
     answer = evaluate.handler({"once": True}, lambda_context)
