@@ -162,3 +162,23 @@ def test_static_explainer_sizes_for_the_snapshot_rate() -> None:
     # 50 jobs/s x 0.1 s = 5 busy workers; with a 10 s SLA one or two more at most
     assert 6 <= decision.target <= 7
     assert decision.policy == "static"
+
+
+def test_the_reaction_bound_misses_the_surge_no_reacting_policy_can_catch() -> None:
+    """An ideal reaction (no metric delay, max_workers at once) still loses the jobs that arrive
+    before the first new workers can land: below 99.9 % on a 20x flash crowd, 100 % on flat
+    traffic, and never below what hybrid keeps."""
+    from queue_autoscale.sim.runner import RunSpec, compare, load_arrivals
+
+    _, counts = load_arrivals("flash-crowd", None)
+    scores = {
+        s.policy: s
+        for s in compare("flash", counts, ["hybrid", "reaction-bound"], RunSpec()).scores
+    }
+    bound = scores["reaction-bound"]
+    assert 0.5 < bound.sla_compliance < 0.999
+    assert bound.sla_compliance >= scores["hybrid"].sla_compliance
+    assert bound.peak_workers == 1000  # it did order everything
+    _, flat = load_arrivals("steady", None, length=1800)
+    (steady,) = compare("flat", flat, ["reaction-bound"], RunSpec()).scores
+    assert steady.sla_compliance == 1.0 and steady.peak_workers < 40

@@ -13,10 +13,14 @@ from queue_autoscale.core import (
     Policy as CoreFunction,
 )
 from queue_autoscale.sim.arrivals import ArrivalError, Counts
+from queue_autoscale.sim.bound import NAME as BOUND_NAME
+from queue_autoscale.sim.bound import ReactionBoundPolicy
 from queue_autoscale.sim.engine import FleetView, Policy
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
 
 POLICY_NAMES: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracking", "static")
+DIAGNOSTICS: tuple[str, ...] = (BOUND_NAME,)
+"""Runnable by name, not part of `all`: yardsticks, not policies anyone would deploy."""
 
 
 class CorePolicy:
@@ -78,9 +82,10 @@ def parse_policies(text: str) -> list[str]:
     if not names:
         raise ArrivalError("policy: name at least one of " + ", ".join(POLICY_NAMES))
     for name in names:
-        if name not in POLICY_NAMES:
+        if name not in POLICY_NAMES + DIAGNOSTICS:
             raise ArrivalError(
-                f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all)"
+                f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
+                f"or the diagnostic {', '.join(DIAGNOSTICS)}"
             )
     return names
 
@@ -98,6 +103,8 @@ def make_policy(
         return TargetTrackingPolicy(settings)
     if name == "static":
         return StaticPolicy(settings, scored_counts)
+    if name == BOUND_NAME:
+        return ReactionBoundPolicy(settings)
     raise ArrivalError(f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)}")
 
 

@@ -1,0 +1,70 @@
+"""Diagnostic, not a peer: the compliance an ideal *reacting* controller reaches.
+
+It sees what our controller sees, with no delay (the per-second counters the ingest writes and
+live SQS attributes), and pays no attention to cost. At every tick it sizes the fleet with
+Erlang C for the higher of the last interval's and the last 5 minutes' arrival rates. The
+moment the last interval's arrivals exceed 1.5 times what the fleet was sized for (and their
+Poisson noise by 3 standard deviations), or the queue holds half an SLA of the running fleet's
+work, it orders `max_workers` and keeps them until the queue is empty. No cooldown, no
+stabilization. What it still cannot beat is the provisioning delay: the jobs that arrive from
+the start of a surge until the first new workers can land. Its compliance is an upper bound
+for any controller that only reacts, which `queue-autoscale bench` compares `hybrid` with.
+Only `static`, handed the window's peak in advance, does better on surges.
+"""
+
+from __future__ import annotations
+
+import math
+
+from queue_autoscale.core import QueueSettings, workers_for_sla
+from queue_autoscale.sim.engine import FleetView
+
+NAME = "reaction-bound"
+SURGE_FACTOR = 1.5
+"""A last-interval rate this many times what the fleet was sized for is a surge."""
+LONG_WINDOW = 300
+"""Seconds of counters the baseline size also covers."""
+WAIT_SHARE = 0.5
+"""A backlog the running fleet needs this share of the SLA to start also calls for everything."""
+
+
+class ReactionBoundPolicy:
+    """All workers at the first sign of a surge, the Erlang-C size otherwise."""
+
+    name = NAME
+
+    def __init__(self, settings: QueueSettings) -> None:
+        self.settings = settings
+        self.interval_seconds = max(1, round(settings.evaluation_interval_seconds))
+        self.sized_for: float | None = None
+        self.surging = False
+
+    def decide(self, view: FleetView) -> int:
+        """One tick: max_workers through a surge, else the Erlang-C size for the last interval."""
+        s = self.settings
+        window = self.interval_seconds
+        if view.elapsed_seconds < window:  # no interval of counters yet: keep the warm fleet
+            return view.desired
+        rows = view.counter_rows(LONG_WINDOW)
+        since = view.now - window
+        recent = sum(row.queued for row in rows if row.second >= since)
+        rate = recent / window
+        long_rate = sum(row.queued for row in rows) / LONG_WINDOW
+        capacity = view.running * s.worker_concurrency / s.expected_job_seconds
+        behind = view.visible > 0 and view.visible >= WAIT_SHARE * s.sla_seconds * capacity
+        expected = (self.sized_for or 0.0) * window
+        surge = (
+            self.sized_for is not None
+            and recent > SURGE_FACTOR * expected
+            and recent - expected > 3.0 * math.sqrt(max(expected, 1.0))
+        )
+        if surge or behind:
+            self.surging = True
+        elif self.surging and view.visible == 0:
+            self.surging = False
+        if self.surging:
+            return s.max_workers
+        self.sized_for = max(rate, long_rate)
+        job, k = s.expected_job_seconds, s.worker_concurrency
+        needed = workers_for_sla(self.sized_for, job, k, s.sla_seconds, s.percentile)
+        return min(max(needed, s.min_workers), s.max_workers)
