@@ -345,9 +345,12 @@ def report(
             "",
             "The same jobs under `reaction-bound` (`queue_autoscale.sim.bound`): the counters "
             "and SQS read with no delay, the Erlang-C size for the recent rate, and `max_workers` "
-            "ordered at the first tick of a surge, kept until the queue is empty. Its compliance "
-            "is the most any controller that only reacts can keep with this provisioning delay; "
-            "its worker-seconds are not a target.",
+            "ordered at the first tick of a surge, kept until the queue is empty, then straight "
+            "back to the recent rate. On a step surge its compliance is the most a controller "
+            "that only reacts can keep with this provisioning delay, starting from a fleet sized "
+            "for the rate before the step; its worker-seconds are not a target. It is no bound "
+            "on traffic that bursts again right after the queue empties (the NASA day): there "
+            "its instant scale-down costs it, and a stabilization window does better.",
             "",
             _row(
                 [
@@ -407,7 +410,9 @@ changes to the core, measured with this suite and reverted; their numbers are fr
    within seconds after a lull or a gap in the 1995 log (hour 8.0: 4.5 -> 50 jobs/s; hours
    17.4 and 20.2: from zero, with the fleet at its minimum of 1). On the previous core, 3,300
    of its 3,561 late jobs fell in those three episodes; this core has 3,113 late jobs
-   (99.768 %). `static` holds 50 workers through them, at twice the worker-seconds.
+   (99.768 %). `static` holds 50 workers through them, at twice the worker-seconds. The
+   reaction bound keeps only 98.77 % here: it drops to the recent rate whenever the queue
+   empties, and the next burst finds it small; hybrid's stabilization window does not.
 3. **Utilization after a surge is the scale-down step.** The drain now sizes the landing
    fleet for the jobs that can still make it, counting workers already ordered, so a 20x
    flash crowd peaks at 496 workers (it was 1,000, the maximum). Once the backlog is gone the

@@ -7,9 +7,11 @@ moment the last interval's arrivals exceed 1.5 times what the fleet was sized fo
 Poisson noise by 3 standard deviations), or the queue holds half an SLA of the running fleet's
 work, it orders `max_workers` and keeps them until the queue is empty. No cooldown, no
 stabilization. What it still cannot beat is the provisioning delay: the jobs that arrive from
-the start of a surge until the first new workers can land. Its compliance is an upper bound
-for any controller that only reacts, which `queue-autoscale bench` compares `hybrid` with.
-Only `static`, handed the window's peak in advance, does better on surges.
+the start of a surge until the first new workers can land. On a step surge its compliance is
+the most a controller that only reacts can keep, from a fleet sized for the rate before the
+step; `queue-autoscale bench` compares `hybrid` with it. It is no bound on traffic that bursts
+again right after the queue empties: it scales straight back down, where a stabilization window
+keeps the workers for the next burst.
 """
 
 from __future__ import annotations
