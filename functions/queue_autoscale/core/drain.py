@@ -90,10 +90,31 @@ def drain_workers(
     """
     if backlog <= 0:
         return 0
-    lam, mu, sla = arrival_rate, service_rate, sla_seconds
     at_landing = backlog_at_landing(
-        backlog, lam, mu, lead_seconds, running, ordered, ordered_lands_in
+        backlog, arrival_rate, service_rate, lead_seconds, running, ordered, ordered_lands_in
     )
+    return workers_at_landing(
+        at_landing,
+        oldest_age_seconds,
+        arrival_rate,
+        service_rate,
+        sla_seconds,
+        recovery_horizon_seconds,
+        lead_seconds,
+    )
+
+
+def workers_at_landing(
+    at_landing: float,
+    oldest_age_seconds: float,
+    arrival_rate: float,
+    service_rate: float,
+    sla_seconds: float,
+    recovery_horizon_seconds: float,
+    lead_seconds: float,
+) -> int:
+    """`drain_workers` once the backlog at landing is known (see there)."""
+    lam, mu, sla = arrival_rate, service_rate, sla_seconds
     aim = max(0.0, sla - recovery_horizon_seconds)
     rate = max(lam, at_landing / sla)
     lead_part = min(lead_seconds, aim)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from queue_autoscale.core.drain import (
     WARNING_USAGE,
     backlog_at_landing,
-    drain_workers,
     growth_arrival_rate,
     safety_margin,
+    workers_at_landing,
 )
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
@@ -124,18 +124,21 @@ def _drain_plan(
     rate = _drain_rate(m, state, settings, now)
     ordered, lands_in = _ordered(m, state, settings, now)
     lead = settings.provisioning_lead_seconds
-    args = (m.visible, m.oldest_age_seconds, rate, m.service_rate, settings.sla_seconds)
-    horizon = settings.recovery_horizon
-    workers = drain_workers(*args, horizon, lead, m.running, ordered, lands_in)
+    mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
+    at_landing = backlog_at_landing(m.visible, rate, mu, lead, m.running, ordered, lands_in)
+    if m.visible <= 0:
+        return _DrainPlan(0, rate, at_landing, ordered, lands_in, False)
+    age = m.oldest_age_seconds
+    workers = workers_at_landing(at_landing, age, rate, mu, sla, horizon, lead)
     kept = False
     if lands_in is not None:
         # the workers already ordered land first: keep as many as are needed when they do
-        needed_then = min(drain_workers(*args, horizon, lands_in, m.running), m.current)
+        then = backlog_at_landing(m.visible, rate, mu, lands_in, m.running)
+        needed_then = min(
+            workers_at_landing(then, age, rate, mu, sla, horizon, lands_in), m.current
+        )
         kept = needed_then > workers
         workers = max(workers, needed_then)
-    at_landing = backlog_at_landing(
-        m.visible, rate, m.service_rate, lead, m.running, ordered, lands_in
-    )
     return _DrainPlan(workers, rate, at_landing, ordered, lands_in, kept)
 
 

@@ -68,16 +68,42 @@ def persistent_forecast(
     into a ramp as long as its window; a line over the longer window goes on extrapolating that
     ramp for minutes after the rate has levelled, the recent fit sees the level at once.
     """
-    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
-    points.append((0.0, current_rate))
-    recent = [p for p in points if -p[0] <= window_seconds / 5.0]
-    if len(recent) < 3:
+    recent_seconds = window_seconds / 5.0
+    # one pass, local sums (this runs every tick): the point now is (0, current_rate)
+    n, sx, sy, sxx, sxy = 1, 0.0, current_rate, 0.0, 0.0
+    rn, rsx, rsy, rsxx, rsxy = 1, 0.0, current_rate, 0.0, 0.0
+    for sample in samples:
+        age = now - sample.at
+        if age > window_seconds:
+            continue
+        x, y = -age, sample.arrival_rate
+        n += 1
+        sx += x
+        sy += y
+        sxx += x * x
+        sxy += x * y
+        if age <= recent_seconds:
+            rn += 1
+            rsx += x
+            rsy += y
+            rsxx += x * x
+            rsxy += x * y
+    if rn < 3:
         return current_rate
-    whole, last = linear_fit(points), linear_fit(recent)
-    if whole is None or last is None or whole[1] * last[1] <= 0:
+    slope_whole = _slope(n, sx, sy, sxx, sxy)
+    slope_recent = _slope(rn, rsx, rsy, rsxx, rsxy)
+    if slope_whole is None or slope_recent is None or slope_whole * slope_recent <= 0:
         return current_rate
-    slope = min(whole[1], last[1], key=abs)
+    slope = min(slope_whole, slope_recent, key=abs)
     return max(0.0, current_rate + slope * horizon_seconds)
+
+
+def _slope(n: int, sx: float, sy: float, sxx: float, sxy: float) -> float | None:
+    """Least-squares slope from running sums, or None with < 2 distinct x."""
+    var = sxx - sx * sx / n
+    if n < 2 or var <= 1e-12 * max(1.0, sxx):
+        return None
+    return (sxy - sx * sy / n) / var
 
 
 def model_rate(model: TrendModel, at: float) -> float:
