@@ -11,6 +11,7 @@ from queue_autoscale.sim.peers import EXPLAINERS, keda, static, target_tracking
 from queue_autoscale.sim.peers.keda import KedaPolicy
 from queue_autoscale.sim.peers.static import StaticPolicy
 from queue_autoscale.sim.peers.target_tracking import TargetTrackingPolicy
+from queue_autoscale.sim.runner import RunSpec, compare, load_arrivals
 
 NOW = 1_767_225_600.0
 
@@ -168,8 +169,6 @@ def test_the_reaction_bound_misses_the_surge_no_reacting_policy_can_catch() -> N
     """An ideal reaction (no metric delay, max_workers at once) still loses the jobs that arrive
     before the first new workers can land: below 99.9 % on a 20x flash crowd, 100 % on flat
     traffic, and never below what hybrid keeps."""
-    from queue_autoscale.sim.runner import RunSpec, compare, load_arrivals
-
     _, counts = load_arrivals("flash-crowd", None)
     scores = {
         s.policy: s

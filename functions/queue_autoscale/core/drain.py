@@ -61,49 +61,6 @@ def growth_arrival_rate(
     return growth / seconds + served
 
 
-def drain_workers(
-    backlog: int,
-    oldest_age_seconds: float,
-    arrival_rate: float,
-    service_rate: float,
-    sla_seconds: float,
-    recovery_horizon_seconds: float,
-    lead_seconds: float = 0.0,
-    running: int = 0,
-    ordered: int = 0,
-    ordered_lands_in: float | None = None,
-) -> int:
-    """Workers the fleet needs when new ones land so that every job that can still be picked up
-    in time is.
-
-    The queue is FIFO: a job's wait is the work ahead of it divided by the fleet's rate c * mu.
-    When workers ordered now land (after the lead L) the queue holds B_L jobs (see
-    `backlog_at_landing`). The job that arrived v seconds before landing has
-    B_L - n(v) jobs ahead of it, where n(v) counts the younger ones (lambda * v of them for
-    v <= L; jobs already waiting now are all taken to be as old as the oldest, the cautious
-    reading). It is picked up in time if (B_L - n(v)) / (c * mu) <= SLA - v. Every job of
-    age v <= SLA - H at landing is aimed at, H being the recovery horizon: older ones have less
-    than H left (or are already late) and are served first but not sized for. The ratio is
-    monotone between the breakpoints v = 0, v = min(L, SLA - H) and v = min(L + age, SLA - H),
-    so c is the largest of the three, and at least lambda / mu so the queue does not grow. From
-    80% SLA usage the seed's safety margin applies. It never falls as age or backlog grow.
-    """
-    if backlog <= 0:
-        return 0
-    at_landing = backlog_at_landing(
-        backlog, arrival_rate, service_rate, lead_seconds, running, ordered, ordered_lands_in
-    )
-    return workers_at_landing(
-        at_landing,
-        oldest_age_seconds,
-        arrival_rate,
-        service_rate,
-        sla_seconds,
-        recovery_horizon_seconds,
-        lead_seconds,
-    )
-
-
 def workers_at_landing(
     at_landing: float,
     oldest_age_seconds: float,
@@ -113,7 +70,22 @@ def workers_at_landing(
     recovery_horizon_seconds: float,
     lead_seconds: float,
 ) -> int:
-    """`drain_workers` once the backlog at landing is known (see there)."""
+    """Workers the fleet needs when new ones land so that every job that can still be picked up
+    in time is.
+
+    The queue is FIFO: a job's wait is the work ahead of it divided by the fleet's rate c * mu.
+    When workers ordered now land (after the lead L) the queue holds B_L = `at_landing`
+    jobs (`backlog_at_landing`). The job that arrived v seconds before landing has
+    B_L - n(v) jobs ahead of it, where n(v) counts the younger ones (lambda * v of them for
+    v <= L; jobs already waiting now are all taken to be as old as the oldest, the cautious
+    reading). It is picked up in time if (B_L - n(v)) / (c * mu) <= SLA - v. Every job of
+    age v <= SLA - H at landing is aimed at, H being the recovery horizon: older ones have less
+    than H left (or are already late) and are served first but not sized for. The ratio is
+    monotone between the breakpoints v = 0, v = min(L, SLA - H) and v = min(L + age, SLA - H),
+    so c is the largest of the three, and at least lambda / mu so the queue does not grow. From
+    80% SLA usage the seed's safety margin applies. It never falls as age or backlog grow.
+    With nothing waiting now the drain term is 0: callers size only a waiting backlog.
+    """
     lam, mu, sla = arrival_rate, service_rate, sla_seconds
     aim = max(0.0, sla - recovery_horizon_seconds)
     rate = max(lam, at_landing / sla)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from queue_autoscale.core.drain import (
     WARNING_USAGE,
@@ -100,9 +101,9 @@ def decide(
     return Evaluation(decision, next_state(state, settings, now, m, remembered, decision))
 
 
-@dataclass(frozen=True, slots=True)
-class _DrainPlan:
-    """The drain term and what it rests on, for the decision's words."""
+class _DrainPlan(NamedTuple):
+    """The drain term and what it rests on, for the decision's words (a tuple: built every
+    tick, and a frozen dataclass costs several times more to make)."""
 
     workers: int
     arrival_rate: float
@@ -123,11 +124,11 @@ def _drain_plan(
     """The backlog-drain term, counting workers already ordered (seeds 000/001, FIFO-aware)."""
     rate = _drain_rate(m, state, settings, now)
     ordered, lands_in = _ordered(m, state, settings, now)
+    if m.visible <= 0:
+        return _DrainPlan(0, rate, 0.0, ordered, lands_in, False)
     lead = settings.provisioning_lead_seconds
     mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
     at_landing = backlog_at_landing(m.visible, rate, mu, lead, m.running, ordered, lands_in)
-    if m.visible <= 0:
-        return _DrainPlan(0, rate, at_landing, ordered, lands_in, False)
     age = m.oldest_age_seconds
     workers = workers_at_landing(at_landing, age, rate, mu, sla, horizon, lead)
     kept = False

@@ -18,15 +18,19 @@ def hour_of_week(epoch_seconds: float) -> int:
 
 def linear_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
     """Least-squares (intercept at x=0, slope) of y on x; None with < 2 distinct x."""
-    n = len(points)
-    if n < 2:
-        return None
     sx = sy = sxx = sxy = 0.0
     for x, y in points:
         sx += x
         sy += y
         sxx += x * x
         sxy += x * y
+    return _fit(len(points), sx, sy, sxx, sxy)
+
+
+def _fit(n: int, sx: float, sy: float, sxx: float, sxy: float) -> tuple[float, float] | None:
+    """(intercept, slope) from least-squares running sums; None with < 2 distinct x."""
+    if n < 2:
+        return None
     var = sxx - sx * sx / n
     if var <= 1e-12 * max(1.0, sxx):
         return None
@@ -69,41 +73,35 @@ def persistent_forecast(
     ramp for minutes after the rate has levelled, the recent fit sees the level at once.
     """
     recent_seconds = window_seconds / 5.0
-    # one pass, local sums (this runs every tick): the point now is (0, current_rate)
+    # local running sums, no point lists (this runs every tick); the point now is (0, rate)
     n, sx, sy, sxx, sxy = 1, 0.0, current_rate, 0.0, 0.0
-    rn, rsx, rsy, rsxx, rsxy = 1, 0.0, current_rate, 0.0, 0.0
     for sample in samples:
-        age = now - sample.at
-        if age > window_seconds:
-            continue
-        x, y = -age, sample.arrival_rate
-        n += 1
-        sx += x
-        sy += y
-        sxx += x * x
-        sxy += x * y
-        if age <= recent_seconds:
-            rn += 1
-            rsx += x
-            rsy += y
-            rsxx += x * x
-            rsxy += x * y
+        x = sample.at - now
+        if x >= -window_seconds:
+            y = sample.arrival_rate
+            n += 1
+            sx += x
+            sy += y
+            sxx += x * x
+            sxy += x * y
+    rn, rsx, rsy, rsxx, rsxy = 1, 0.0, current_rate, 0.0, 0.0
+    for sample in reversed(samples):  # samples are oldest first: the recent ones are a suffix
+        x = sample.at - now
+        if x < -recent_seconds:
+            break
+        y = sample.arrival_rate
+        rn += 1
+        rsx += x
+        rsy += y
+        rsxx += x * x
+        rsxy += x * y
     if rn < 3:
         return current_rate
-    slope_whole = _slope(n, sx, sy, sxx, sxy)
-    slope_recent = _slope(rn, rsx, rsy, rsxx, rsxy)
-    if slope_whole is None or slope_recent is None or slope_whole * slope_recent <= 0:
+    whole, recent = _fit(n, sx, sy, sxx, sxy), _fit(rn, rsx, rsy, rsxx, rsxy)
+    if whole is None or recent is None or whole[1] * recent[1] <= 0:
         return current_rate
-    slope = min(slope_whole, slope_recent, key=abs)
+    slope = min(whole[1], recent[1], key=abs)
     return max(0.0, current_rate + slope * horizon_seconds)
-
-
-def _slope(n: int, sx: float, sy: float, sxx: float, sxy: float) -> float | None:
-    """Least-squares slope from running sums, or None with < 2 distinct x."""
-    var = sxx - sx * sx / n
-    if n < 2 or var <= 1e-12 * max(1.0, sxx):
-        return None
-    return (sxy - sx * sy / n) / var
 
 
 def model_rate(model: TrendModel, at: float) -> float:

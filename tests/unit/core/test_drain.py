@@ -10,9 +10,26 @@ from hypothesis import strategies as st
 
 from queue_autoscale.core.drain import (
     backlog_at_landing,
-    drain_workers,
     growth_arrival_rate,
+    workers_at_landing,
 )
+
+
+def drain_workers(
+    backlog: int,
+    age: float,
+    lam: float,
+    mu: float,
+    sla: float,
+    horizon: float,
+    lead: float = 0.0,
+    running: int = 0,
+    ordered: int = 0,
+    lands_in: float | None = None,
+) -> int:
+    """The drain term as the hybrid computes it for a waiting backlog."""
+    at_landing = backlog_at_landing(backlog, lam, mu, lead, running, ordered, lands_in)
+    return workers_at_landing(at_landing, age, lam, mu, sla, horizon, lead)
 
 
 def replay_waits(
@@ -178,8 +195,8 @@ def test_the_drain_picks_up_every_aimed_job_in_time_and_no_fewer_would(
 
 
 def test_monotone_in_backlog_and_age() -> None:
-    base = {"arrival_rate": 20.0, "service_rate": 1.0, "sla_seconds": 30.0}
-    kw = {"recovery_horizon_seconds": 10.0, "lead_seconds": 60.0, "running": 10}
+    base = {"lam": 20.0, "mu": 1.0, "sla": 30.0}
+    kw = {"horizon": 10.0, "lead": 60.0, "running": 10}
     sizes = [drain_workers(b, 5.0, **base, **kw) for b in (10, 100, 1000, 10_000)]
     assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
     ages = [drain_workers(500, a, **base, **kw) for a in (0.0, 10.0, 25.0, 40.0, 90.0)]
