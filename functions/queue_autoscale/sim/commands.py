@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
         policy: Annotated[
             str,
             typer.Option(
-                help="Comma-separated: hybrid,seed-hybrid,keda,target-tracking,static or all."
+                help="Comma-separated: hybrid,seed-hybrid,keda,target-tracking,static or all; "
+                "also reaction-bound and keda-no-drain (stopped mid-job on scale-in)."
             ),
         ] = "all",
         scenario: Annotated[str | None, typer.Option(help="A named synthetic workload.")] = None,

@@ -22,7 +22,7 @@ def score_table(scores: Sequence[Score], title: str) -> Table:
     """One row per policy."""
     table = Table(title=title)
     for column in ("policy", "jobs", "within SLA", "p50 s", "p99 s", "max s", "worker-s",
-                   "busy-s", "util", "actions", "cost $"):  # fmt: skip
+                   "busy-s", "util", "actions", "interrupted", "cost $"):  # fmt: skip
         table.add_column(column, justify="left" if column == "policy" else "right")
     for s in scores:
         table.add_row(
@@ -36,6 +36,7 @@ def score_table(scores: Sequence[Score], title: str) -> Table:
             f"{s.busy_seconds:,.0f}",
             f"{s.utilization:.3f}",
             str(s.scaling_actions),
+            f"{s.interrupted_jobs:,}",
             f"{s.cost_usd:.2f}",
         )
     return table

@@ -7,13 +7,18 @@ A policy is called every `interval_seconds`; the fleet only changes at those tic
 worker's slots enter the heap with free time = its ready time, so provisioning needs no events.
 
 Scale-in cancels workers still provisioning first (newest first), then stops ready workers with
-the soonest-free slots; a busy worker finishes its job and then exits (ECS's SIGTERM + drain).
+the soonest-free slots; a busy worker finishes its job and then exits (ECS's SIGTERM + drain, as
+`queue_autoscale.worker` does). A policy whose `scale_in` is "kill" has its platform stop workers
+chosen at random instead, busy or not, with no drain: every busy slot stopped is an interrupted
+job (its work is lost; the redelivery after the visibility timeout is not replayed, so the harm
+counted is a lower bound).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import random
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +33,11 @@ from queue_autoscale.sim.arrivals import Counts, arrival_times, service_times
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+
+SCALE_IN_DRAIN = "drain"
+"""Stopped workers finish their jobs first (the default: graceful drain)."""
+SCALE_IN_KILL = "kill"
+"""Stopped workers are chosen at random and their jobs are interrupted (no protection, no drain)."""
 
 DEFAULT_BASE_EPOCH = 1_767_225_600
 """2026-01-01T00:00:00Z: epoch second of the simulation's time 0 (the start of the warm-up)."""
@@ -162,6 +172,10 @@ class RunResult:
     wall_seconds: float
     concurrency: int = 1
     """Job slots per worker."""
+    interrupted: int = 0
+    """Jobs whose worker was stopped under them (only under a "kill" scale-in)."""
+    interrupted_after_warmup: int = 0
+    """The same, counted from the end of the warm-up."""
 
 
 class FleetView:
@@ -251,7 +265,19 @@ class FleetView:
 class _Engine:
     """Mutable run state; `run_policy` is the public entry point."""
 
-    def __init__(self, workload: Workload, fleet: FleetSpec, initial_workers: int) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        fleet: FleetSpec,
+        initial_workers: int,
+        scale_in: str = SCALE_IN_DRAIN,
+    ) -> None:
+        if scale_in not in (SCALE_IN_DRAIN, SCALE_IN_KILL):
+            raise ValueError(f"scale_in {scale_in!r}: choose {SCALE_IN_DRAIN} or {SCALE_IN_KILL}")
+        self.scale_in = scale_in
+        self.rng = random.Random(workload.arrivals.size)  # the same stops for the same workload
+        self.interrupted = 0
+        self.interrupted_after_warmup = 0
         self.workload = workload
         self.fleet = fleet
         self.k = fleet.concurrency
@@ -293,6 +319,9 @@ class _Engine:
         while remove and self.pending:
             self.pending.pop()  # cancel the newest order first: it is furthest from ready
             remove -= 1
+        if self.scale_in == SCALE_IN_KILL:
+            self._kill(remove, t)
+            return
         heap = self.heap
         for _ in range(remove):
             for _ in range(self.k):
@@ -300,6 +329,22 @@ class _Engine:
                 if free > t:
                     self.draining.append(free)
             self.ready_workers -= 1
+
+    def _kill(self, remove: int, t: float) -> None:
+        """Stop `remove` ready workers picked at random; each busy slot is an interrupted job."""
+        heap = self.heap
+        for _ in range(min(remove, self.ready_workers)):
+            for _ in range(self.k):
+                index = self.rng.randrange(len(heap))
+                free = heap[index]
+                heap[index] = heap[-1]
+                heap.pop()
+                if free > t:
+                    self.interrupted += 1
+                    if t >= self.workload.warmup_seconds:
+                        self.interrupted_after_warmup += 1
+            self.ready_workers -= 1
+        heapq.heapify(heap)
 
     def _make_ready(self, at: float) -> None:
         for _ in range(self.k):
@@ -394,7 +439,12 @@ def run_policy(
     `progress(done_seconds, total_seconds)` is called about every simulated hour.
     """
     started_wall = time.perf_counter()
-    e = _Engine(workload, fleet, min(initial_workers, fleet.max_workers))
+    e = _Engine(
+        workload,
+        fleet,
+        min(initial_workers, fleet.max_workers),
+        getattr(policy, "scale_in", SCALE_IN_DRAIN),
+    )
     view = FleetView(e)
     arrivals: list[float] = workload.arrivals.tolist()
     service: list[float] = workload.service.tolist()
@@ -466,6 +516,8 @@ def run_policy(
         ticks=ticks,
         wall_seconds=time.perf_counter() - started_wall,
         concurrency=fleet.concurrency,
+        interrupted=e.interrupted,
+        interrupted_after_warmup=e.interrupted_after_warmup,
     )
 
 

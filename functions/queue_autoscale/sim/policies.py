@@ -17,10 +17,12 @@ from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.bound import ReactionBoundPolicy
 from queue_autoscale.sim.engine import FleetView, Policy
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
+from queue_autoscale.sim.peers.keda import NAME_NO_DRAIN as KEDA_NO_DRAIN
 
 POLICY_NAMES: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracking", "static")
-DIAGNOSTICS: tuple[str, ...] = (BOUND_NAME,)
-"""Runnable by name, not part of `all`: yardsticks, not policies anyone would deploy."""
+DIAGNOSTICS: tuple[str, ...] = (BOUND_NAME, KEDA_NO_DRAIN)
+"""Runnable by name, not part of `all`: a yardstick nobody would deploy, and KEDA as users suffer
+it when pods are stopped at random mid-job (the `interrupted` score)."""
 
 
 class CorePolicy:
@@ -85,7 +87,7 @@ def parse_policies(text: str) -> list[str]:
         if name not in POLICY_NAMES + DIAGNOSTICS:
             raise ArrivalError(
                 f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
-                f"or the diagnostic {', '.join(DIAGNOSTICS)}"
+                f"or the diagnostics {', '.join(DIAGNOSTICS)}"
             )
     return names
 
@@ -99,6 +101,8 @@ def make_policy(
         return CorePolicy(name, POLICIES[name], settings, record)
     if name == "keda":
         return KedaPolicy(settings)
+    if name == KEDA_NO_DRAIN:
+        return KedaPolicy(settings, drain=False)
     if name == "target-tracking":
         return TargetTrackingPolicy(settings)
     if name == "static":

@@ -1,4 +1,5 @@
-"""Scores of one run: SLA compliance, pickup percentiles, worker-seconds, utilization, cost."""
+"""Scores of one run: SLA compliance, pickup percentiles, worker-seconds, utilization, cost,
+and the jobs interrupted by scale-in."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ class Score:
     peak_workers: int
     duration_seconds: int
     wall_seconds: float
+    interrupted_jobs: int = 0
+    """Jobs whose worker was stopped under them by a scale-in (0 when stopped workers drain)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe."""
@@ -107,6 +110,7 @@ def score(result: RunResult, sla_seconds: float) -> Score:
         peak_workers=int(billed.max()) if billed.size else 0,
         duration_seconds=duration,
         wall_seconds=result.wall_seconds,
+        interrupted_jobs=result.interrupted_after_warmup,
     )
 
 

@@ -10,6 +10,11 @@ for an AverageValue external metric desired = ceil(total / queueLength) unless
 |total / (queueLength * replicas) - 1| <= 0.1 (tolerance); scale-up at most
 max(+100 %, +4 pods) per 15 s; scale-down to the highest recommendation of the last 300 s.
 
+On scale-in Kubernetes picks the pods to delete without asking whether they are busy, sends
+SIGTERM and kills them after the grace period; a worker loop without a SIGTERM drain loses the
+job it holds. `NAME_NO_DRAIN` is that case: the same decisions, with the engine stopping
+workers at random and interrupting their jobs (`scale_in = "kill"`).
+
 Tuning as the docs tell users: "if one pod can handle 10 messages, set queueLength to 10" - a
 pod handles SLA * concurrency / job time messages within the SLA (AWS's acceptable backlog).
 """
@@ -19,10 +24,12 @@ from __future__ import annotations
 import math
 
 from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot
-from queue_autoscale.sim.engine import FleetView
+from queue_autoscale.sim.engine import SCALE_IN_DRAIN, SCALE_IN_KILL, FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
 
 NAME = "keda"
+NAME_NO_DRAIN = "keda-no-drain"
+"""KEDA whose pods are stopped at random on scale-in with no protection and no drain."""
 SYNC_SECONDS = 15
 """HPA controller sync period (kube-controller-manager default)."""
 TOLERANCE = 0.1
@@ -57,10 +64,12 @@ def replica_count(total_messages: int, replicas: int, target_per_pod: int) -> in
 class KedaPolicy:
     """KEDA + HPA in the simulator; state: recommendations and scale-up events."""
 
-    name = NAME
     interval_seconds = SYNC_SECONDS
 
-    def __init__(self, settings: QueueSettings) -> None:
+    def __init__(self, settings: QueueSettings, drain: bool = True) -> None:
+        self.name = NAME if drain else NAME_NO_DRAIN
+        self.scale_in = SCALE_IN_DRAIN if drain else SCALE_IN_KILL
+        """How the engine stops workers on scale-in (see sim.engine)."""
         self.settings = settings
         self.target_per_pod = queue_length(settings)
         self._recommendations: list[tuple[float, int]] = []
