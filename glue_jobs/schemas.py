@@ -9,18 +9,22 @@ CORRUPT_COLUMN = "_corrupt_record"
 
 EVENT_TYPES = ("queued", "started", "completed", "failed")
 
-EVENT_SCHEMA = st.StructType(
+EVENT_FIELDS = st.StructType(
     [
         st.StructField("type", st.StringType()),
         st.StructField("queue", st.StringType()),
         st.StructField("job_id", st.StringType()),
         st.StructField("at", st.LongType()),  # epoch milliseconds
         st.StructField("duration_ms", st.LongType()),
+        st.StructField("pickup_ms", st.LongType()),  # started only: started-at - enqueued-at
         st.StructField("attempt", st.LongType()),
         st.StructField("event_id", st.StringType()),
-        st.StructField(CORRUPT_COLUMN, st.StringType()),
     ]
 )
+"""The fields of `queue_autoscale.events.Event`, in its order (a unit test guards equality)."""
+
+EVENT_SCHEMA = st.StructType([*EVENT_FIELDS.fields, st.StructField(CORRUPT_COLUMN, st.StringType())])
+"""What the archive reader parses: the event fields plus Spark's corrupt-record column."""
 
 DECISION_SCHEMA = st.StructType(
     [

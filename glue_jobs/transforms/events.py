@@ -1,9 +1,10 @@
 """Events: validate, de-duplicate by event_id, and pair each job attempt's events.
 
 An *attempt* is (queue, job_id, attempt): a retried job keeps its attempts apart. Pickup time
-is started.at - queued.at of the same attempt. A started event whose queued event is not in
-the archive still counts as an attempt, with unknown pickup (`pickup_seconds` null); it is
-counted in `unknown_pickup` and left out of the percentiles and of the SLA share.
+is started.at - queued.at of the same attempt; when the queued event is not in the archive, the
+pickup the worker measured (the started event's `pickup_ms`) stands in. A started event with
+neither still counts as an attempt, with unknown pickup (`pickup_seconds` null); it is counted
+in `unknown_pickup` and left out of the percentiles and of the SLA share.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as sf
 
-from glue_jobs.schemas import CORRUPT_COLUMN, EVENT_TYPES
+from glue_jobs.schemas import CORRUPT_COLUMN, EVENT_FIELDS, EVENT_TYPES
 
-EVENT_COLUMNS = ("type", "queue", "job_id", "at", "duration_ms", "attempt", "event_id")
+EVENT_COLUMNS = tuple(EVENT_FIELDS.fieldNames())
 
 
 def split_events(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -35,6 +36,7 @@ def split_events(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
         (sf.col("at").isNull(), "field 'at' is missing"),
         (sf.col("at") <= 0, "field 'at' is not a positive epoch-ms"),
         (sf.col("duration_ms") < 0, "field 'duration_ms' is negative"),
+        (sf.col("pickup_ms") < 0, "field 'pickup_ms' is negative"),
         (sf.col("attempt") < 1, "field 'attempt' is below 1"),
     ]
     reason: Column = sf.lit(None).cast("string")
@@ -76,7 +78,8 @@ def pair_attempts(events: DataFrame) -> DataFrame:
     Columns: queue, job_id, attempt, queued_at_ms, started_at_ms, finished_at_ms (the earliest
     of each type), outcome ('completed' | 'failed' | null; a failed event wins over a completed
     one for the same attempt), duration_ms (of the finishing event), pickup_seconds
-    (started - queued, null when either is missing; negative clock skew is clamped to 0) and
+    (started - queued; the started event's pickup_ms when the queued event is missing; else
+    null; negative clock skew is clamped to 0) and
     first_at_ms (the attempt's earliest known time, which places it in a period).
     """
 
@@ -97,16 +100,17 @@ def pair_attempts(events: DataFrame) -> DataFrame:
     grouped = events.groupBy("queue", "job_id", "attempt").agg(
         first_at("queued").alias("queued_at_ms"),
         first_at("started").alias("started_at_ms"),
+        sf.min(sf.when(sf.col("type") == "started", sf.col("pickup_ms"))).alias("_pickup_ms"),
         sf.max(finish_key).alias("_finish"),
     )
-    # greatest() skips nulls, so guard it: an unknown side leaves the pickup unknown.
+    # greatest() skips nulls, so guard it: an unknown side leaves the pickup to the worker's.
     known = sf.col("started_at_ms").isNotNull() & sf.col("queued_at_ms").isNotNull()
     pickup = sf.when(
         known,
         sf.greatest(
             sf.lit(0.0), (sf.col("started_at_ms") - sf.col("queued_at_ms")).cast("double") / 1000.0
         ),
-    )
+    ).otherwise(sf.col("_pickup_ms").cast("double") / 1000.0)
     return grouped.select(
         "queue",
         "job_id",

@@ -5,7 +5,8 @@ Attempts are placed in the period of their earliest known time (normally enqueue
   all in seconds over attempts whose pickup is known.
 - `sla_share` = attempts picked up within the SLA / (attempts with a known pickup + attempts
   never started that had already waited longer than the SLA when the data ends). Attempts
-  with unknown pickup (started without a queued event) are counted in `unknown_pickup` only.
+  with unknown pickup (started without a queued event and without the worker's `pickup_ms`)
+  are counted in `unknown_pickup` only.
 - `breach_minutes`: distinct minutes in which some attempt of the queue had waited longer than
   its SLA (from queued + SLA until started, or until the data ends if it never started),
   counted in the period the minute falls in.
@@ -86,9 +87,9 @@ def sla_metrics(
             sf.countDistinct("job_id").alias("jobs"),
             sf.count(sf.when(sf.col("attempt") > 1, True)).alias("retries"),
             sf.count("queued_at_ms").alias("arrivals"),
-            sf.count(
-                sf.when(sf.col("started_at_ms").isNotNull() & sf.col("queued_at_ms").isNull(), 1)
-            ).alias("unknown_pickup"),
+            sf.count(sf.when(sf.col("started_at_ms").isNotNull() & pickup.isNull(), 1)).alias(
+                "unknown_pickup"
+            ),
             sf.count(sf.when(not_started, 1)).alias("not_started"),
             sf.count(sf.when(late_not_started, 1)).alias("late_not_started"),
             sf.count(pickup).alias("picked_up"),

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from glue_jobs.schemas import EVENT_FIELDS
 from glue_jobs.transforms.cost import cost_metrics
 from glue_jobs.transforms.events import dedupe_events, pair_attempts, split_events
 from glue_jobs.transforms.sla import sla_metrics
@@ -15,13 +16,10 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 T0 = int(datetime(2026, 11, 2, 10, 0, tzinfo=UTC).timestamp() * 1000)  # 10:00 UTC, epoch ms
 HOUR_10 = datetime(2026, 11, 2, 10, 0)
 HOUR_11 = datetime(2026, 11, 2, 11, 0)
-EVENT_SCHEMA = (
-    "type string, queue string, job_id string, at long, duration_ms long, attempt long, "
-    "event_id string"
-)
+EVENT_SCHEMA = EVENT_FIELDS
 
 
-def event(kind, queue, job, seconds, attempt=1, duration_ms=None, event_id=None):
+def event(kind, queue, job, seconds, attempt=1, duration_ms=None, event_id=None, pickup_ms=None):
     at = T0 + int(seconds * 1000)
     return (
         kind,
@@ -29,6 +27,7 @@ def event(kind, queue, job, seconds, attempt=1, duration_ms=None, event_id=None)
         job,
         at,
         duration_ms,
+        pickup_ms,
         attempt,
         event_id or f"{queue}-{job}-{attempt}-{kind}",
     )
@@ -160,13 +159,15 @@ def test_invalid_events_are_rejected_with_a_reason(spark) -> None:
         event("queued", "q", "a", 0),
         event("done", "q", "a", 1),
         event("completed", "q", "a", 2, duration_ms=-5),
-        ("queued", None, "z", T0, None, 1, "x1"),
-        ("started", "q", "y", T0, None, None, None),
+        ("queued", None, "z", T0, None, None, 1, "x1"),
+        ("started", "q", "y", T0, None, None, None, None),
+        event("started", "q", "p", 3, pickup_ms=-1),
     ]
     valid, rejected = split_events(spark.createDataFrame(rows, EVENT_SCHEMA))
     reasons = sorted(row.reason for row in rejected.collect())
     assert reasons == [
         "field 'duration_ms' is negative",
+        "field 'pickup_ms' is negative",
         "field 'queue' is missing",
         "field 'type' is not one of queued|started|completed|failed",
     ]
@@ -186,3 +187,24 @@ def test_a_long_wait_counts_breach_minutes_in_every_hour_it_spans(spark) -> None
     noon = got[("z", datetime(2026, 11, 2, 12, 0))]
     assert (noon["attempts"], noon["breach_minutes"], noon["sla_seconds"]) == (0, 1, 30.0)
     assert noon["sla_share"] is None
+
+
+def test_a_worker_measured_pickup_stands_in_for_a_missing_queued_event(spark) -> None:
+    # GIVEN three starts on a 10 s SLA: one whose queued event is missing but whose worker
+    # measured a 12 s pickup, one with neither, and one paired with its queued event (3 s)
+    rows = [
+        event("started", "s", "m", 50, pickup_ms=12_000),
+        event("started", "s", "n", 60),
+        event("queued", "s", "o", 70),
+        event("started", "s", "o", 73, pickup_ms=2_500),
+    ]
+    valid, _ = split_events(spark.createDataFrame(rows, EVENT_SCHEMA))
+    attempts = pair_attempts(dedupe_events(valid))
+    # WHEN the attempts are paired and measured
+    pickups = {row.job_id: row.pickup_seconds for row in attempts.collect()}
+    got = rows_by_key(sla_metrics(attempts, "hour", {"s": 10.0}))[("s", HOUR_10)]
+    # THEN the worker's pickup counts; the archive's own pair wins where both exist
+    assert pickups == {"m": 12.0, "n": None, "o": 3.0}
+    assert (got["attempts"], got["unknown_pickup"], got["picked_up"]) == (3, 1, 2)
+    assert (got["within_sla"], got["pickup_max"]) == (1, 12.0)
+    assert got["sla_share"] == pytest.approx(1 / 2)
