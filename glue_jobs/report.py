@@ -154,8 +154,9 @@ def render_report(
     parts.append(
         "<p class='note'>Pickup = started - queued of the same attempt (retries are separate "
         "attempts; the worker's pickup_ms when the queued event is missing). Attempts started "
-        "without either count in unknown_pickup and are left out of percentiles and share; attempts never started that had waited longer "
-        "than the SLA when the data ends count against the share. Breach minutes: minutes in "
-        "which some job had waited longer than its SLA.</p></body></html>"
+        "without either count in unknown_pickup and are left out of percentiles and share; "
+        "attempts never started that had waited longer than the SLA when the data ends count "
+        "against the share. Breach minutes: minutes in which some job had waited longer than "
+        "its SLA.</p></body></html>"
     )
     return "\n".join(parts)

@@ -23,7 +23,9 @@ EVENT_FIELDS = st.StructType(
 )
 """The fields of `queue_autoscale.events.Event`, in its order (a unit test guards equality)."""
 
-EVENT_SCHEMA = st.StructType([*EVENT_FIELDS.fields, st.StructField(CORRUPT_COLUMN, st.StringType())])
+EVENT_SCHEMA = st.StructType(
+    [*EVENT_FIELDS.fields, st.StructField(CORRUPT_COLUMN, st.StringType())]
+)
 """What the archive reader parses: the event fields plus Spark's corrupt-record column."""
 
 DECISION_SCHEMA = st.StructType(
