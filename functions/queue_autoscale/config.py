@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from queue_autoscale.core.models import QueueSettings
+from queue_autoscale.core.models import DEFAULT_MAX_JOB_SECONDS, QueueSettings
 
 ENV_VAR = "QUEUES_CONFIG"
 """Environment variable holding the JSON config (what the Lambda functions read)."""
@@ -76,6 +76,9 @@ class QueueConfig(BaseModel):
     overloading_threshold: float = Field(default=0.8, gt=0, lt=1)
     recovery_horizon_seconds: float | None = Field(default=None, gt=0)
     expected_job_seconds: float = Field(default=1.0, gt=0)
+    max_job_seconds: float = Field(default=DEFAULT_MAX_JOB_SECONDS, ge=0.001, le=1_209_600)
+    """Plausibility limit of one job's duration, s: longer `duration_ms` are rejected at ingest
+    (at most SQS's 14-day retention)."""
     dry_run: bool = False
 
     @model_validator(mode="before")
@@ -99,6 +102,11 @@ class QueueConfig(BaseModel):
         if self.min_workers > self.max_workers:
             raise ValueError(
                 f"min_workers = {self.min_workers} is above max_workers = {self.max_workers}"
+            )
+        if self.expected_job_seconds > self.max_job_seconds:
+            raise ValueError(
+                f"expected_job_seconds = {self.expected_job_seconds:g} is above "
+                f"max_job_seconds = {self.max_job_seconds:g}"
             )
         if self.capacity_cap is not None and self.capacity_cap < self.min_workers:
             raise ValueError(
@@ -127,6 +135,7 @@ class QueueConfig(BaseModel):
             overloading_threshold=self.overloading_threshold,
             recovery_horizon_seconds=self.recovery_horizon_seconds,
             expected_job_seconds=self.expected_job_seconds,
+            max_job_seconds=self.max_job_seconds,
             dry_run=self.dry_run,
         )
 

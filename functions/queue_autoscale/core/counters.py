@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from queue_autoscale.core.models import JOB_TIME_RESOLUTION_SECONDS
+
+JOB_TIME_GROUPS = 7
+"""Groups of the median-of-means job time: up to 3 seconds of counters holding any values at
+all cannot move it beyond the other groups' means (see robust_mean_job_seconds)."""
+
 
 @dataclass(frozen=True, slots=True)
 class CounterRow:
@@ -29,7 +35,8 @@ class Rates:
     arrival_rate_short: float
     completion_rate: float
     mean_job_seconds: float | None
-    """Mean duration of jobs that finished in the long window; None if none did."""
+    """Robust mean duration of the jobs that finished in the long window (median of means, see
+    robust_mean_job_seconds), seconds; None if none finished."""
     failure_rate: float
     """Failed / finished in the long window, 0..1."""
     mean_pickup_seconds: float | None
@@ -42,7 +49,8 @@ def window_rates(
     short_window_seconds: float = 60.0,
 ) -> Rates:
     """Aggregate the counters of the last `long_window_seconds` (and the short window)."""
-    queued = queued_short = started = completed = failed = busy_ms = pickup_ms = 0
+    queued = queued_short = started = completed = failed = pickup_ms = 0
+    finished_rows: list[CounterRow] = []
     for row in rows:
         age = now - row.second
         if age < 0 or age > long_window_seconds:
@@ -51,8 +59,9 @@ def window_rates(
         started += row.started
         completed += row.completed
         failed += row.failed
-        busy_ms += row.busy_ms
         pickup_ms += row.pickup_ms
+        if row.completed + row.failed > 0:
+            finished_rows.append(row)
         if age <= short_window_seconds:
             queued_short += row.queued
     finished = completed + failed
@@ -60,10 +69,38 @@ def window_rates(
         arrival_rate=queued / long_window_seconds,
         arrival_rate_short=queued_short / short_window_seconds,
         completion_rate=completed / long_window_seconds,
-        mean_job_seconds=busy_ms / 1000.0 / finished if finished and busy_ms > 0 else None,
+        mean_job_seconds=robust_mean_job_seconds(finished_rows),
         failure_rate=failed / finished if finished else 0.0,
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
     )
+
+
+def robust_mean_job_seconds(rows: Sequence[CounterRow]) -> float | None:
+    """Mean job time that a few extreme durations cannot move: a median of means, seconds.
+
+    The counters keep, per second, only the jobs finished and the sum of their durations, so
+    the estimator works on seconds: the seconds with finished jobs, in time order, are dealt
+    round-robin into k = min(7, seconds) groups (k made odd), each group's mean is its summed
+    duration over its jobs, and the estimate is the median of the k means. Breakdown point:
+    (k - 1) / 2 groups, i.e. up to 3 seconds of counters holding arbitrary durations leave the
+    estimate between the means of the clean groups. With fewer than 3 such seconds (k = 1) it
+    is the plain mean; the ingest plausibility limit (max_job_seconds) still bounds each job.
+    A completion always counts: sub-millisecond jobs (summed as 0 ms) read as the 1 ms
+    resolution, never as "nothing completed". None only when nothing finished.
+    """
+    ordered = sorted(rows, key=lambda row: row.second)
+    if not ordered:
+        return None
+    groups = min(JOB_TIME_GROUPS, len(ordered))
+    if groups % 2 == 0:
+        groups -= 1
+    busy = [0] * groups
+    jobs = [0] * groups
+    for index, row in enumerate(ordered):
+        busy[index % groups] += row.busy_ms
+        jobs[index % groups] += row.completed + row.failed
+    means = sorted(b / j for b, j in zip(busy, jobs, strict=True))
+    return max(JOB_TIME_RESOLUTION_SECONDS, means[groups // 2] / 1000.0)
 
 
 def counters_oldest_age(now: float, visible: int, rows: Sequence[CounterRow]) -> float | None:

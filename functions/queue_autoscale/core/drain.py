@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from queue_autoscale.core.queueing import bounded_workers
+
 WARNING_USAGE = 0.8
 """SLA usage at which the safety margin starts (seed 000's 80% warning threshold)."""
 
@@ -69,6 +71,7 @@ def workers_at_landing(
     sla_seconds: float,
     recovery_horizon_seconds: float,
     lead_seconds: float,
+    max_workers: int | None = None,
 ) -> int:
     """Workers the fleet needs when new ones land so that every job that can still be picked up
     in time is.
@@ -85,6 +88,7 @@ def workers_at_landing(
     so c is the largest of the three, and at least lambda / mu so the queue does not grow. From
     80% SLA usage the seed's safety margin applies. It never falls as age or backlog grow.
     With nothing waiting now the drain term is 0: callers size only a waiting backlog.
+    With `max_workers`, a need that overflows a float reads as `max_workers + 1`.
     """
     lam, mu, sla = arrival_rate, service_rate, sla_seconds
     aim = max(0.0, sla - recovery_horizon_seconds)
@@ -98,6 +102,8 @@ def workers_at_landing(
     usage = oldest_age_seconds / sla
     if usage >= WARNING_USAGE:
         workers *= safety_margin(usage)
+    if max_workers is not None:
+        return bounded_workers(workers, max_workers)
     return math.ceil(workers - 1e-9)
 
 

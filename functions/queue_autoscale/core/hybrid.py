@@ -52,19 +52,27 @@ def decide(
     now: float,
     model: TrendModel | None = None,
 ) -> Evaluation:
-    """One tick of the hybrid controller for one queue."""
+    """One tick of the hybrid controller for one queue.
+
+    Bounded work for every finite input: each sizing term stops searching just past the cap
+    (max_allowed, M workers of k jobs each), so the worst case is O(M k) float steps in the
+    Erlang C walk (about 8 M k; see servers_for_sla) plus O(samples) <= MAX_SAMPLES for the
+    trend and stabilization; a term above the cap reads as cap + 1 ("more than the cap").
+    """
     m = measure(snapshot, settings, now)
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
 
     lam = m.arrival_rate
+    cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     steady = workers_for_sla(
         lam,
         m.mean_job_seconds,
         settings.worker_concurrency,
         settings.sla_seconds,
         settings.percentile,
+        max_workers=cap,
     )
     forecast = forecast_rate(
         state.samples,
@@ -84,9 +92,10 @@ def decide(
             settings.worker_concurrency,
             settings.sla_seconds,
             settings.percentile,
+            max_workers=cap,
         )
     )
-    plan = _drain_plan(m, state, settings, now)
+    plan = _drain_plan(m, state, settings, now, cap)
     drain = plan.workers
     terms = Terms(steady=steady, trend=trend, drain=drain)
     raw, winner = _winner(terms)
@@ -119,7 +128,7 @@ class _DrainPlan(NamedTuple):
 
 
 def _drain_plan(
-    m: Measures, state: ControllerState, settings: QueueSettings, now: float
+    m: Measures, state: ControllerState, settings: QueueSettings, now: float, cap: int
 ) -> _DrainPlan:
     """The backlog-drain term, counting workers already ordered (seeds 000/001, FIFO-aware)."""
     rate = _drain_rate(m, state, settings, now)
@@ -130,13 +139,13 @@ def _drain_plan(
     mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
     at_landing = backlog_at_landing(m.visible, rate, mu, lead, m.running, ordered, lands_in)
     age = m.oldest_age_seconds
-    workers = workers_at_landing(at_landing, age, rate, mu, sla, horizon, lead)
+    workers = workers_at_landing(at_landing, age, rate, mu, sla, horizon, lead, cap)
     kept = False
     if lands_in is not None:
         # the workers already ordered land first: keep as many as are needed when they do
         then = backlog_at_landing(m.visible, rate, mu, lands_in, m.running)
         needed_then = min(
-            workers_at_landing(then, age, rate, mu, sla, horizon, lands_in), m.current
+            workers_at_landing(then, age, rate, mu, sla, horizon, lands_in, cap), m.current
         )
         kept = needed_then > workers
         workers = max(workers, needed_then)
@@ -264,7 +273,8 @@ def _bounds(
     cap = max_allowed(settings)
     if target > cap:
         limit = "capacity_cap" if cap < settings.max_workers else "max_workers"
-        steps.append(_Step(limit, f"capped at {limit} {cap} (wanted {target})"))
+        wanted = f"more than {cap}" if target == cap + 1 else str(target)
+        steps.append(_Step(limit, f"capped at {limit} {cap} (wanted {wanted})"))
         target = cap
     if target < settings.min_workers:
         steps.append(_Step("min_workers", f"raised to min_workers {settings.min_workers}"))
@@ -272,15 +282,31 @@ def _bounds(
     remembered = min(max(terms.steady, terms.trend, settings.min_workers), cap)
     waiting = m.visible + m.in_flight
     if m.current == 0 and target > 0 and waiting < settings.activation_threshold:
-        steps.append(
-            _Step(
-                "activation",
-                f"staying at zero: {waiting} jobs waiting is below the activation threshold "
-                f"{settings.activation_threshold}",
+        if _late_at_zero(m, settings):
+            steps.append(
+                _Step(
+                    "activation",
+                    f"scale from zero below the activation threshold "
+                    f"{settings.activation_threshold}: the oldest of {waiting} waiting "
+                    f"({m.oldest_age_seconds:.0f} s) would pass its {settings.sla_seconds:g} s "
+                    f"SLA before a worker ordered at the next tick lands",
+                )
             )
-        )
-        target = 0
-    elif m.current == 0 and target == 0 and m.visible >= settings.activation_threshold:
+        else:
+            steps.append(
+                _Step(
+                    "activation",
+                    f"staying at zero: {waiting} jobs waiting is below the activation "
+                    f"threshold {settings.activation_threshold}",
+                )
+            )
+            target = 0
+    elif (
+        m.current == 0
+        and target == 0
+        and m.visible > 0
+        and (m.visible >= settings.activation_threshold or _late_at_zero(m, settings))
+    ):
         steps.append(
             _Step("activation", f"scale from zero: {m.visible} jobs waiting; cold start accepted")
         )
@@ -291,6 +317,13 @@ def _bounds(
         steps.append(_Step("in_flight", f"kept {busy} workers busy with {m.in_flight} jobs"))
         target = busy
     return target, steps, remembered
+
+
+def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
+    """True when a job waiting at zero workers would pass its SLA if the fleet waited one more
+    tick: age + interval + provisioning lead >= SLA (activation never strands a job)."""
+    lead = settings.evaluation_interval_seconds + settings.provisioning_lead_seconds
+    return m.visible > 0 and m.oldest_age_seconds + lead >= settings.sla_seconds
 
 
 def _movement(
@@ -399,10 +432,12 @@ def build_decision(
     policy: str,
     forecast: float,
     inputs_ok: bool = True,
+    clamp: bool = True,
 ) -> Decision:
-    """Assemble the decision record; the target is finally clamped to [min, max]."""
+    """Assemble the decision record; the target is finally clamped to [min, max] (unless
+    `clamp` is False: a hold on an unknown fleet size asks nothing of ECS)."""
     pairs = [(s.code, s.words) if isinstance(s, _Step) else s for s in steps]
-    clamped = min(max(target, settings.min_workers), max_allowed(settings))
+    clamped = min(max(target, settings.min_workers), max_allowed(settings)) if clamp else target
     if clamped != target:
         pairs.append(("max_workers" if clamped < target else "min_workers", f"kept {clamped}"))
     action = _action(m.current, clamped)
@@ -435,6 +470,7 @@ def build_decision(
         oldest_age_seconds=m.oldest_age_seconds,
         oldest_age_source=snapshot.oldest_age_source,
         inputs_ok=inputs_ok,
+        fleet_usage=m.current / settings.max_workers if settings.max_workers > 0 else None,
     )
 
 
@@ -487,8 +523,28 @@ def hold_on_bad_inputs(
     problems: list[str],
     policy: str,
 ) -> Evaluation:
-    """Missing, stale or impossible inputs: keep the current count and remember nothing."""
+    """Missing, stale or impossible inputs: keep the current count and remember nothing.
+
+    The one exception is the configured bounds, which hold whatever was measured: a fleet
+    above max_workers (or the capacity cap) after the max was lowered comes down to it, one
+    below min_workers goes up to it, and the reason says so. When the fleet size itself is
+    unknown (neither desired nor running could be read) the target is the unknown count and
+    the action is hold: nothing is asked of ECS.
+    """
     why = "inputs unusable (" + "; ".join(problems) + "): holding the current count"
+    steps: list[tuple[str, str]] = []
+    target = m.current
+    fleet_known = snapshot.desired is not None or snapshot.running is not None
+    cap = max_allowed(settings)
+    if fleet_known and m.current > cap:
+        limit = "capacity_cap" if cap < settings.max_workers else "max_workers"
+        steps.append((limit, f"except the lowered {limit} {cap}, which is still enforced"))
+        target = cap
+    elif fleet_known and m.current < settings.min_workers:
+        steps.append(
+            ("min_workers", f"except min_workers {settings.min_workers}, which is still enforced")
+        )
+        target = settings.min_workers
     decision = build_decision(
         snapshot,
         settings,
@@ -497,11 +553,12 @@ def hold_on_bad_inputs(
         Terms(0, 0, 0),
         m.current,
         "none",
-        m.current,
+        target,
         why,
-        [],
+        steps,
         policy,
         m.arrival_rate,
         inputs_ok=False,
+        clamp=fleet_known,
     )
     return Evaluation(decision, state)

@@ -6,7 +6,12 @@ import math
 from dataclasses import dataclass
 
 from queue_autoscale.core.drain import predicted_breach_seconds, predicted_pickup_seconds
-from queue_autoscale.core.models import QueueSettings, QueueSnapshot, Urgency
+from queue_autoscale.core.models import (
+    JOB_TIME_RESOLUTION_SECONDS,
+    QueueSettings,
+    QueueSnapshot,
+    Urgency,
+)
 from queue_autoscale.core.queueing import load_ratio, load_states, service_rate, urgency_for
 
 
@@ -47,6 +52,19 @@ def _rate(value: float | None) -> float:
     return max(0.0, value)
 
 
+def _plausible_job_seconds(measured: float, settings: QueueSettings) -> tuple[float, str]:
+    """A measured mean job time within [1 ms resolution, max_job_seconds], and a note when it
+    had to be brought there (a completion always counts, however short)."""
+    if measured < JOB_TIME_RESOLUTION_SECONDS:
+        return JOB_TIME_RESOLUTION_SECONDS, ""
+    if measured > settings.max_job_seconds:
+        return settings.max_job_seconds, (
+            f" (mean job time {measured:.6g} s capped at max_job_seconds "
+            f"{settings.max_job_seconds:g} s)"
+        )
+    return measured, ""
+
+
 def measure(snapshot: QueueSnapshot, settings: QueueSettings, now: float) -> Measures:
     """Derive the tick's measures; tolerant of gaps (input_problems says whether to trust them)."""
     visible = _count(snapshot.visible)
@@ -58,9 +76,9 @@ def measure(snapshot: QueueSnapshot, settings: QueueSettings, now: float) -> Mea
         current = running
     lam = max(_rate(snapshot.arrival_rate), _rate(snapshot.arrival_rate_short))
     measured = snapshot.mean_job_seconds
-    if measured is not None and math.isfinite(measured) and measured > 0:
-        mean_job, note = measured, ""
-        mu_measured: float | None = service_rate(measured, settings.worker_concurrency)
+    if measured is not None and math.isfinite(measured) and measured >= 0:
+        mean_job, note = _plausible_job_seconds(measured, settings)
+        mu_measured: float | None = service_rate(mean_job, settings.worker_concurrency)
     else:
         mean_job = settings.expected_job_seconds
         note = f" (job time prior {mean_job:g} s: none completed yet)"

@@ -9,6 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+JOB_TIME_RESOLUTION_SECONDS = 0.001
+"""Job durations are measured in whole milliseconds: a mean below this reads as this."""
+DEFAULT_MAX_JOB_SECONDS = 43_200.0
+"""Plausibility limit of one job's duration (12 h, SQS's longest visibility timeout): longer
+durations are rejected at ingest, and the core never uses a longer mean job time."""
+
 
 class Urgency(StrEnum):
     """SLA urgency tier by oldest job age / SLA (seed 000)."""
@@ -66,6 +72,8 @@ class QueueSettings:
     of the SLA, at least 1 s)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
+    max_job_seconds: float = DEFAULT_MAX_JOB_SECONDS
+    """Plausibility limit of one job's duration, seconds (see DEFAULT_MAX_JOB_SECONDS)."""
     stale_after_seconds: float | None = None
     """A snapshot older than this holds (default: 2 evaluation intervals)."""
     poison_failure_ratio: float = 0.5
@@ -247,6 +255,8 @@ class Decision:
     oldest_age_source: str
     inputs_ok: bool
     """False when missing or stale inputs forced a hold."""
+    fleet_usage: float | None = None
+    """`current` / max_workers (seed 003's 80%-of-max alert, per queue); None when max is 0."""
 
 
 @dataclass(frozen=True, slots=True)

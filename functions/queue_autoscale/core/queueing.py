@@ -99,27 +99,39 @@ def wait_exceeds_probability(
 
 
 def servers_for_sla(
-    arrival_rate: float, mean_job_seconds: float, sla_seconds: float, percentile: float
+    arrival_rate: float,
+    mean_job_seconds: float,
+    sla_seconds: float,
+    percentile: float,
+    max_servers: int | None = None,
 ) -> int:
     """Smallest n > A with P(wait > sla) <= 1 - percentile (0 when nothing arrives).
 
     Walks n up past floor(A) carrying the Erlang B recursion (warm-started, see _erlang_b_start),
-    so no factorial is ever formed and the cost is O(sqrt(A)).
+    so no factorial is ever formed. With `max_servers` the walk stops there: any answer above it
+    is returned as `max_servers + 1` ("more than the cap"), and an offered load A beyond the cap
+    returns at once. Worst case with a cap M: O(min(M, 7 sqrt(A)) + M - A) float steps, at most
+    about 8 M; a decision capped at 10,000 workers stays in milliseconds for any finite input.
+    Without a cap the cost is O(sqrt(A)) and unbounded in A (only offline tools omit it).
     """
     offered = arrival_rate * mean_job_seconds
-    if offered <= 0:
+    if not offered > 0:  # also NaN
         return 0
+    if max_servers is not None and not offered < max_servers:  # also inf: A alone needs more
+        return max_servers + 1
     allowed = 1.0 - percentile
     start = math.floor(offered) + 1
     if sla_seconds > 0:
         # C <= 1, so exp(-(n/S - lambda) * sla) <= allowed already suffices: when that bound is
         # no higher than the first stable n (long SLAs), no Erlang B is needed at all.
-        enough = math.ceil(mean_job_seconds * (arrival_rate + math.log(1 / allowed) / sla_seconds))
-        if enough <= start:
+        bound = mean_job_seconds * (arrival_rate + math.log(1 / allowed) / sla_seconds)
+        if bound <= start:
             return start
     n, blocking = _erlang_b_start(offered)
     while True:
         n += 1
+        if max_servers is not None and n > max_servers:
+            return max_servers + 1
         blocking = offered * blocking / (n + offered * blocking)
         if n < start:
             continue
@@ -135,10 +147,26 @@ def workers_for_sla(
     concurrency: int,
     sla_seconds: float,
     percentile: float,
+    max_workers: int | None = None,
 ) -> int:
-    """Workers (each `concurrency` servers) so that P(pickup wait > SLA) <= 1 - percentile."""
-    servers = servers_for_sla(arrival_rate, mean_job_seconds, sla_seconds, percentile)
+    """Workers (each `concurrency` servers) so that P(pickup wait > SLA) <= 1 - percentile.
+
+    With `max_workers` the search is bounded (see servers_for_sla): an answer above the cap is
+    returned as `max_workers + 1`, meaning "more than the cap".
+    """
+    limit = None if max_workers is None else max_workers * concurrency
+    servers = servers_for_sla(arrival_rate, mean_job_seconds, sla_seconds, percentile, limit)
+    if limit is not None and servers > limit:
+        return max_workers + 1 if max_workers is not None else servers
     return math.ceil(servers / concurrency)
+
+
+def bounded_workers(workers: float, max_workers: int) -> int:
+    """ceil(workers) for a worker count computed in closed form (O(1) at any size); inf and NaN,
+    which absurd but finite inputs can produce, read as `max_workers + 1` ("more than the cap")."""
+    if not math.isfinite(workers):
+        return max_workers + 1
+    return max(0, math.ceil(workers - 1e-9))
 
 
 def square_root_staffing(offered_load: float, percentile: float) -> float:

@@ -46,4 +46,5 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         "oldest_age_seconds": _finite(decision.oldest_age_seconds),
         "oldest_age_source": decision.oldest_age_source,
         "inputs_ok": decision.inputs_ok,
+        "fleet_usage": _finite(decision.fleet_usage),
     }

@@ -23,6 +23,7 @@ from queue_autoscale.core.models import (
     Terms,
     TrendModel,
 )
+from queue_autoscale.core.queueing import bounded_workers
 from queue_autoscale.core.trend import forecast_rate
 
 POLICY = "seed-hybrid"
@@ -37,7 +38,7 @@ def seed_drain(m: Measures, settings: QueueSettings) -> int:
     remaining = settings.sla_seconds - m.oldest_age_seconds
     if remaining <= 0:
         return settings.max_workers
-    workers = math.ceil(m.visible / remaining / m.service_rate - 1e-9)
+    workers = bounded_workers(m.visible / remaining / m.service_rate, settings.max_workers)
     if m.sla_usage >= WARNING_USAGE:
         workers = math.ceil(workers * round(safety_margin(m.sla_usage), 2) - 1e-9)
     return workers
@@ -65,8 +66,8 @@ def decide_seed_hybrid(
         model,
     )
     terms = Terms(
-        steady=math.ceil(m.arrival_rate * per_worker - 1e-9),
-        trend=math.ceil(forecast * per_worker - 1e-9),
+        steady=bounded_workers(m.arrival_rate * per_worker, settings.max_workers),
+        trend=bounded_workers(forecast * per_worker, settings.max_workers),
         drain=seed_drain(m, settings),
     )
     raw = max(terms.steady, terms.trend, terms.drain)

@@ -40,6 +40,61 @@ def test_window_rates_by_hand() -> None:
     assert (empty.arrival_rate, empty.mean_job_seconds, empty.failure_rate) == (0.0, None, 0.0)
 
 
+def finished_rows(durations_ms: dict[int, list[int]]) -> list[CounterRow]:
+    """Counter rows of completed jobs: {seconds back from NOW: [duration ms, ...]}."""
+    return [
+        CounterRow(second=int(NOW) - back, completed=len(jobs), busy_ms=sum(jobs))
+        for back, jobs in durations_ms.items()
+    ]
+
+
+def test_one_plausible_outlier_among_thousands_does_not_move_the_job_time() -> None:
+    # GIVEN 10,000 one-second jobs over 250 s (40 a second) and one job that ran 10 hours
+    jobs = {back: [1_000] * 40 for back in range(1, 251)}
+    jobs[100] = [*jobs[100], 36_000_000]
+    # WHEN the window's job time is estimated
+    rates = window_rates(finished_rows(jobs), NOW)
+    # THEN it is the ordinary jobs' 1 s (the plain mean would read 4.6 s and size 4.6x the fleet)
+    assert rates.mean_job_seconds == pytest.approx(1.0)
+    plain = (10_000 * 1_000 + 36_000_000) / 10_001 / 1000
+    assert plain > 4.5
+
+
+@pytest.mark.parametrize(
+    ("spoiled", "moved"),
+    [
+        pytest.param(1, False, id="1 spoiled second"),
+        pytest.param(3, False, id="3 spoiled seconds: the breakdown point"),
+        pytest.param(4, True, id="4 spoiled seconds: beyond it"),
+    ],
+)
+def test_the_breakdown_point_is_three_seconds_of_counters(spoiled: int, moved: bool) -> None:
+    # GIVEN 2-second jobs in 70 seconds, and `spoiled` consecutive seconds reading 12 h jobs
+    jobs = {back: [2_000] * 5 for back in range(1, 71)}
+    for back in range(1, spoiled + 1):
+        jobs[back] = [43_200_000] * 5
+    # WHEN estimated, THEN up to 3 such seconds leave the estimate at 2 s and a 4th moves it
+    estimate = window_rates(finished_rows(jobs), NOW).mean_job_seconds
+    assert estimate is not None
+    assert (estimate > 2.5) == moved
+
+
+def test_few_seconds_of_completions_give_the_plain_mean() -> None:
+    # Two seconds with completions: k = 1 group, the plain mean of the 30 jobs.
+    rows = finished_rows({5: [1_000] * 20, 6: [4_000] * 10})
+    assert window_rates(rows, NOW).mean_job_seconds == pytest.approx(60.0 / 30)
+
+
+def test_sub_millisecond_jobs_still_count_as_completions() -> None:
+    # GIVEN jobs summed as 0 ms (each ran under a millisecond)
+    rows = [CounterRow(second=int(NOW) - 3, queued=500, completed=500, busy_ms=0)]
+    # WHEN the window's rates are read
+    rates = window_rates(rows, NOW)
+    # THEN they completed: a 1 ms job time (the resolution), not None ("nothing completed")
+    assert rates.mean_job_seconds == pytest.approx(0.001)
+    assert rates.completion_rate == pytest.approx(500 / 300)
+
+
 def per_second(counts: dict[int, int]) -> list[CounterRow]:
     return [CounterRow(second=int(NOW) - back, queued=n) for back, n in counts.items()]
 

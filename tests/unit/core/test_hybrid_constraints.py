@@ -160,13 +160,81 @@ def test_unusable_inputs_hold_and_remember_nothing(missing: dict[str, object], w
 
 
 def test_scale_from_zero_needs_the_activation_threshold() -> None:
-    cfg = settings(min_workers=0, activation_threshold=5)
+    # GIVEN an SLA long enough that a job can wait a tick and a provisioning lead (5 + 30 + 60)
+    cfg = settings(min_workers=0, activation_threshold=5, sla_seconds=300.0)
     below = snapshot(visible=3, oldest_age_seconds=5.0, running=0, desired=0)
     d = decide(below, cfg, ControllerState("jobs"), NOW).decision
     assert d.target == 0 and "activation" in d.constraints
     above = snapshot(visible=5, oldest_age_seconds=5.0, running=0, desired=0)
     d = decide(above, cfg, ControllerState("jobs"), NOW).decision
     assert d.target >= 1 and d.action is Action.UP
+
+
+@pytest.mark.parametrize(
+    ("sla", "age", "target"),
+    [
+        pytest.param(300.0, 200.0, 0, id="age + interval + lead below the SLA: wait"),
+        pytest.param(300.0, 210.0, 1, id="the next tick's worker would land at the SLA: go"),
+        pytest.param(30.0, 0.0, 1, id="an SLA shorter than interval + lead: go at once"),
+    ],
+)
+def test_activation_never_strands_a_job_past_its_sla(sla: float, age: float, target: int) -> None:
+    # GIVEN 2 jobs at zero workers, below an activation threshold of 5 (interval 30, lead 60)
+    cfg = settings(min_workers=0, activation_threshold=5, sla_seconds=sla)
+    snap = snapshot(visible=2, oldest_age_seconds=age, running=0, desired=0)
+    # WHEN the controller decides
+    d = decide(snap, cfg, ControllerState("jobs"), NOW).decision
+    # THEN it scales from zero exactly when waiting one more tick would breach the SLA
+    assert d.target == target and "activation" in d.constraints
+    if target:
+        assert "below the activation threshold 5" in d.reason and "SLA" in d.reason
+
+
+@pytest.mark.parametrize(
+    ("fleet", "overrides", "target", "words"),
+    [
+        pytest.param(
+            {"running": 12, "desired": 12},
+            {"max_workers": 8},
+            8,
+            "except the lowered max_workers 8, which is still enforced",
+            id="lowered max still enforced",
+        ),
+        pytest.param(
+            {"running": 12, "desired": 12},
+            {"capacity_cap": 6},
+            6,
+            "except the lowered capacity_cap 6, which is still enforced",
+            id="lowered capacity cap still enforced",
+        ),
+        pytest.param(
+            {"running": 1, "desired": 1},
+            {"min_workers": 3},
+            3,
+            "except min_workers 3, which is still enforced",
+            id="raised min still enforced",
+        ),
+        pytest.param(
+            {"running": None, "desired": None},
+            {"min_workers": 3},
+            0,
+            "holding the current count",
+            id="unknown fleet: nothing asked of ECS",
+        ),
+    ],
+)
+def test_a_hold_on_bad_inputs_says_what_it_still_enforces(
+    fleet: dict[str, object], overrides: dict[str, object], target: int, words: str
+) -> None:
+    # GIVEN inputs the core cannot use (visible unknown) and a config the fleet is outside of
+    snap = snapshot(visible=None, **fleet)
+    # WHEN the controller decides
+    d = decide(snap, settings(**overrides), ControllerState("jobs"), NOW).decision
+    # THEN it holds except for the configured bounds, and the reason says which one bit
+    assert d.target == target and not d.inputs_ok and words in d.reason
+    assert (d.action is Action.HOLD) == (target == d.current)
+    if d.action is Action.DOWN:
+        assert d.reason.startswith(f"scale down {d.current} -> {target}")
 
 
 def test_scale_to_zero_when_idle_and_min_is_zero() -> None:
@@ -336,3 +404,23 @@ def test_a_step_is_not_extrapolated_once_the_rate_levels() -> None:
     d = decide(snap, cfg, ControllerState("jobs", samples=samples), NOW).decision
     assert d.forecast_rate == pytest.approx(50.0)
     assert d.terms.trend == d.terms.steady
+
+
+def test_an_implausible_mean_job_time_is_capped_and_said() -> None:
+    # GIVEN a measured mean job time of 10 days and a 12 h plausibility limit (the default)
+    snap = snapshot(arrival_rate=0.001, mean_job_seconds=864_000.0, running=2, desired=2)
+    # WHEN the controller decides
+    d = decide(snap, settings(), ControllerState("jobs"), NOW).decision
+    # THEN it sizes with 12 h jobs and the reason says so
+    assert d.service_rate == pytest.approx(1 / 43_200)
+    assert "capped at max_job_seconds 43200 s" in d.reason
+
+
+def test_sub_millisecond_jobs_read_as_completed() -> None:
+    # GIVEN 100 jobs/s of jobs shorter than the 1 ms resolution, on 1 worker
+    snap = snapshot(arrival_rate=100.0, mean_job_seconds=0.0, running=1, desired=1)
+    # WHEN the controller decides
+    d = decide(snap, settings(), ControllerState("jobs"), NOW).decision
+    # THEN mu is measured (1000 jobs/s at 1 ms), rho = 0.1, not the "nothing completed" 1.0
+    assert d.load_ratio == pytest.approx(0.1) and "prior" not in d.reason
+    assert d.target == 1

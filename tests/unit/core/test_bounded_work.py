@@ -1,0 +1,109 @@
+"""Bounded work and bounded results for every finite input (issue 11: one absurd value stalled
+every queue's tick). Time is measured in benchmarks/decision_throughput.py, not here."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from queue_autoscale.core import POLICIES, ControllerState, Sample
+from queue_autoscale.core.hybrid import max_allowed
+from queue_autoscale.core.models import Action, QueueSettings, QueueSnapshot
+from queue_autoscale.core.queueing import servers_for_sla, workers_for_sla
+from tests.unit.core.builders import NOW
+
+# The whole float range: zero, denormals, tiny, huge, negative (but finite: NaN and inf are
+# input problems the core already holds on, tested in test_hybrid_constraints).
+EXTREMES = [0.0, 5e-324, 2.2e-308, 1e-300, 1e-9, 1.0, 1e9, 1e300, 1.7976931348623157e308]
+any_float = st.sampled_from(EXTREMES) | st.floats(allow_nan=False, allow_infinity=False)
+any_count = st.sampled_from([0, 1, 10**12, 2**63]) | st.integers(-(2**63), 2**63)
+positive = st.floats(min_value=5e-324, max_value=1.7976931348623157e308)
+
+
+@st.composite
+def queue_settings(draw: st.DrawFn) -> QueueSettings:
+    """Settings anywhere config.py accepts (its validated ranges)."""
+    low = draw(st.integers(min_value=0, max_value=50))
+    high = draw(st.integers(min_value=low, max_value=10_000))
+    return QueueSettings(
+        queue="jobs",
+        sla_seconds=draw(st.floats(min_value=5e-324, max_value=43_200)),
+        percentile=draw(st.floats(min_value=5e-324, max_value=0.9999999999999999)),
+        min_workers=low,
+        max_workers=high,
+        worker_concurrency=draw(st.integers(min_value=1, max_value=1_000)),
+        provisioning_lead_seconds=draw(st.floats(min_value=0, max_value=3_600)),
+        activation_threshold=draw(st.integers(min_value=1, max_value=10**6)),
+        capacity_cap=draw(st.none() | st.integers(min_value=low, max_value=10_000)),
+        expected_job_seconds=draw(st.floats(min_value=5e-324, max_value=43_200)),
+    )
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> QueueSnapshot:
+    fields: dict[str, Any] = {
+        "visible": draw(any_count),
+        "in_flight": draw(any_count),
+        "oldest_age_seconds": draw(any_float),
+        "arrival_rate": draw(any_float),
+        "arrival_rate_short": draw(st.none() | any_float),
+        "mean_job_seconds": draw(st.none() | any_float),
+        "completion_rate": draw(st.none() | any_float),
+        "running": draw(any_count),
+        "desired": draw(st.none() | any_count),
+        "dlq_depth": draw(any_count),
+        "failure_rate": draw(st.floats(min_value=0.0, max_value=1.0)),
+    }
+    return QueueSnapshot(queue="jobs", taken_at=NOW, **fields)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    snapshots(),
+    queue_settings(),
+    st.sampled_from(sorted(POLICIES)),
+    st.booleans(),
+    any_float,
+)
+def test_decide_returns_a_bounded_decision_for_any_finite_input(
+    snap: QueueSnapshot, cfg: QueueSettings, policy: str, with_history: bool, rate: float
+) -> None:
+    # GIVEN any snapshot of finite values, any valid settings and a short history
+    samples = (Sample(at=NOW - 30, arrival_rate=rate, visible=0, raw_target=1),)
+    state = ControllerState("jobs", samples=samples if with_history else ())
+    # WHEN a policy decides (a hang or an OverflowError fails the test)
+    decision = POLICIES[policy](snap, cfg, state, NOW, None).decision
+    # THEN the target is a worker count within the configured bounds (or an untouched hold)
+    if decision.inputs_ok or decision.action is not Action.HOLD:
+        assert cfg.min_workers <= decision.target <= max_allowed(cfg) <= cfg.max_workers
+    else:
+        assert decision.target == decision.current
+    assert decision.reason
+    for value in (decision.sla_usage, decision.load_ratio, decision.service_rate):
+        assert not math.isnan(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_float, any_float, positive, st.floats(min_value=0.0, max_value=0.9999999999999999))
+def test_the_capped_search_never_answers_beyond_the_cap_plus_one(
+    rate: float, job: float, sla: float, percentile: float
+) -> None:
+    # GIVEN a cap of 10,000 workers of 1,000 jobs each (the largest config.py accepts)
+    # WHEN the sizing searches for any finite rate and job time
+    workers = workers_for_sla(rate, job, 1_000, sla, percentile, max_workers=10_000)
+    # THEN it answers a count in 0..cap + 1 ("more than the cap")
+    assert 0 <= workers <= 10_001
+
+
+def test_more_than_the_cap_is_cap_plus_one_and_below_the_cap_is_exact() -> None:
+    # An absurd offered load answers at once with "more than the cap"...
+    assert servers_for_sla(1e300, 1e300, 30.0, 0.95, max_servers=50) == 51
+    assert workers_for_sla(1e308, 43_200.0, 4, 30.0, 0.95, max_workers=10) == 11
+    # ...and below the cap the bounded search equals the unbounded one.
+    for rate in (0.3, 7.0, 95.0, 400.0):
+        exact = servers_for_sla(rate, 1.0, 2.0, 0.99)
+        assert servers_for_sla(rate, 1.0, 2.0, 0.99, max_servers=exact) == exact
+        assert servers_for_sla(rate, 1.0, 2.0, 0.99, max_servers=exact - 1) == exact
