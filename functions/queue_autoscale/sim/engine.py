@@ -16,6 +16,7 @@ counted is a lower bound).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import random
@@ -54,6 +55,10 @@ class FleetSpec:
     """Jobs one worker runs at once."""
     provision_delay_seconds: int = 60
     """From the policy's decision until a new worker takes jobs (Fargate start + app init)."""
+    provision_jitter_seconds: float = 0.0
+    """Each new worker takes a further uniform 0..this many seconds (ECS start-up is a fixed
+    delay plus a spread, not exponential); drawn from `jitter_seed`, so runs repeat."""
+    jitter_seed: int = 0
     max_workers: int = 1000
     """A hard ceiling the engine enforces whatever a policy asks for (an account quota)."""
     drain_limit_seconds: int = 3600
@@ -300,6 +305,7 @@ class _Engine:
         self.busy_ms_c = np.zeros(size, dtype=np.int64)
         self.pickup_ms_c = np.zeros(size, dtype=np.int64)
         self.series = Series()
+        self.jitter = np.random.default_rng(fleet.jitter_seed)
         self._set_fleet(initial_workers, ready_now=True)
         self.desired = initial_workers
 
@@ -309,15 +315,17 @@ class _Engine:
         current = self.ready_workers + len(self.pending)
         if desired > current:
             delay = 0.0 if ready_now else float(self.fleet.provision_delay_seconds)
+            spread = 0.0 if ready_now else self.fleet.provision_jitter_seconds
             for _ in range(desired - current):
-                if delay <= 0:
+                extra = float(self.jitter.uniform(0.0, spread)) if spread > 0 else 0.0
+                if delay + extra <= 0:
                     self._make_ready(t)
-                else:
-                    self.pending.append(t + delay)
+                else:  # kept sorted by ready time: the soonest lands first, the last is cancelled
+                    bisect.insort(self.pending, t + delay + extra)
             return
         remove = current - desired
         while remove and self.pending:
-            self.pending.pop()  # cancel the newest order first: it is furthest from ready
+            self.pending.pop()  # cancel the order furthest from ready first
             remove -= 1
         if self.scale_in == SCALE_IN_KILL:
             self._kill(remove, t)

@@ -26,6 +26,8 @@ class RunSpec:
     service_distribution: str = "gamma"
     concurrency: int = 1
     provision_delay_seconds: int = 60
+    provision_jitter_seconds: float = 0.0
+    """Each new worker lands a further uniform 0..this many seconds later (seeded by `seed`)."""
     interval_seconds: int = 10
     percentile: float = 0.999
     min_workers: int = 1
@@ -47,6 +49,7 @@ class RunSpec:
             "service-cv": self.service_cv >= 0,
             "concurrency": self.concurrency >= 1,
             "provision-delay": self.provision_delay_seconds >= 0,
+            "provision-jitter": self.provision_jitter_seconds >= 0,
             "interval": self.interval_seconds >= 1,
             "percentile": 0 < self.percentile < 1,
             "min-workers": 0 <= self.min_workers <= self.max_workers,
@@ -63,6 +66,7 @@ class RunSpec:
             "service-cv": self.service_cv,
             "concurrency": self.concurrency,
             "provision-delay": self.provision_delay_seconds,
+            "provision-jitter": self.provision_jitter_seconds,
             "interval": self.interval_seconds,
             "percentile": self.percentile,
             "min-workers": self.min_workers,
@@ -83,6 +87,8 @@ class RunSpec:
             service_distribution=self.service_distribution,
             concurrency=self.concurrency,
             provision_delay_seconds=self.provision_delay_seconds,
+            provision_jitter_seconds=self.provision_jitter_seconds,
+            jitter_seed=self.seed,
             max_workers=self.max_workers,
             cloudwatch_lag_seconds=self.cloudwatch_lag_seconds,
             cloudwatch_age=self.cloudwatch_age,

@@ -66,12 +66,18 @@ class KedaPolicy:
 
     interval_seconds = SYNC_SECONDS
 
-    def __init__(self, settings: QueueSettings, drain: bool = True) -> None:
+    def __init__(
+        self,
+        settings: QueueSettings,
+        drain: bool = True,
+        queue_length_override: int | None = None,
+    ) -> None:
+        """`queue_length_override`: a queueLength other than the documented one (a sweep)."""
         self.name = NAME if drain else NAME_NO_DRAIN
         self.scale_in = SCALE_IN_DRAIN if drain else SCALE_IN_KILL
         """How the engine stops workers on scale-in (see sim.engine)."""
         self.settings = settings
-        self.target_per_pod = queue_length(settings)
+        self.target_per_pod = queue_length_override or queue_length(settings)
         self._recommendations: list[tuple[float, int]] = []
         self._scale_ups: list[tuple[float, int]] = []
 

@@ -43,9 +43,10 @@ class StaticPolicy:
     name = NAME
     interval_seconds = 60
 
-    def __init__(self, settings: QueueSettings, counts: Counts) -> None:
+    def __init__(self, settings: QueueSettings, counts: Counts, size: int | None = None) -> None:
+        """`size`: a fleet size other than the p99-rate one (a sweep)."""
         self.rate = p99_rate(counts)
-        self.size = fleet_size(self.rate, settings)
+        self.size = clamp(size, settings) if size is not None else fleet_size(self.rate, settings)
 
     def decide(self, view: FleetView) -> int:
         """The fixed size."""

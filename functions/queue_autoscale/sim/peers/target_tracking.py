@@ -52,9 +52,10 @@ class TargetTrackingPolicy:
     name = NAME
     interval_seconds = EVALUATION_SECONDS
 
-    def __init__(self, settings: QueueSettings) -> None:
+    def __init__(self, settings: QueueSettings, target: float | None = None) -> None:
+        """`target`: a backlog per task other than the documented one (a sweep)."""
         self.settings = settings
-        self.target = acceptable_backlog(settings)
+        self.target = target or acceptable_backlog(settings)
         self._last_out: float | None = None
         self._last_in: float | None = None
 
