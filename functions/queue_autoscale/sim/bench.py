@@ -5,19 +5,31 @@ Writes a markdown report (tables, goal check, the exact command) for benchmarks/
 
 from __future__ import annotations
 
+import math
+import os
 import platform
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 
-from queue_autoscale.sim.arrivals import SCENARIOS, Counts, read_trace
+from queue_autoscale.sim.arrivals import SCENARIOS, ArrivalError, Counts, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.console import run_comparison, score_table
+from queue_autoscale.sim.frontier import (
+    SLAS,
+    Suite,
+    number_cell,
+    run_suite,
+    suite_markdown,
+    summary_markdown,
+    write_plots,
+)
+from queue_autoscale.sim.honest import EXTRA_COLUMNS, honest_scores, worst_decile
 from queue_autoscale.sim.peers import keda, target_tracking
 from queue_autoscale.sim.peers.static import p99_rate
 from queue_autoscale.sim.policies import POLICY_NAMES
@@ -124,11 +136,15 @@ def run_bench(
     seed: int,
     console: Console,
     command: str,
+    sweep: SweepOptions | None = None,
 ) -> Path:
     """Run the suite and write the report; returns its path."""
-    spec = RunSpec(seed=seed)
+    options = sweep or SweepOptions()
+    spec = RunSpec(seed=seed, provision_jitter_seconds=options.jitter_seconds)
+    length = QUICK_SCENARIO_SECONDS if options.quick else None
     workloads: list[tuple[str, Counts, str]] = [
-        (name, s.counts(seed=seed), s.description) for name, s in SCENARIOS.items()
+        (name, s.counts(seed=seed, length_seconds=length), s.description)
+        for name, s in SCENARIOS.items()
     ]
     trace_note = ""
     if trace.is_file():
@@ -176,10 +192,141 @@ def run_bench(
             "",
             *scores_markdown(comparison.scores),
         ]
-    text = report(spec, comparisons, speed_lines, trace_note, command, bounds)
+    extra_lines = run_sweeps(
+        spec, [(label, counts) for label, counts, _ in workloads], trace, options, console, command
+    )
+    text = report(spec, comparisons, speed_lines, trace_note, command, bounds, extra_lines)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out
+
+
+QUICK_SCENARIO_SECONDS = 3600
+"""`--quick` replays each scenario's first hour."""
+QUICK_VARIANTS = 10
+"""`--quick` scores this many NASA variants."""
+
+
+def parse_slas(text: str) -> tuple[float, ...]:
+    """Comma-separated SLAs in seconds, each > 0."""
+    try:
+        values = tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ArrivalError(f"slas = {text!r}: give seconds, comma-separated") from None
+    if not values or any(not v > 0 or not math.isfinite(v) for v in values):
+        raise ArrivalError(f"slas = {text!r}: give SLAs > 0 seconds, comma-separated")
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOptions:
+    """The frontier sweeps, honest scores and NASA variants of a bench run."""
+
+    quick: bool = False
+    slas: tuple[float, ...] = SLAS
+    jitter_seconds: float = 10.0
+    """Provisioning: the fixed delay plus uniform 0..this (seconds)."""
+    variants: int = 50
+    """Seeded NASA windows for the worst-decile hourly compliance (0: skip)."""
+    frontier_out: Path | None = Path("benchmarks/results/policy_frontier.md")
+    plots: bool = True
+    """Write a frontier plot per workload and SLA beside `frontier_out`."""
+
+
+def run_sweeps(
+    spec: RunSpec,
+    workloads: Sequence[tuple[str, Counts]],
+    trace: Path,
+    options: SweepOptions,
+    console: Console,
+    command: str,
+) -> list[str]:
+    """Sweep every policy's knob on every workload and SLA, write the frontier file and its
+    plots, score the NASA variants; returns the policy_quality sections that summarise them."""
+    started = time.perf_counter()
+    suite = run_suite(
+        workloads,
+        spec,
+        options.slas,
+        options.quick,
+        honest_scores,
+        lambda what: console.print(f"sweep: {what}"),
+    )
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)"
+    if options.frontier_out is not None:
+        out = options.frontier_out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if options.plots:
+            write_plots(suite, out.parent)
+        out.write_text(
+            suite_markdown(
+                suite, spec, command, out.parent if options.plots else None, EXTRA_COLUMNS, machine
+            ),
+            encoding="utf-8",
+        )
+        console.print(f"frontier written to {out}")
+    name = options.frontier_out.name if options.frontier_out else None
+    link = f"[{name}]({name})" if name else "the frontier file (not written)"
+    lines = [
+        "## Frontier: every policy over its main knob, every profile's SLA",
+        "",
+        f"Each peer swept over its main knob, `hybrid` over its percentile, on every workload "
+        f"at SLA {', '.join(f'{s:g}' for s in options.slas)} s; tables, every point and a plot "
+        f"per workload in {link}. Swept in {suite.wall_seconds:.0f} s on {machine}. The goal "
+        "per cell:",
+        "",
+        *summary_markdown(suite),
+        "",
+        "### Honest scores at the documented settings (SLA 30 s)",
+        "",
+        *honest_markdown(suite),
+        "",
+    ]
+    if options.variants > 0 and trace.is_file():
+        total = read_trace(trace).size
+        console.print(f"NASA variants: {options.variants} one-hour windows")
+        decile = worst_decile(str(trace), total, list(POLICY_NAMES), spec, options.variants)
+        lines += [
+            f"### Worst-decile hourly compliance over {options.variants} NASA variants",
+            "",
+            f"One-hour windows at seeded starts anywhere in the trace (seed {spec.seed}), each "
+            "second's count scaled x5, x10 or x20 (seeded), SLA 30 s, documented settings; the "
+            "10th percentile of the windows' compliance:",
+            "",
+            _row(["policy", "worst-decile hourly compliance"]),
+            _row(["---", "---:"]),
+            *(_row([name, f"{value:.3%}"]) for name, value in decile.items()),
+            "",
+        ]
+    lines.append(f"Sweeps and variants took {time.perf_counter() - started:.0f} s in all.")
+    return lines
+
+
+def honest_markdown(suite: Suite, sla: float = 30.0) -> list[str]:
+    """The extra scores of each policy at its documented setting, per workload, at `sla`."""
+    lines = [
+        _row(["workload", "policy", "within SLA", *EXTRA_COLUMNS]),
+        _row(["---", "---", *["---:"] * (1 + len(EXTRA_COLUMNS))]),
+    ]
+    for f in suite.frontiers:
+        if not math.isclose(f.sla_seconds, sla):
+            continue
+        documented = [p for p in f.points if p.setting.documented]
+        static = [p for p in f.points if p.setting.policy == "static"]
+        if static:  # the p99-rate size is not on the grid: show the largest size swept
+            documented.append(max(static, key=lambda p: p.setting.value))
+        for p in documented:
+            lines.append(
+                _row(
+                    [
+                        f.workload,
+                        f"{p.setting.policy} ({p.setting.label})",
+                        f"{p.score.sla_compliance:.3%}",
+                        *(number_cell(p.extra.get(name)) for name in EXTRA_COLUMNS),
+                    ]
+                )
+            )
+    return lines
 
 
 def core_version() -> str:
@@ -214,6 +361,7 @@ def report(
     trace_note: str,
     command: str,
     bounds: Mapping[str, Score] | None = None,
+    extra_lines: Sequence[str] = (),
 ) -> str:
     """The markdown text; `bounds` are the reaction-bound diagnostic's scores per workload."""
     settings = spec.settings()
@@ -232,7 +380,8 @@ def report(
         f"- Core at commit {core_version()}.",
         f"- SLA {spec.sla_seconds:g} s pickup; jobs {spec.service_seconds:g} s mean, gamma with "
         f"cv {spec.service_cv:g} (exponential); concurrency {spec.concurrency}; a new worker takes "
-        f"jobs {spec.provision_delay_seconds} s after it is ordered; fleet {spec.min_workers}.."
+        f"jobs {spec.provision_delay_seconds} s + uniform 0..{spec.provision_jitter_seconds:g} s "
+        f"(seeded) after it is ordered; fleet {spec.min_workers}.."
         f"{spec.max_workers} for every policy; seed {spec.seed}.",
         f"- Every run starts with a {spec.warmup_seconds // 60}-minute warm-up at the workload's "
         "first-five-minute rate (not scored) so each policy starts settled; the same jobs (arrival "
@@ -380,6 +529,8 @@ def report(
                     ]
                 )
             )
+    if extra_lines:
+        lines += ["", *extra_lines]
     if speed_lines:
         lines += ["", "## Speed", "", *speed_lines]
     lines += ["", NOTES]

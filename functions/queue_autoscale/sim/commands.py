@@ -12,7 +12,7 @@ from rich.console import Console
 
 from queue_autoscale.core import decision_to_dict
 from queue_autoscale.sim.arrivals import ArrivalError
-from queue_autoscale.sim.bench import run_bench
+from queue_autoscale.sim.bench import QUICK_VARIANTS, SweepOptions, parse_slas, run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
 from queue_autoscale.sim.engine import FleetSpec
 from queue_autoscale.sim.policies import parse_policies
@@ -166,22 +166,50 @@ def register(app: typer.Typer) -> None:
         speed: Annotated[bool, typer.Option(help="Also time a 60 jobs/s day (~5.2M jobs).")] = True,
         plots: Annotated[Path | None, typer.Option(help="Write a plot per workload here.")] = None,
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+        quick: Annotated[
+            bool,
+            typer.Option(
+                help="Scenarios' first hour, 1-hour sweep windows, 3-point grids, 10 NASA "
+                "variants, no speed run."
+            ),
+        ] = False,
+        slas: Annotated[
+            str, typer.Option(help="Comma-separated SLAs the frontier sweeps, seconds.")
+        ] = "10,30,60,300",
+        provision_jitter: Annotated[
+            float, typer.Option(help="New workers land 60 s + uniform 0..this many seconds.")
+        ] = 10.0,
+        variants: Annotated[
+            int, typer.Option(help="Seeded NASA windows for worst-decile hourly compliance.")
+        ] = 50,
+        frontier_out: Annotated[
+            Path, typer.Option(help="The frontier results file (plots go beside it).")
+        ] = Path("benchmarks/results/policy_frontier.md"),
     ) -> None:
-        """Every scenario plus the NASA trace under every policy -> a markdown report."""
+        """Every scenario plus the NASA trace under every policy -> a markdown report; every
+        policy over its main knob at every profile's SLA -> the frontier file."""
         console = _console()
         command = " ".join(["queue-autoscale", "bench", *sys.argv[2:]])
         try:
+            sweep = SweepOptions(
+                quick=quick,
+                slas=parse_slas(slas),
+                jitter_seconds=provision_jitter,
+                variants=min(variants, QUICK_VARIANTS) if quick else variants,
+                frontier_out=frontier_out,
+            )
             path = run_bench(
                 out=out,
                 trace=trace,
                 trace_scale=trace_scale,
                 trace_start=trace_start,
                 trace_length=trace_length,
-                speed=speed,
+                speed=speed and not quick,
                 plots=plots,
                 seed=seed,
                 console=console,
                 command=command.strip(),
+                sweep=sweep,
             )
         except ArrivalError as error:
             raise _fail(str(error)) from None
