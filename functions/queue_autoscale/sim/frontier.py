@@ -114,7 +114,7 @@ def sweep_settings(settings: QueueSettings, counts: Counts, quick: bool) -> list
 def build_policy(setting: Setting, settings: QueueSettings, counts: Counts) -> Policy:
     """A fresh policy instance at `setting`."""
     if setting.policy == "keda":
-        return KedaPolicy(settings, int(setting.value))
+        return KedaPolicy(settings, queue_length_override=int(setting.value))
     if setting.policy == "target-tracking":
         return TargetTrackingPolicy(settings, setting.value)
     if setting.policy == "static":
