@@ -42,9 +42,7 @@ def test_peer_knobs_run_from_one_to_the_documented_value() -> None:
 
 def _point(policy: str, value: float, compliance: float, worker_seconds: float) -> Point:
     knob = "percentile" if policy == "hybrid" else "size"
-    return Point(
-        Setting(policy, knob, value), _score(policy, compliance, worker_seconds, 0.9), {}
-    )
+    return Point(Setting(policy, knob, value), _score(policy, compliance, worker_seconds, 0.9), {})
 
 
 def test_cheapest_is_the_fewest_worker_seconds_among_settings_that_meet_the_target() -> None:
