@@ -7,11 +7,14 @@ Every error names the queue, the field and the value.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from ipaddress import ip_address
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -44,6 +47,92 @@ PROFILE_DEFAULTS: dict[Profile, dict[str, Any]] = {
     Profile.BURSTY: _profile(60.0, 0.90, 0, 100),
     Profile.BACKGROUND: _profile(300.0, 0.95, 0, 5),
 }
+
+
+class SqsSource(BaseModel):
+    """The default source: the SQS work queue named by the queue's `queue` field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["sqs"] = "sqs"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class KafkaSource(BaseModel):
+    """An Amazon MSK (Kafka) consumer group on one topic: lag, time lag and the partition cap.
+
+    Lag and time lag come from MSK's CloudWatch consumer-lag metrics (`AWS/Kafka`).
+    docs/sources.md.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["kafka"]
+    cluster_name: str = Field(min_length=1, max_length=64)
+    """MSK cluster name (CloudWatch dimension `Cluster Name`)."""
+    topic: str = Field(min_length=1, max_length=249, pattern=r"^[A-Za-z0-9._-]+$")
+    consumer_group: str = Field(min_length=1, max_length=255)
+    partitions: int | None = Field(default=None, ge=1, le=100_000)
+    """The topic's partition count, for the partition cap."""
+    consumers_per_worker: int = Field(default=1, ge=1, le=1_000)
+    """Kafka consumers one worker runs in the group (each holds at least one partition)."""
+    stale_after_seconds: float = Field(default=300.0, ge=60, le=3_600)
+    """A CloudWatch lag datapoint older than this holds the queue."""
+
+
+class RabbitSource(BaseModel):
+    """A RabbitMQ (Amazon MQ) queue read through the management HTTP API, with CloudWatch
+    `AWS/AmazonMQ` as the fallback. docs/sources.md."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["rabbitmq"]
+    management_url: str = Field(min_length=8, max_length=2_048)
+    """https://<broker host> (Amazon MQ: the web console URL); http only on loopback."""
+    vhost: str = Field(default="/", min_length=1, max_length=255)
+    queue: str | None = Field(default=None, min_length=1, max_length=255)
+    """The RabbitMQ queue name (default: the queue's `queue` field)."""
+    dead_letter_queue: str | None = Field(default=None, min_length=1, max_length=255)
+    """The queue bound to the dead-letter exchange: its depth counts poison messages."""
+    prefetch: int = Field(ge=1, le=65_535)
+    """The workers' consumer prefetch count (basic.qos): unacked messages one consumer holds."""
+    credentials_secret: str | None = Field(default=None, min_length=1, max_length=2_048)
+    """Secrets Manager secret (name or ARN) holding {"username", "password"}."""
+    credentials_parameter: str | None = Field(default=None, min_length=1, max_length=2_048)
+    """SSM SecureString parameter holding {"username", "password"} as JSON."""
+    broker: str | None = Field(default=None, min_length=1, max_length=50)
+    """Amazon MQ broker name (CloudWatch dimension `Broker`): enables the fallback."""
+    timeout_seconds: float = Field(default=3.0, gt=0, le=10)
+    stale_after_seconds: float = Field(default=300.0, ge=60, le=3_600)
+    """A CloudWatch fallback datapoint older than this holds the queue."""
+
+    @model_validator(mode="after")
+    def _check(self) -> RabbitSource:
+        parts = urlsplit(self.management_url)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValueError(f"management_url {self.management_url!r} is not an http(s) URL")
+        if parts.username or parts.password:
+            raise ValueError(
+                "management_url must not hold credentials: use credentials_secret or "
+                "credentials_parameter"
+            )
+        if parts.scheme == "http" and not _is_loopback(parts.hostname):
+            raise ValueError(f"management_url {self.management_url!r}: http only on loopback")
+        if (self.credentials_secret is None) == (self.credentials_parameter is None):
+            raise ValueError("give exactly one of credentials_secret and credentials_parameter")
+        return self
+
+
+Source = Annotated[SqsSource | KafkaSource | RabbitSource, Field(discriminator="type")]
+"""Where a queue's depth comes from; `type` picks sqs (default), kafka or rabbitmq."""
 
 
 class QueueConfig(BaseModel):
@@ -80,6 +169,8 @@ class QueueConfig(BaseModel):
     """Plausibility limit of one job's duration, s: longer `duration_ms` are rejected at ingest
     (at most SQS's 14-day retention)."""
     dry_run: bool = False
+    source: Source = Field(default_factory=SqsSource)
+    """The platform the depth is read from (SQS unless given)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -112,17 +203,50 @@ class QueueConfig(BaseModel):
             raise ValueError(
                 f"capacity_cap = {self.capacity_cap} is below min_workers = {self.min_workers}"
             )
+        cap = self.partition_cap()
+        if cap is not None and cap < self.min_workers:
+            raise ValueError(
+                f"the partition cap {cap} (partitions / consumers_per_worker) is below "
+                f"min_workers = {self.min_workers}: the extra workers would sit idle"
+            )
+        if self.dlq is not None and not isinstance(self.source, SqsSource):
+            raise ValueError(
+                f"dlq is an SQS queue: a {self.source.type} source names its own dead letters"
+            )
         return self
 
-    def settings(self, evaluation_interval_seconds: float = 30.0) -> QueueSettings:
-        """The frozen settings the core takes."""
+    def partition_cap(self, partitions: int | None = None) -> int | None:
+        """Workers that can hold a partition: ceil(partitions / consumers per worker).
+
+        `partitions` is a live reading (the admin API); without it the configured count.
+        None for sources without partitions.
+        """
+        if not isinstance(self.source, KafkaSource):
+            return None
+        count = partitions if partitions is not None else self.source.partitions
+        if count is None:
+            return None
+        return math.ceil(count / self.source.consumers_per_worker)
+
+    @property
+    def effective_concurrency(self) -> int:
+        """Jobs one worker can run at once: a RabbitMQ prefetch below the concurrency caps it
+        (a consumer never holds more unacked messages than its prefetch)."""
+        if isinstance(self.source, RabbitSource):
+            return min(self.worker_concurrency, self.source.prefetch)
+        return self.worker_concurrency
+
+    def settings(
+        self, evaluation_interval_seconds: float = 30.0, partitions: int | None = None
+    ) -> QueueSettings:
+        """The frozen settings the core takes (`partitions`: a live partition count)."""
         return QueueSettings(
             queue=self.queue,
             sla_seconds=self.sla_seconds,
             percentile=self.percentile,
             min_workers=self.min_workers,
             max_workers=self.max_workers,
-            worker_concurrency=self.worker_concurrency,
+            worker_concurrency=self.effective_concurrency,
             provisioning_lead_seconds=self.provisioning_lead_seconds,
             evaluation_interval_seconds=evaluation_interval_seconds,
             scale_up_cooldown_seconds=self.scale_up_cooldown_seconds,
@@ -132,6 +256,7 @@ class QueueConfig(BaseModel):
             scale_down_percent=self.scale_down_percent,
             activation_threshold=self.activation_threshold,
             capacity_cap=self.capacity_cap,
+            partition_cap=self.partition_cap(partitions),
             overloading_threshold=self.overloading_threshold,
             recovery_horizon_seconds=self.recovery_horizon_seconds,
             expected_job_seconds=self.expected_job_seconds,

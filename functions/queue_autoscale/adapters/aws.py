@@ -45,6 +45,9 @@ class AwsClients:
     dynamodb: Any
     s3: Any
     events: Any
+    secretsmanager: Any = None
+    """For RabbitMQ/Kafka source credentials (Powertools Parameters)."""
+    ssm: Any = None
 
 
 def make_client(
@@ -88,4 +91,6 @@ def make_clients(
         dynamodb=build("dynamodb"),
         s3=build("s3"),
         events=build("events"),
+        secretsmanager=build("secretsmanager"),
+        ssm=build("ssm"),
     )

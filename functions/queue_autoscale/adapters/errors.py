@@ -65,6 +65,10 @@ class MalformedResponse(AdapterError):  # noqa: N818 - names read as outcomes
     """AWS answered but an attribute the parser needs is missing or not a number."""
 
 
+class StaleReading(AdapterError):  # noqa: N818 - names read as outcomes
+    """The newest datapoint is older than the source allows: the queue holds."""
+
+
 class StateConflict(AdapterError):  # noqa: N818 - names read as outcomes
     """The controller-state write lost an optimistic-concurrency race (version changed)."""
 

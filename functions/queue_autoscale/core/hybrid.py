@@ -272,7 +272,7 @@ def _bounds(
             target = held
     cap = max_allowed(settings)
     if target > cap:
-        limit = "capacity_cap" if cap < settings.max_workers else "max_workers"
+        limit = _binding_cap(settings, cap)
         wanted = f"more than {cap}" if target == cap + 1 else str(target)
         steps.append(_Step(limit, f"capped at {limit} {cap} (wanted {wanted})"))
         target = cap
@@ -403,11 +403,21 @@ def _poison_suspected(
 
 
 def max_allowed(settings: QueueSettings) -> int:
-    """The hard ceiling: max_workers, or the capacity cap when lower (never below min_workers:
-    config.py rejects a cap under the minimum, this keeps the core total anyway)."""
-    if settings.capacity_cap is None:
+    """The hard ceiling: max_workers, or the capacity or partition cap when lower (never below
+    min_workers: config.py rejects a cap under the minimum, this keeps the core total anyway)."""
+    caps = [c for c in (settings.capacity_cap, settings.partition_cap) if c is not None]
+    if not caps:
         return settings.max_workers
-    return max(settings.min_workers, min(settings.max_workers, settings.capacity_cap))
+    return max(settings.min_workers, min(settings.max_workers, *caps))
+
+
+def _binding_cap(settings: QueueSettings, cap: int) -> str:
+    """The constraint code of the ceiling `cap` (the partition cap wins a tie: it says why)."""
+    if settings.partition_cap is not None and settings.partition_cap <= cap:
+        return "partition_cap"
+    if settings.capacity_cap is not None and settings.capacity_cap <= cap:
+        return "capacity_cap"
+    return "max_workers"
 
 
 def _action(current: int, target: int) -> Action:

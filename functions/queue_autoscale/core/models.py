@@ -63,7 +63,10 @@ class QueueSettings:
     activation_threshold: int = 1
     """Visible jobs needed to scale a fleet up from zero."""
     capacity_cap: int | None = None
-    """A hard cap besides max_workers (partitions, account quota)."""
+    """A hard cap besides max_workers (an account quota)."""
+    partition_cap: int | None = None
+    """Workers that can hold a partition (Kafka: partitions / consumers per worker, rounded up);
+    more would sit idle."""
     overloading_threshold: float = 0.8
     """rho at or above this (and below 1) reads as overloading."""
     recovery_horizon_seconds: float | None = None

@@ -33,7 +33,7 @@ from queue_autoscale.adapters.errors import AdapterError, StateConflict
 from queue_autoscale.adapters.eventbridge import DecisionEvent, EventPublisher
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import QueueDepth, SqsQueues
-from queue_autoscale.config import QueueConfig
+from queue_autoscale.config import QueueConfig, SqsSource
 from queue_autoscale.constants import BREACH_EVENT, DECISION_EVENT, SCALED_EVENT
 from queue_autoscale.core import (
     POLICIES,
@@ -53,6 +53,7 @@ from queue_autoscale.core import (
 from queue_autoscale.core.models import Action
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import EvaluateSettings
+from queue_autoscale.sources import Sources
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale")
 tracer = Tracer(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale")
@@ -80,6 +81,8 @@ class EvaluateRuntime:
     sleep: Callable[[float], None] = time.sleep
     publish_metrics: MetricsSink = emf_metrics
     policy: str = "hybrid"
+    sources: Sources | None = None
+    """Kafka and RabbitMQ queues' readers (SQS is read by the tick's batched calls)."""
     max_concurrency: int = 8
     """Threads for the tick's reads (AWS calls are latency-bound)."""
 
@@ -99,6 +102,7 @@ def build_runtime(
         table=LoadTable(clients.dynamodb, settings.load_table),
         archive=Archive(clients.s3, settings.archive_bucket),
         events=EventPublisher(clients.events, settings.event_bus_name),
+        sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
         clock=clock,
         sleep=sleep,
     )
@@ -133,9 +137,11 @@ class Inputs:
     models: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     documents_ok: bool = True
     rows: dict[str, list[CounterRow] | None] = field(default_factory=dict)
+    partitions: dict[str, int | None] = field(default_factory=dict)
+    """Live partition counts (Kafka sources that report one)."""
     errors: dict[str, list[str]] = field(default_factory=dict)
 
-    def fail(self, queue: str, error: Exception) -> None:
+    def fail(self, queue: str, error: Exception | str) -> None:
         """Remember one failed input of a queue."""
         self.errors.setdefault(queue, []).append(str(error))
         logger.warning("input unavailable", queue=queue, error=str(error))
@@ -182,16 +188,40 @@ class _QueueReads:
 
     depth: QueueDepth | None = None
     dlq_depth: int | None = None
+    age: OldestAge | None = None
+    """A non-SQS source's age datapoint (SQS ages come from the batched GetMetricData)."""
+    partitions: int | None = None
     rows: list[CounterRow] | None = None
-    errors: list[AdapterError] = field(default_factory=list)
+    errors: list[AdapterError | str] = field(default_factory=list)
+
+
+def _read_source(
+    runtime: EvaluateRuntime, config: QueueConfig, now: float, reads: _QueueReads
+) -> None:
+    """A Kafka or RabbitMQ queue's depth, age and dead letters through its QueueSource."""
+    if runtime.sources is None:
+        reads.errors.append(AdapterError("read source", "no source readers in this runtime"))
+        return
+    try:
+        reading = runtime.sources.read(config, now)
+    except AdapterError as error:
+        reads.errors.append(error)
+        return
+    if reading is not None:
+        reads.depth, reads.age = reading.depth, reading.age
+        reads.dlq_depth, reads.partitions = reading.dlq_depth, reading.partitions
+        reads.errors.extend(reading.notes)
 
 
 def _read_queue(runtime: EvaluateRuntime, config: QueueConfig, now: float) -> _QueueReads:
     reads = _QueueReads()
-    try:
-        reads.depth = runtime.sqs.depth(config.queue)
-    except AdapterError as error:
-        reads.errors.append(error)
+    if not isinstance(config.source, SqsSource):
+        _read_source(runtime, config, now, reads)
+    else:
+        try:
+            reads.depth = runtime.sqs.depth(config.queue)
+        except AdapterError as error:
+            reads.errors.append(error)
     if config.dlq:
         try:
             reads.dlq_depth = runtime.sqs.depth(config.dlq).visible
@@ -217,27 +247,31 @@ def gather(runtime: EvaluateRuntime, queues: Sequence[QueueConfig], now: float) 
     """
     inputs = Inputs()
     names = [config.queue for config in queues]
+    sqs_names = [config.queue for config in queues if isinstance(config.source, SqsSource)]
     refs = {config.queue: ServiceRef(config.cluster, config.service) for config in queues}
     workers = max(1, min(runtime.max_concurrency, len(queues) + 3))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gather") as pool:
-        ages_call = pool.submit(runtime.oldest.oldest_ages, names, now)
+        ages_call = pool.submit(runtime.oldest.oldest_ages, sqs_names, now)
         services_call = pool.submit(runtime.ecs.describe, list(refs.values()))
         documents_call = pool.submit(runtime.table.read_documents, names)
         per_queue = list(pool.map(lambda config: _read_queue(runtime, config, now), queues))
 
+        try:
+            inputs.ages = dict(ages_call.result()) if sqs_names else {}
+        except AdapterError as error:
+            inputs.ages = dict.fromkeys(sqs_names)
+            for name in sqs_names:
+                inputs.fail(name, error)
         for config, reads in zip(queues, per_queue, strict=True):
             inputs.depth[config.queue] = reads.depth
             inputs.rows[config.queue] = reads.rows
-            if config.dlq:
+            if config.dlq or reads.dlq_depth is not None:
                 inputs.dlq_depth[config.queue] = reads.dlq_depth
-            for error in reads.errors:
-                inputs.fail(config.queue, error)
-        try:
-            inputs.ages = dict(ages_call.result())
-        except AdapterError as error:
-            inputs.ages = dict.fromkeys(names)
-            for name in names:
-                inputs.fail(name, error)
+            if not isinstance(config.source, SqsSource):
+                inputs.ages[config.queue] = reads.age
+                inputs.partitions[config.queue] = reads.partitions
+            for problem in reads.errors:
+                inputs.fail(config.queue, problem)
         described = services_call.result()
         for queue, ref in refs.items():
             status = described.get(ref)
@@ -324,7 +358,9 @@ def evaluate_queue(
     decides (default `now`), both epoch seconds: inputs older than the core's stale limit
     at decision time make it hold.
     """
-    settings = config.settings(runtime.settings.evaluation_interval_seconds)
+    settings = config.settings(
+        runtime.settings.evaluation_interval_seconds, inputs.partitions.get(config.queue)
+    )
     dry_run = runtime.settings.dry_run or config.dry_run
     if dry_run and not settings.dry_run:
         settings = replace(settings, dry_run=True)

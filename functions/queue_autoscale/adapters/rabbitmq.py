@@ -1,0 +1,283 @@
+"""RabbitMQ (Amazon MQ): queue depth from the management HTTP API, CloudWatch as the fallback.
+
+`GET /api/queues/{vhost}/{queue}` gives `messages_ready` (waiting, not delivered to any
+consumer), `messages_unacknowledged` (delivered, not yet acked), `consumers` and, for classic
+queues whose messages carry the AMQP `timestamp` property, `head_message_timestamp` (the age of
+the oldest ready message). Amazon MQ publishes the same counts to CloudWatch (`AWS/AmazonMQ`,
+dimensions Broker, VirtualHost, Queue) once a minute: the fallback when the API cannot be read.
+
+Prefetch: a consumer holds up to `prefetch` unacked messages but works on at most
+`concurrency` of them; the rest wait in its buffer. So in flight is
+min(unacked, consumers * min(prefetch, concurrency)) and the remainder counts as waiting
+(`split_unacked`). HTTP failures become the project's errors (adapters/errors.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+import urllib3
+
+from queue_autoscale.adapters.errors import (
+    AccessDenied,
+    AdapterError,
+    InvalidRequest,
+    MalformedResponse,
+    NotFound,
+    ServiceUnavailable,
+    Throttled,
+    aws_call,
+)
+
+OPERATION = "RabbitMQ GET /api/queues"
+CLOUDWATCH_OPERATION = "GetMetricData AWS/AmazonMQ"
+PERIOD_SECONDS = 60
+LOOKBACK_SECONDS = 900
+MAX_BODY_BYTES = 1 << 20
+"""A queue object is a few KiB; a larger answer is not the management API's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """Management API user; never logged, never in the config file."""
+
+    username: str
+    password: str
+
+    def __repr__(self) -> str:
+        return f"Credentials(username={self.username!r}, password=***)"
+
+
+@dataclass(frozen=True, slots=True)
+class RabbitQueue:
+    """One queue's counts as the broker reports them (messages)."""
+
+    ready: int
+    """messages_ready: not delivered to any consumer."""
+    unacked: int
+    """messages_unacknowledged: delivered to a consumer, not yet acked or rejected."""
+    consumers: int | None
+    """Consumers subscribed (None: not reported, as in CloudWatch without ConsumerCount)."""
+    oldest_ready_at: float | None = None
+    """Epoch seconds of the oldest ready message (head_message_timestamp), if reported."""
+    measured_at: float | None = None
+    """Epoch seconds the counts refer to (CloudWatch datapoints); None: live."""
+
+
+def _count(body: Mapping[str, Any], name: str, queue: str) -> int:
+    raw = body.get(name)
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise MalformedResponse(OPERATION, f"{name} = {raw!r} is not a count", resource=queue)
+    if raw < 0 or raw != int(raw):
+        raise MalformedResponse(OPERATION, f"{name} = {raw!r} is not a count", resource=queue)
+    return int(raw)
+
+
+def parse_queue(body: Any, queue: str = "") -> RabbitQueue:
+    """The counts of a `GET /api/queues/{vhost}/{name}` answer.
+
+    A queue that has just been declared reports no message counts until the broker's first
+    statistics round (`collect_statistics_interval`): that is missing, not zero.
+    """
+    if not isinstance(body, Mapping):
+        raise MalformedResponse(OPERATION, "the answer is not a JSON object", resource=queue)
+    head = body.get("head_message_timestamp")
+    oldest: float | None = None
+    if isinstance(head, int | float) and not isinstance(head, bool) and head > 0:
+        oldest = float(head)
+    return RabbitQueue(
+        ready=_count(body, "messages_ready", queue),
+        unacked=_count(body, "messages_unacknowledged", queue),
+        consumers=_count(body, "consumers", queue),
+        oldest_ready_at=oldest,
+    )
+
+
+def split_unacked(
+    ready: int, unacked: int, consumers: int | None, prefetch: int, concurrency: int
+) -> tuple[int, int]:
+    """(waiting, in flight) from the broker's counts, with the prefetch in mind.
+
+    A consumer works on min(prefetch, concurrency) messages at once; what it holds beyond that
+    sits in its prefetch buffer, waiting as surely as a ready message (and for a worker that is
+    busy, not for a new one). With the consumer count unknown, every unacked message is taken
+    as in flight (the broker's own reading).
+    """
+    if consumers is None:
+        return ready, unacked
+    working = min(unacked, consumers * min(prefetch, concurrency))
+    return ready + (unacked - working), working
+
+
+def _status_error(status: int, resource: str, body: bytes) -> AdapterError:
+    text = body[:200].decode("utf-8", "replace")
+    message = f"HTTP {status}: {text}"
+    code = f"HTTP{status}"
+    if status in (401, 403):
+        return AccessDenied(OPERATION, message, code=code, resource=resource)
+    if status == 404:
+        return NotFound(OPERATION, message, code=code, resource=resource)
+    if status == 429:
+        return Throttled(OPERATION, message, code=code, resource=resource)
+    if status >= 500:
+        return ServiceUnavailable(OPERATION, message, code=code, resource=resource)
+    return InvalidRequest(OPERATION, message, code=code, resource=resource)
+
+
+class RabbitManagement:
+    """Reads queues through one broker's management HTTP API (one GET per queue)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        credentials: Credentials,
+        timeout_seconds: float = 3.0,
+        http: urllib3.PoolManager | None = None,
+    ) -> None:
+        self._base = base_url.rstrip("/")
+        self._headers = urllib3.make_headers(
+            basic_auth=f"{credentials.username}:{credentials.password}"
+        )
+        self._headers["Accept"] = "application/json"
+        self._timeout = urllib3.Timeout(connect=timeout_seconds, read=timeout_seconds)
+        # No retries here: the tick runs every interval, and a slow broker must not hold it.
+        self._http = http or urllib3.PoolManager(retries=False)
+
+    def queue(self, vhost: str, name: str) -> RabbitQueue:
+        """One queue's counts (one GET); errors are the project's AdapterErrors."""
+        url = f"{self._base}/api/queues/{quote(vhost, safe='')}/{quote(name, safe='')}"
+        resource = f"{vhost}/{name}"
+        try:
+            response = self._http.request(
+                "GET",
+                url,
+                headers=self._headers,
+                timeout=self._timeout,
+                redirect=False,
+                preload_content=False,
+            )
+            try:
+                body = response.read(MAX_BODY_BYTES + 1)
+            finally:
+                response.release_conn()
+        except urllib3.exceptions.HTTPError as error:
+            raise ServiceUnavailable(
+                OPERATION, str(error), code=type(error).__name__, resource=resource
+            ) from error
+        if response.status != 200:
+            raise _status_error(response.status, resource, body)
+        if len(body) > MAX_BODY_BYTES:
+            raise MalformedResponse(OPERATION, "answer larger than 1 MiB", resource=resource)
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise MalformedResponse(
+                OPERATION, "the answer is not JSON", resource=resource
+            ) from None
+        return parse_queue(data, resource)
+
+
+CLOUDWATCH_METRICS = {
+    "ready": "MessageReadyCount",
+    "unacked": "MessageUnacknowledgedCount",
+    "consumers": "ConsumerCount",
+}
+
+
+def build_mq_queries(broker: str, vhost: str, queue: str) -> list[dict[str, Any]]:
+    """One query per metric of one Amazon MQ RabbitMQ queue (ids are the keys of
+    CLOUDWATCH_METRICS)."""
+    dimensions = [
+        {"Name": "Broker", "Value": broker},
+        {"Name": "VirtualHost", "Value": vhost},
+        {"Name": "Queue", "Value": queue},
+    ]
+    return [
+        {
+            "Id": key,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": "AWS/AmazonMQ",
+                    "MetricName": metric,
+                    "Dimensions": dimensions,
+                },
+                "Period": PERIOD_SECONDS,
+                "Stat": "Maximum",
+            },
+            "ReturnData": True,
+        }
+        for key, metric in CLOUDWATCH_METRICS.items()
+    ]
+
+
+def latest_values(results: Any, operation: str, resource: str) -> dict[str, tuple[float, float]]:
+    """The newest (timestamp epoch seconds, value) of each query id in MetricDataResults."""
+    if not isinstance(results, list):
+        raise MalformedResponse(operation, "no MetricDataResults", resource=resource)
+    newest: dict[str, tuple[float, float]] = {}
+    for result in results:
+        key = str(result.get("Id", ""))
+        stamps = result.get("Timestamps", []) or []
+        values = result.get("Values", []) or []
+        if len(stamps) != len(values):
+            raise MalformedResponse(
+                operation, f"{len(stamps)} timestamps but {len(values)} values", resource=resource
+            )
+        for stamp, value in zip(stamps, values, strict=True):
+            if not isinstance(stamp, datetime):
+                raise MalformedResponse(operation, f"timestamp {stamp!r}", resource=resource)
+            at = (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
+            number = float(value)
+            if not math.isfinite(number) or number < 0:
+                raise MalformedResponse(operation, f"{key} = {value!r}", resource=resource)
+            if key not in newest or at > newest[key][0]:
+                newest[key] = (at, number)
+    return newest
+
+
+def parse_mq_metrics(results: Any, resource: str) -> RabbitQueue | None:
+    """The fallback reading from CloudWatch; None when ready or unacked has no datapoint.
+
+    The counts are the datapoint's maximum over its minute, measured at the minute's end.
+    """
+    newest = latest_values(results, CLOUDWATCH_OPERATION, resource)
+    if "ready" not in newest or "unacked" not in newest:
+        return None
+    at = min(newest["ready"][0], newest["unacked"][0]) + PERIOD_SECONDS
+    consumers = newest.get("consumers")
+    return RabbitQueue(
+        ready=round(newest["ready"][1]),
+        unacked=round(newest["unacked"][1]),
+        consumers=round(consumers[1]) if consumers else None,
+        measured_at=at,
+    )
+
+
+def metric_window(now: float, lookback_seconds: float = LOOKBACK_SECONDS) -> dict[str, datetime]:
+    """StartTime and EndTime on whole periods around `now` (epoch seconds)."""
+    end = datetime.fromtimestamp(math.ceil(now / PERIOD_SECONDS) * PERIOD_SECONDS, UTC)
+    return {"StartTime": end - timedelta(seconds=lookback_seconds), "EndTime": end}
+
+
+class AmazonMqMetrics:
+    """Reads one RabbitMQ queue's counts from CloudWatch `AWS/AmazonMQ` (one GetMetricData)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def queue(self, broker: str, vhost: str, name: str, now: float) -> RabbitQueue | None:
+        """The latest counts (None: no datapoint within the lookback)."""
+        resource = f"{broker}/{vhost}/{name}"
+        with aws_call(CLOUDWATCH_OPERATION, resource):
+            response = self._client.get_metric_data(
+                MetricDataQueries=build_mq_queries(broker, vhost, name),
+                ScanBy="TimestampDescending",
+                **metric_window(now),
+            )
+        return parse_mq_metrics(response.get("MetricDataResults"), resource)
