@@ -1,4 +1,4 @@
-"""The `queue-autoscale` command: demo, simulate, bench, explain, validate-config."""
+"""The `queue-autoscale` command: demo, simulate, bench, explain, validate-config, worker."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import typer
 from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
 from queue_autoscale.sim import commands as sim_commands
+from queue_autoscale.worker import command as worker_command
 
 app = typer.Typer(
     name="queue-autoscale",
@@ -20,6 +21,7 @@ app = typer.Typer(
 core_commands.register(app)
 sim_commands.register(app)
 demo.register(app)
+worker_command.register(app)
 
 
 def main() -> None:

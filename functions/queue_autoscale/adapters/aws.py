@@ -9,6 +9,8 @@ are short because every caller runs inside a Lambda invocation with its own dead
   a slower AWS answer fails the call, the handler holds that queue and tries next tick.
 - `PRODUCER_CONFIG` (client.py, in producers' and workers' processes): connect 1 s,
   read 2 s, 2 attempts, so emitting events never stalls a job for long.
+- `WORKER_CONFIG` (queue_autoscale.worker's receive/delete/visibility calls): connect 2 s,
+  read 25 s (a 20 s long poll plus margin), 3 attempts.
 
 The endpoint comes from `AWS_ENDPOINT_URL` (botocore reads it) or `endpoint_url`.
 """
@@ -31,6 +33,13 @@ PRODUCER_CONFIG = Config(
     retries={"mode": "standard", "total_max_attempts": 2},
     connect_timeout=1,
     read_timeout=2,
+    tcp_keepalive=True,
+)
+
+WORKER_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": 3},
+    connect_timeout=2,
+    read_timeout=25,
     tcp_keepalive=True,
 )
 
