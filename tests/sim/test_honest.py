@@ -31,8 +31,9 @@ def test_detection_latency_is_surge_to_first_rise() -> None:
     # a surge 70 s after a 5 s offset: seen 25 s later
     assert detection_latency(desired, [70], offset=5) == 25.0
     assert math.isnan(detection_latency(desired, [], offset=0))
-    # never rising after the surge: the rest of the run
-    assert detection_latency([3] * 150, [50], offset=0) == 100.0
+    # never rising after the surge (a fixed fleet): never detected, no step absorbed
+    assert detection_latency([3] * 150, [50], offset=0) == math.inf
+    assert absorbable_step(math.inf, 60.0, 30.0) == 1.0
 
 
 def test_absorbable_step_is_reaction_plus_sla_over_reaction() -> None:

@@ -181,6 +181,10 @@ class ControllerState:
     """Since when ECS has run fewer tasks than this controller asked for (None: it caught up)."""
     samples: tuple[Sample, ...] = ()
     """Oldest first, trimmed to the longest window any rule reads."""
+    high_usage_ticks: int = 0
+    """seed-hybrid: consecutive ticks at >= 80 % SLA usage (seed 000's gradual escalation)."""
+    last_breach_at: float | None = None
+    """seed-hybrid: the last tick the oldest job was past its SLA (seed 000's recovery)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "last_set_desired": state.last_set_desired,
         "last_set_at": state.last_set_at,
         "unmet_since": state.unmet_since,
+        "high_usage_ticks": state.high_usage_ticks,
+        "last_breach_at": state.last_breach_at,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -50,6 +52,8 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         last_set_at=_opt_float(data.get("last_set_at")),
         unmet_since=_opt_float(data.get("unmet_since")),
         samples=samples,
+        high_usage_ticks=int(data.get("high_usage_ticks") or 0),
+        last_breach_at=_opt_float(data.get("last_breach_at")),
     )
 
 

@@ -8,7 +8,7 @@ Definitions (times in seconds, rates in jobs/s):
   mean of the five minutes before it and above it by `SURGE_SIGMAS` standard deviations of
   Poisson noise; surges less than `SURGE_GAP_SECONDS` apart count once;
 - **detection latency**: from a surge's start to the policy's first scale-up after it (the mean
-  over the surges; never scaling up after a surge counts as the rest of the run);
+  over the surges; inf when it never scales up after one, as a fixed fleet);
 - **absorbable step**: (R + S) / R with R = detection latency + provisioning delay and S the SLA:
   a fleet sized for lambda that sees k lambda serves the backlog of R seconds within the SLA only
   if the step k is at most about this;
@@ -40,7 +40,7 @@ FLAP_EXTRA_SECONDS = 300
 EXTRA_COLUMNS: tuple[str, ...] = (
     "detect s",
     "absorbable step",
-    "hours meeting",
+    "hours meeting %",
     "flaps",
 )
 """The extra columns `honest_scores` fills, in report order."""
@@ -65,7 +65,7 @@ def surge_starts(counts: Counts) -> list[int]:
 
 def detection_latency(desired: Sequence[int], surges: Sequence[int], offset: int) -> float:
     """Mean seconds from each surge (seconds after `offset` in `desired`) to the first rise of
-    the desired count; NaN without surges."""
+    the desired count; NaN without surges, inf if the count never rises after one."""
     if not surges:
         return math.nan
     series = np.asarray(desired, dtype=np.int64)
@@ -74,15 +74,18 @@ def detection_latency(desired: Sequence[int], surges: Sequence[int], offset: int
     for surge in surges:
         at = offset + surge
         later = rises[rises >= at]
-        latencies.append(float(later[0] - at) if later.size else float(series.size - at))
+        latencies.append(float(later[0] - at) if later.size else math.inf)
     return float(np.mean(latencies))
 
 
 def absorbable_step(detect_seconds: float, provision_seconds: float, sla_seconds: float) -> float:
-    """(R + S) / R with R = detection + provisioning; inf when R is 0, NaN when unknown."""
+    """(R + S) / R with R = detection + provisioning; inf when R is 0, NaN when unknown, 1 when
+    the policy never reacts (it absorbs no step beyond the fleet it has)."""
     reaction = detect_seconds + provision_seconds
     if math.isnan(reaction):
         return math.nan
+    if math.isinf(reaction):
+        return 1.0
     return math.inf if reaction <= 0 else (reaction + sla_seconds) / reaction
 
 
@@ -129,7 +132,7 @@ def honest_scores(result: RunResult, spec: RunSpec, target: float) -> dict[str, 
     return {
         "detect s": detect,
         "absorbable step": absorbable_step(detect, spec.provision_delay_seconds, spec.sla_seconds),
-        "hours meeting": float(np.mean(hours >= target)),
+        "hours meeting %": 100.0 * float(np.mean(hours >= target)),
         "flaps": float(flaps(result.series.desired, w.warmup_seconds, window)),
     }
 
