@@ -501,8 +501,8 @@ def suite_markdown(
         "- Extra columns (`sim/honest.py`): `detect s` surge start to first scale-up (mean over "
         "surges; '-' without surges, 'never' without a scale-up after one), `absorbable "
         "step` (R+S)/R with R = detection + provisioning, `hours meeting %` the share of "
-        "one-hour windows (every 10 min) meeting the run's percentile (hybrid: its own; the others: 99.9 %), `flaps` scale-outs within "
-        "lead + 5 min of a scale-in.",
+        "one-hour windows (every 10 min) meeting the run's percentile (hybrid: its own; the "
+        "others: 99.9 %), `flaps` scale-outs within lead + 5 min of a scale-in.",
         "",
         "## Windows",
         "",
