@@ -37,6 +37,7 @@ from _report import header, write
 from queue_autoscale.adapters.aws import AwsClients, make_clients
 from queue_autoscale.adapters.dynamodb import create_load_table
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.events import default_event_id
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings
@@ -284,7 +285,7 @@ def drive(clients: AwsClients, resources: Resources, workload: Workload, seen: O
 
 
 def _invoke(batch: list[dict[str, Any]], arn: str, context: Any) -> int:
-    response = record_events.handler(record_events.sqs_event(batch, arn), context)
+    response = record_events.handler(sqs_event(batch, arn), context)
     return len(response["batchItemFailures"])
 
 

@@ -16,6 +16,7 @@ the emulator is always stopped.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import logging
@@ -25,7 +26,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -340,6 +341,41 @@ class PumpStats:
     rejected: int = 0
 
 
+def sqs_event(
+    messages: Sequence[Mapping[str, Any]], queue_arn: str, region: str = "us-east-1"
+) -> dict[str, Any]:
+    """A Lambda SQS event from ReceiveMessage results (what the demo and the tests feed
+    record_events.handler, as Lambda's SQS event source mapping would)."""
+    records = []
+    for message in messages:
+        attributes = dict(message.get("Attributes", {}))
+        body = str(message["Body"])
+        records.append(
+            {
+                "messageId": message["MessageId"],
+                "receiptHandle": message.get("ReceiptHandle", "handle"),
+                "body": body,
+                "attributes": {
+                    "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
+                    "SentTimestamp": attributes.get("SentTimestamp", str(int(time.time() * 1000))),
+                    "SenderId": attributes.get("SenderId", "AIDAEXAMPLE"),
+                    "ApproximateFirstReceiveTimestamp": attributes.get(
+                        "ApproximateFirstReceiveTimestamp", str(int(time.time() * 1000))
+                    ),
+                },
+                "messageAttributes": {},
+                "md5OfBody": message.get("MD5OfBody")
+                or hashlib.md5(
+                    body.encode("utf-8", errors="surrogatepass"), usedforsecurity=False
+                ).hexdigest(),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": region,
+            }
+        )
+    return {"Records": records}
+
+
 def pump_events_once(
     sqs: Any,
     events_url: str,
@@ -352,8 +388,6 @@ def pump_events_once(
 
     Returns the records handled; bounded by `max_batches` batches of 10.
     """
-    from queue_autoscale.handlers.record_events import sqs_event  # noqa: PLC0415
-
     handled = 0
     for _ in range(max_batches):
         answer = sqs.receive_message(

@@ -2,8 +2,10 @@
 
 One SQS message body holds one event object or a JSON array of up to 100. Each event is
 validated on its own: a bad one is rejected with a reason naming the field and value, the
-good ones beside it are still accepted. A body that is not JSON, too large, or an array
-too long is rejected whole.
+good ones beside it are still accepted. A body that is not strict JSON (NaN and Infinity
+included), too large, nested deeper than MAX_JSON_DEPTH, holding a number too long to read,
+or an array too long is rejected whole. Whatever goes wrong reading one body or one event
+becomes that body's or that event's rejection with a reason, never an exception.
 """
 
 from __future__ import annotations
@@ -26,10 +28,19 @@ from pydantic import (
     model_validator,
 )
 
+from queue_autoscale.core.models import DEFAULT_MAX_JOB_SECONDS
+
 EventType = Literal["queued", "started", "completed", "failed"]
 MAX_BODY_BYTES = 256 * 1024
 """Bodies larger than this are rejected whole."""
 MAX_EVENTS_PER_BODY = 100
+MAX_JSON_DEPTH = 8
+"""An event body nests 2 deep (an array of flat objects); deeper than this is rejected whole
+(Python's parser would raise RecursionError near 1,000)."""
+MAX_SAFE_INTEGER = 2**53 - 1
+"""Integer fields stay within what every JSON reader (and DynamoDB's ADD) holds exactly."""
+MAX_PICKUP_MS = 14 * 86_400 * 1000
+"""No job waits longer than SQS's 14-day retention."""
 DEFAULT_MAX_SKEW_SECONDS = 300.0
 """How far in the future an event's `at` may be (producer clocks drift)."""
 
@@ -49,6 +60,12 @@ class ValidationContext:
     now_ms: int
     """Epoch milliseconds of the validation (passed in, never read here)."""
     max_skew_seconds: float = DEFAULT_MAX_SKEW_SECONDS
+    max_duration_ms: Mapping[str, int] = field(default_factory=dict)
+    """Per queue: the longest plausible `duration_ms` (its max_job_seconds; default 12 h)."""
+
+    def duration_limit_ms(self, queue: str) -> int:
+        """The plausibility limit of one job's duration on `queue`, ms."""
+        return self.max_duration_ms.get(queue, int(DEFAULT_MAX_JOB_SECONDS * 1000))
 
 
 class Event(BaseModel):
@@ -59,13 +76,13 @@ class Event(BaseModel):
     type: EventType
     queue: StrictStr = Field(min_length=1, max_length=80)
     job_id: StrictStr = Field(min_length=1, max_length=512)
-    at: StrictInt = Field(gt=0)
+    at: StrictInt = Field(gt=0, le=MAX_SAFE_INTEGER)
     """When it happened, epoch ms."""
-    duration_ms: StrictInt | None = Field(default=None, ge=0)
-    """How long the job ran (completed/failed), ms."""
-    pickup_ms: StrictInt | None = Field(default=None, ge=0)
+    duration_ms: StrictInt | None = Field(default=None, ge=0, le=MAX_SAFE_INTEGER)
+    """How long the job ran (completed/failed), ms; at most the queue's max_job_seconds."""
+    pickup_ms: StrictInt | None = Field(default=None, ge=0, le=MAX_PICKUP_MS)
     """started only: started-at minus enqueued-at, ms (the job's pickup time)."""
-    attempt: StrictInt = Field(default=1, ge=1)
+    attempt: StrictInt = Field(default=1, ge=1, le=MAX_SAFE_INTEGER)
     event_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
 
     @field_validator("queue")
@@ -88,6 +105,21 @@ class Event(BaseModel):
                     f"{ahead:.0f} s in the future (more than the allowed "
                     f"{context.max_skew_seconds:g} s clock skew)"
                 )
+        return value
+
+    @field_validator("duration_ms")
+    @classmethod
+    def _plausible_duration(cls, value: int | None, info: ValidationInfo) -> int | None:
+        context = info.context
+        queue = info.data.get("queue")
+        if value is None or not isinstance(context, ValidationContext) or queue is None:
+            return value
+        limit = context.duration_limit_ms(queue)
+        if value > limit:
+            raise ValueError(
+                f"longer than the queue's max_job_seconds {limit / 1000:g} s "
+                "(a clock or unit error?)"
+            )
         return value
 
     @model_validator(mode="after")
@@ -168,18 +200,56 @@ def validate_event(data: Any, context: ValidationContext) -> Event:
         raise ValueError(describe_error(error)) from None
 
 
+class _NotJsonError(ValueError):
+    """NaN / Infinity literals: Python's json reads them, RFC 8259 does not."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJsonError(f"{name} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in a parsed body (stops counting past the limit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, list | dict):
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _load(body: str) -> tuple[Any, str | None]:
+    """(parsed body, None) or (None, why the body is rejected whole)."""
+    try:
+        data = json.loads(body, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        return None, f"body is not JSON: {error.msg} at line {error.lineno} column {error.colno}"
+    except _NotJsonError as error:
+        return None, f"body is not JSON: {error}"
+    except RecursionError:
+        return None, f"body nests deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError as error:  # e.g. an integer of more than 4,300 digits
+        return None, f"body holds a number that cannot be read: {str(error)[:80]}"
+    if _depth(data) > MAX_JSON_DEPTH:
+        return None, f"body nests deeper than {MAX_JSON_DEPTH} levels"
+    return data, None
+
+
 def parse_body(body: str, context: ValidationContext) -> ParsedBody:
-    """Validate one SQS message body (an event or an array of events)."""
-    size = len(body.encode("utf-8"))
+    """Validate one SQS message body (an event or an array of events); never raises."""
+    size = len(body.encode("utf-8", errors="surrogatepass"))
     if size > MAX_BODY_BYTES:
         return ParsedBody(
             rejected=[Rejection(f"body = {size} bytes: over the {MAX_BODY_BYTES} byte limit", body)]
         )
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as error:
-        reason = f"body is not JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        return ParsedBody(rejected=[Rejection(reason, body)])
+    data, problem = _load(body)
+    if problem is not None:
+        return ParsedBody(rejected=[Rejection(problem, body)])
     if isinstance(data, list):
         if not data:
             return ParsedBody(
@@ -195,19 +265,24 @@ def parse_body(body: str, context: ValidationContext) -> ParsedBody:
     for index, item in items:
         try:
             parsed.accepted.append(validate_event(item, context))
-        except ValueError as error:
-            queue = item.get("queue") if isinstance(item, Mapping) else None
-            known = isinstance(queue, str) and queue in context.queues
-            where = f"event [{index}]: " if index is not None else ""
-            parsed.rejected.append(
-                Rejection(
-                    reason=f"{where}{error}",
-                    payload=json.dumps(item, separators=(",", ":"), default=str),
-                    queue=queue if known and isinstance(queue, str) else "unknown",
-                    index=index,
-                )
-            )
+        except Exception as error:  # any failure is this event's rejection
+            parsed.rejected.append(_rejection(item, index, error, context))
     return parsed
+
+
+def _rejection(
+    item: Any, index: int | None, error: Exception, context: ValidationContext
+) -> Rejection:
+    queue = item.get("queue") if isinstance(item, Mapping) else None
+    known = isinstance(queue, str) and queue in context.queues
+    where = f"event [{index}]: " if index is not None else ""
+    why = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+    return Rejection(
+        reason=f"{where}{why}",
+        payload=json.dumps(item, separators=(",", ":"), default=str),
+        queue=queue if known and isinstance(queue, str) else "unknown",
+        index=index,
+    )
 
 
 def encode_events(events: list[Mapping[str, Any]]) -> str:

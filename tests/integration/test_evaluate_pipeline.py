@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.client import EventRecorder, send_job
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
 
@@ -60,9 +61,7 @@ def test_events_from_the_client_drive_the_scaling_decision(
             recorder.completed(queue, message["MessageId"], duration_ms=2_000)
             clients.sqs.delete_message(QueueUrl=work_url, ReceiptHandle=message["ReceiptHandle"])
     batch = kit.receive_all(events_url)
-    ingest = record_events.handler(
-        record_events.sqs_event(batch, kit.queue_arn(events_url)), lambda_context
-    )
+    ingest = record_events.handler(sqs_event(batch, kit.queue_arn(events_url)), lambda_context)
     answer = evaluate.handler({"once": True}, lambda_context)
 
     # THEN every event was accepted, and the controller saw 50 waiting jobs arriving at 1/s

@@ -11,6 +11,7 @@ import pytest
 from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.client import EventRecorder
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings
 
@@ -75,7 +76,7 @@ def test_events_become_counters_archive_and_dlq_rejections(
     clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody=json.dumps(negative))
     messages = kit.receive_all(setup["events_url"])
     assert len(messages) == 3
-    event = record_events.sqs_event(messages, setup["arn"])
+    event = sqs_event(messages, setup["arn"])
 
     # WHEN the handler consumes the batch
     response = record_events.handler(event, lambda_context)
@@ -158,9 +159,7 @@ def test_a_failed_counter_write_retries_only_the_records_it_touched(
     good_id = next(m["MessageId"] for m in messages if m["Body"] == good)
 
     # WHEN the handler runs
-    response = record_events.handler(
-        record_events.sqs_event(messages, setup["arn"]), lambda_context
-    )
+    response = record_events.handler(sqs_event(messages, setup["arn"]), lambda_context)
 
     # THEN only the valid record is reported for redelivery; the junk one is dead-lettered
     assert response == {"batchItemFailures": [{"itemIdentifier": good_id}]}

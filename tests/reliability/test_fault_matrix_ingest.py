@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings
 from tests.reliability.faults import FAULTS, Fault, expected_attempts
@@ -77,7 +78,7 @@ def test_record_events_fails_only_the_touched_records_and_loses_nothing(
     operation, client, match, touched = case
     # GIVEN a batch of three records and one call failing
     injected = Fault(operation, fault, match=match).install(getattr(clients, client))
-    event = record_events.sqs_event(BATCH, "arn:aws:sqs:us-east-1:123456789012:events")
+    event = sqs_event(BATCH, "arn:aws:sqs:us-east-1:123456789012:events")
 
     # WHEN the handler consumes the batch
     response = record_events.handler(event, lambda_context)
@@ -89,7 +90,7 @@ def test_record_events_fails_only_the_touched_records_and_loses_nothing(
     # WHEN the fault clears and SQS redelivers those records
     injected.active = False
     again = [message for message in BATCH if message["MessageId"] in touched]
-    retry = record_events.handler(record_events.sqs_event(again, "arn:x"), lambda_context)
+    retry = record_events.handler(sqs_event(again, "arn:x"), lambda_context)
 
     # THEN nothing is left to retry and nothing is lost
     assert retry == {"batchItemFailures": []}

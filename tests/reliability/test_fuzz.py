@@ -1,8 +1,11 @@
 """Bad input, fuzzed: hypothesis over event bodies (raw text, JSON of any shape, valid
-events with one field mutated) through `events.parse_body` and through the record_events
-handler with an in-memory AWS side; and over whole config documents. Every input is
-accepted or rejected with a reason naming the field and value; nothing crashes a batch;
-metric dimensions stay within the queue allowlist plus "unknown".
+events with one field mutated, and the hostile cases: nesting thousands deep, integers far
+beyond 64 bits and beyond Python's 4,300-digit limit, floats and exponents where integers
+belong, NaN/Infinity literals, lone surrogates and non-UTF-8 text) through
+`events.parse_body` and through the record_events handler with an in-memory AWS side that
+refuses what DynamoDB refuses; and over whole config documents. Every input is accepted or
+rejected with a reason naming the field and value; nothing crashes a batch; metric
+dimensions stay within the queue allowlist plus "unknown".
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from queue_autoscale.adapters.dynamodb import counter_update
+from queue_autoscale.adapters.errors import InvalidRequest
 from queue_autoscale.adapters.sqs import SendFailure
 from queue_autoscale.config import ConfigError, parse_config, parse_json
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.events import MAX_BODY_BYTES, ValidationContext, parse_body
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings
@@ -31,6 +37,7 @@ json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.integers(min_value=2**63, max_value=10**40)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
     lambda children: st.lists(children, max_size=5)
@@ -66,7 +73,36 @@ def _outcomes(body: str) -> int:
     return len(parsed.accepted) + len(parsed.rejected)
 
 
-@given(st.text(max_size=300) | st.binary(max_size=300).map(lambda b: b.decode("latin-1")))
+def _nested(depth: int, opener: str) -> str:
+    closer = {"[": "]", '{"a":': "}"}[opener]
+    return opener * depth + "1" + closer * depth
+
+
+def _with_number(text: str) -> str:
+    """A queued event whose `at` is written as this raw JSON number text."""
+    return '{"type":"queued","queue":"orders","job_id":"j","at":' + text + "}"
+
+
+hostile_bodies = st.one_of(
+    st.builds(_nested, st.integers(1, 5_000), st.sampled_from(["[", '{"a":'])),
+    st.builds(
+        lambda digits: _with_number("9" * digits), st.integers(min_value=15, max_value=6_000)
+    ),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e3", "1.0", "1E+400", "-0", "0.5"]).map(
+        _with_number
+    ),
+    st.binary(max_size=200).map(lambda b: b.decode("utf-8", errors="surrogateescape")),
+    st.sampled_from(["\\ud800", "\\udfff", "\\u0000"]).map(
+        lambda escape: '{"type":"queued","queue":"orders","job_id":"' + escape + '","at":1}'
+    ),
+)
+
+
+@given(
+    st.text(max_size=300)
+    | st.binary(max_size=300).map(lambda b: b.decode("latin-1"))
+    | hostile_bodies
+)
 def test_any_text_parses_or_is_rejected_whole(body: str) -> None:
     assert _outcomes(body) >= 1
 
@@ -133,6 +169,10 @@ class FakeAws:
     def add_counters(
         self, queue: str, second: int, counts: dict[str, int], expires_at: int
     ) -> None:
+        # What DynamoDB refuses (ValidationException): a number of more than 38 digits.
+        _, _, values = counter_update(counts, expires_at)
+        if any(len(value["N"].lstrip("-")) > 38 for value in values.values()):
+            raise InvalidRequest("UpdateItem", "number overflow", code="ValidationException")
         slot = self.counters.setdefault((queue, second), {})
         for key, value in counts.items():
             slot[key] = slot.get(key, 0) + value
@@ -171,6 +211,10 @@ def _runtime(fake: FakeAws) -> record_events.RecordRuntime:
 
 bodies = st.one_of(
     st.text(max_size=100),
+    hostile_bodies,
+    st.sampled_from(list(VALID.values())).map(
+        lambda e: json.dumps(dict(e, **{"duration_ms" if "duration_ms" in e else "at": 2**70}))
+    ),
     json_values.map(json.dumps),
     st.lists(st.sampled_from(list(VALID.values())) | json_values, max_size=8).map(json.dumps),
     st.sampled_from(list(VALID.values())).map(lambda e: json.dumps(dict(e, queue="payments"))),
@@ -196,7 +240,7 @@ def test_the_handler_accepts_or_dead_letters_every_event_of_a_fuzzed_batch(
 
     # WHEN the handler consumes it
     response = record_events.handler(
-        record_events.sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:events"),
+        sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:events"),
         FakeLambdaContext(),  # type: ignore[arg-type]
     )
 

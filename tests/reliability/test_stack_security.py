@@ -17,6 +17,7 @@ import pytest
 
 from infra.template import load_template, translate
 from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import RecordSettings
 from tests.reliability.worlds import NOW, Fleet
@@ -174,7 +175,7 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
         value.clear()  # the setup's calls are not the handlers'
     record_events.set_runtime(record_events.build_runtime(settings, clients, clock=lambda: NOW))
     try:
-        assert record_events.handler(record_events.sqs_event(batch, "arn:x"), lambda_context) == {
+        assert record_events.handler(sqs_event(batch, "arn:x"), lambda_context) == {
             "batchItemFailures": []
         }
     finally:

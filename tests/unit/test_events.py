@@ -205,3 +205,71 @@ def test_valid_arrays_are_accepted_whole_and_archive_round_trips(
     assert len(parsed.accepted) == len(items)
     for accepted in parsed.accepted:
         assert Event.model_validate(accepted.record(), context=CONTEXT) == accepted
+
+
+GOOD = json.dumps(event())
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        pytest.param("[" * 5_000 + "]" * 5_000, "nests deeper than 8 levels", id="5,000 deep"),
+        pytest.param('{"a":' * 9 + "1" + "}" * 9, "nests deeper than 8 levels", id="9 deep"),
+        pytest.param(
+            GOOD.replace(str(NOW_MS), "9" * 5_000),
+            "a number that cannot be read",
+            id="5,000-digit integer",
+        ),
+        pytest.param(GOOD.replace(str(NOW_MS), "NaN"), "NaN is not a JSON number", id="NaN"),
+        pytest.param(
+            GOOD.replace(str(NOW_MS), "-Infinity"), "-Infinity is not a JSON number", id="-inf"
+        ),
+    ],
+)
+def test_a_hostile_body_is_rejected_whole_with_a_reason(body: str, reason: str) -> None:
+    # WHEN a body the parser cannot or must not read arrives, THEN it is one rejection, no raise
+    parsed = parse_body(body, CONTEXT)
+    assert not parsed.accepted
+    (rejection,) = parsed.rejected
+    assert reason in rejection.reason and rejection.payload == body
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        pytest.param({"at": 2**70}, "field 'at' = 1180591620717411303424", id="at beyond 64 bits"),
+        pytest.param({"at": 1.763e12}, "field 'at' = 1763000000000.0", id="float where int"),
+        pytest.param({"attempt": 10**30}, "field 'attempt' = ", id="attempt beyond 2^53"),
+        pytest.param(
+            {"type": "started", "pickup_ms": 2**64}, "field 'pickup_ms' = ", id="pickup > 64 bit"
+        ),
+        pytest.param(
+            {"type": "completed", "duration_ms": 43_200_001},
+            "longer than the queue's max_job_seconds 43200 s",
+            id="duration beyond 12 h",
+        ),
+        pytest.param({"job_id": "\ud800"}, "field 'job_id' = ", id="lone surrogate"),
+    ],
+)
+def test_a_hostile_event_is_rejected_alone_and_its_neighbours_are_accepted(
+    changes: dict[str, Any], words: str
+) -> None:
+    # GIVEN a body of two good events around a hostile one
+    body = json.dumps([event(job_id="a"), event(**changes), event(job_id="b")])
+    # WHEN it is parsed
+    parsed = parse_body(body, CONTEXT)
+    # THEN the good ones are accepted and the bad one is rejected with its field named
+    assert [e.job_id for e in parsed.accepted] == ["a", "b"]
+    (rejection,) = parsed.rejected
+    assert rejection.index == 1 and words in rejection.reason, rejection.reason
+
+
+def test_the_duration_limit_is_each_queues_max_job_seconds() -> None:
+    # GIVEN orders limited to 60 s jobs and emails at the default
+    context = ValidationContext(
+        queues={"orders", "emails"}, now_ms=NOW_MS, max_duration_ms={"orders": 60_000}
+    )
+    long_job = {"type": "completed", "duration_ms": 61_000}
+    # THEN a 61 s job is rejected on orders and accepted on emails
+    assert parse_body(json.dumps(event(**long_job)), context).rejected
+    assert parse_body(json.dumps(event(queue="emails", **long_job)), context).accepted

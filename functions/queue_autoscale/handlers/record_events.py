@@ -1,11 +1,12 @@
 """record_events: the events-queue consumer (SQS trigger, ReportBatchItemFailures).
 
-Per batch: validate every event; send rejections to the events DLQ with their reason;
-archive the accepted events as one gzipped JSON-lines object; ADD them to the load
-table, one UpdateItem per distinct (queue, second). Only the records an AWS failure
-touched are reported as failed, so SQS redelivers exactly those (a rejection is final
-and never retried). Counters are at-least-once: a redelivered record can count twice;
-the archive is exact after de-duplication by event_id.
+One pass per batch: validate every event (any failure to read or validate a body or an
+event is that body's or event's rejection); send rejections to the events DLQ with their
+reason; archive the accepted events as one gzipped JSON-lines object; ADD them to the load
+table, one UpdateItem per distinct (queue, second). Only the records an AWS failure touched
+are reported as failed, so SQS redelivers exactly those (a rejection is final and never
+retried). Counters are at-least-once: a redelivered record can count twice; the archive is
+exact after de-duplication by event_id.
 """
 
 from __future__ import annotations
@@ -19,12 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import SqsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -34,12 +30,11 @@ from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import MAX_MESSAGE_BYTES, DeadLetters, SqsQueues, dead_letter_body
-from queue_autoscale.events import Event, Rejection, ValidationContext, parse_body
+from queue_autoscale.events import Event, ParsedBody, Rejection, ValidationContext, parse_body
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import RecordSettings
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale")
-processor = BatchProcessor(event_type=EventType.SQS)
 
 DLQ_INLINE_LIMIT = 200 * 1024
 """A DLQ wrapper larger than this keeps the original body in the archive instead."""
@@ -172,12 +167,18 @@ def ingest(messages: Sequence[Message], runtime: RecordRuntime, now: float) -> I
         queues=settings.queue_names,
         now_ms=int(now * 1000),
         max_skew_seconds=settings.max_clock_skew_seconds,
+        max_duration_ms={q.queue: int(q.max_job_seconds * 1000) for q in settings.queues},
     )
     result = IngestResult()
     accepted: list[tuple[str, Event]] = []
     rejected: list[tuple[str, Rejection]] = []
     for message in messages:
-        parsed = parse_body(message.body, context)
+        try:
+            parsed = parse_body(message.body, context)
+        except Exception as error:  # a bug's exception must not fail the batch: reject this one
+            logger.exception("body could not be validated", message_id=message.message_id)
+            why = f"body could not be validated: {type(error).__name__}: {error}"
+            parsed = ParsedBody(rejected=[Rejection(why[:500], message.body)])
         accepted.extend((message.message_id, event) for event in parsed.accepted)
         rejected.extend((message.message_id, rejection) for rejection in parsed.rejected)
     for message_id, rejection in rejected:
@@ -234,19 +235,24 @@ def publish(runtime: RecordRuntime, result: IngestResult) -> None:
         runtime.publish_metrics(queue, values)
 
 
-class RecordFailedError(Exception):
-    """Raised for a record the batch's writes could not finish (SQS redelivers it)."""
-
-
 def messages_of(event: Mapping[str, Any]) -> list[Message]:
     """The (message id, body) pairs of an SQS Lambda event, validated with Powertools Parser."""
     parsed = parse(event=dict(event), model=SqsModel)
     return [Message(record.messageId, str(record.body)) for record in parsed.Records]
 
 
+def failures_response(
+    messages: Sequence[Message], result: IngestResult
+) -> PartialItemFailureResponse:
+    """The ReportBatchItemFailures answer, in record order: the records whose writes did not
+    finish (SQS redelivers exactly those; when that is every record, the whole batch)."""
+    failed = [m.message_id for m in messages if m.message_id in result.failed]
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}
+
+
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """SQS entry point: returns {"batchItemFailures": [...]} for the records to retry."""
+    """SQS entry point: one pass over the batch; returns {"batchItemFailures": [...]}."""
     runtime = get_runtime()
     messages = messages_of(event)
     result = ingest(messages, runtime, runtime.clock())
@@ -260,49 +266,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         counter_writes=result.counter_writes,
         archive_key=result.archive_key,
     )
-
-    def record_handler(record: SQSRecord) -> None:
-        # The batch's writes already ran; this only reports which records they failed.
-        reason = result.failed.get(record.message_id)
-        if reason is not None:
-            raise RecordFailedError(reason)
-
-    response = process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
-    return dict(response)
-
-
-def sqs_event(
-    messages: Sequence[Mapping[str, Any]], queue_arn: str, region: str = "us-east-1"
-) -> dict[str, Any]:
-    """A Lambda SQS event from ReceiveMessage results (what the demo feeds `handler`)."""
-    records = []
-    for message in messages:
-        attributes = dict(message.get("Attributes", {}))
-        body = str(message["Body"])
-        records.append(
-            {
-                "messageId": message["MessageId"],
-                "receiptHandle": message.get("ReceiptHandle", "handle"),
-                "body": body,
-                "attributes": {
-                    "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
-                    "SentTimestamp": attributes.get("SentTimestamp", str(int(time.time() * 1000))),
-                    "SenderId": attributes.get("SenderId", "AIDAEXAMPLE"),
-                    "ApproximateFirstReceiveTimestamp": attributes.get(
-                        "ApproximateFirstReceiveTimestamp", str(int(time.time() * 1000))
-                    ),
-                },
-                "messageAttributes": {},
-                "md5OfBody": message.get("MD5OfBody")
-                or hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest(),
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": region,
-            }
-        )
-    return {"Records": records}
+    return dict(failures_response(messages, result))
 
 
 __all__ = [
@@ -314,5 +278,4 @@ __all__ = [
     "handler",
     "ingest",
     "set_runtime",
-    "sqs_event",
 ]

@@ -7,7 +7,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import pytest
-from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -185,8 +184,11 @@ def test_when_every_record_fails_the_whole_batch_is_retried(
 ) -> None:
     runtime.archive.broken = True
     runtime.dead_letters.broken = True
-    with pytest.raises(BatchProcessingError):
-        record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+    event = load_event("sqs_record_events.json")
+    response = record_events.handler(event, lambda_context)
+    assert response == {
+        "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]
+    }
 
 
 def test_an_oversized_body_goes_to_the_archive_and_the_dlq_points_at_it(
@@ -255,3 +257,27 @@ def test_aggregation_keeps_every_count_and_duration(events: list[Any]) -> None:
         e.pickup_ms is not None for e in events
     )
     assert len(totals) == len({(e.queue, e.second) for e in events})
+
+
+def test_an_unexpected_failure_reading_one_body_rejects_that_body_alone(
+    runtime: Any, load_event: Any, lambda_context: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a validator that fails with a non-ValueError on the emails body (a bug, say)
+    real = record_events.parse_body
+
+    def flaky(body: str, context: Any) -> Any:
+        if '"emails"' in body:
+            raise OverflowError("int too large to convert")
+        return real(body, context)
+
+    monkeypatch.setattr(record_events, "parse_body", flaky)
+    # WHEN the canonical batch arrives
+    response = record_events.handler(load_event("sqs_record_events.json"), lambda_context)
+    # THEN nothing is retried: the orders events are counted, the emails body is dead-lettered
+    # with the exception named, and the unknown-queue body is rejected as before
+    assert response == {"batchItemFailures": []}
+    table, _, dead, _ = parts(runtime)
+    assert {queue for queue, _ in table.adds} == {"orders"}
+    reasons = [reason for _, reason in dead.sent]
+    assert "body could not be validated: OverflowError: int too large to convert" in reasons
+    assert len(reasons) == 2
