@@ -201,8 +201,8 @@ class RabbitQueueSource:
             self._config.worker_concurrency,
         )
         age: OldestAge | None = None
-        if main.oldest_ready_at is not None:
-            age = OldestAge(age_seconds=max(0.0, now - main.oldest_ready_at), lag_seconds=0.0)
+        if main.head_at is not None:  # the oldest unacked-or-ready message: an upper bound
+            age = OldestAge(age_seconds=max(0.0, now - main.head_at), lag_seconds=0.0)
         return SourceReading(
             depth=QueueDepth(visible=waiting, in_flight=working, delayed=0),
             age=age,

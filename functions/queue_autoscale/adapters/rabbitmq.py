@@ -2,9 +2,11 @@
 
 `GET /api/queues/{vhost}/{queue}` gives `messages_ready` (waiting, not delivered to any
 consumer), `messages_unacknowledged` (delivered, not yet acked), `consumers` and, for classic
-queues whose messages carry the AMQP `timestamp` property, `head_message_timestamp` (the age of
-the oldest ready message). Amazon MQ publishes the same counts to CloudWatch (`AWS/AmazonMQ`,
-dimensions Broker, VirtualHost, Queue) once a minute: the fallback when the API cannot be read.
+queues whose messages carry the AMQP `timestamp` property, `head_message_timestamp`: the stamp
+of the oldest message the queue still holds, delivered-but-unacked ones included (checked on a
+real broker), so the age it gives is an upper bound on the oldest waiting job's. Amazon MQ
+publishes the same counts to CloudWatch (`AWS/AmazonMQ`, dimensions Broker, VirtualHost, Queue)
+once a minute: the fallback when the API cannot be read.
 
 Prefetch: a consumer holds up to `prefetch` unacked messages but works on at most
 `concurrency` of them; the rest wait in its buffer. So in flight is
@@ -64,8 +66,9 @@ class RabbitQueue:
     """messages_unacknowledged: delivered to a consumer, not yet acked or rejected."""
     consumers: int | None
     """Consumers subscribed (None: not reported, as in CloudWatch without ConsumerCount)."""
-    oldest_ready_at: float | None = None
-    """Epoch seconds of the oldest ready message (head_message_timestamp), if reported."""
+    head_at: float | None = None
+    """Epoch seconds stamped on the oldest message not yet acked (head_message_timestamp),
+    if the publishers set the AMQP timestamp property."""
     measured_at: float | None = None
     """Epoch seconds the counts refer to (CloudWatch datapoints); None: live."""
 
@@ -95,7 +98,7 @@ def parse_queue(body: Any, queue: str = "") -> RabbitQueue:
         ready=_count(body, "messages_ready", queue),
         unacked=_count(body, "messages_unacknowledged", queue),
         consumers=_count(body, "consumers", queue),
-        oldest_ready_at=oldest,
+        head_at=oldest,
     )
 
 
