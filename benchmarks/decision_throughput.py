@@ -19,6 +19,7 @@ from _report import header, write
 
 from queue_autoscale.core import (
     POLICIES,
+    AgeSource,
     ControllerState,
     QueueSettings,
     QueueSnapshot,
@@ -53,13 +54,19 @@ def workload(
             taken_at=NOW,
             visible=rng.randint(0, 5_000),
             in_flight=rng.randint(0, running),
+            delayed=0,
             oldest_age_seconds=rng.uniform(0, 1.2 * sla),
+            oldest_age_source=AgeSource.COUNTERS,
             arrival_rate=rate,
             arrival_rate_short=rate * rng.uniform(0.7, 1.5),
             mean_job_seconds=mean_job,
             completion_rate=rate,
             running=running,
             desired=running,
+            pending=0,
+            deployment_in_progress=False,
+            dlq_depth=0,
+            failure_rate=0.0,
         )
         cases.append((snapshot, settings, state))
     return cases

@@ -15,6 +15,7 @@ from rich.table import Table
 from queue_autoscale.config import ConfigError, QueueConfig, load_config
 from queue_autoscale.core import (
     POLICIES,
+    AgeSource,
     ControllerState,
     Decision,
     QueueSettings,
@@ -65,6 +66,8 @@ class SnapshotFile(BaseModel):
         """The core's frozen snapshot."""
         data = self.model_dump()
         data["taken_at"] = data.pop("now")
+        unknown = data["oldest_age_seconds"] is None
+        data["oldest_age_source"] = AgeSource.UNKNOWN if unknown else AgeSource.GIVEN
         return QueueSnapshot(**data)
 
 

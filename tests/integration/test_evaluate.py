@@ -12,9 +12,10 @@ from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.config import parse_config
 from queue_autoscale.constants import QUEUE_METRICS
-from queue_autoscale.core import ControllerState, QueueSnapshot, decide
+from queue_autoscale.core import AgeSource, ControllerState, decide
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
+from tests.unit.core.builders import snapshot as build
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -116,13 +117,13 @@ def backlog_world(kit: Any, clients: Any) -> World:
 def expected_backlog_target(world: World) -> int:
     """The core's answer for the snapshot the backlog world should produce (built by hand)."""
     settings = parse_config([world.config])[0].settings(30.0)
-    snapshot = QueueSnapshot(
+    snapshot = build(
         queue=world.queue,
         taken_at=NOW,
         visible=120,
         in_flight=0,
         oldest_age_seconds=20.0,  # 6 jobs/s over the last 20 s add up to the 120 visible
-        oldest_age_source="counters",
+        oldest_age_source=AgeSource.COUNTERS,
         arrival_rate=120 / 300,
         arrival_rate_short=120 / 60,
         mean_job_seconds=1.0,

@@ -12,6 +12,7 @@ from queue_autoscale.sim.peers.keda import KedaPolicy
 from queue_autoscale.sim.peers.static import StaticPolicy
 from queue_autoscale.sim.peers.target_tracking import TargetTrackingPolicy
 from queue_autoscale.sim.runner import RunSpec, compare, load_arrivals
+from tests.unit.core.builders import snapshot
 
 NOW = 1_767_225_600.0
 
@@ -27,7 +28,7 @@ def aws_settings(**changes: object) -> QueueSettings:
 
 
 def aws_snapshot(visible: int = 1500, running: int = 10, in_flight: int = 0) -> QueueSnapshot:
-    return QueueSnapshot(
+    return snapshot(
         queue="images", taken_at=NOW, visible=visible, in_flight=in_flight, running=running,
         desired=running, mean_job_seconds=0.1, arrival_rate=50.0,
     )  # fmt: skip

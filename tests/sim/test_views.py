@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from queue_autoscale.core import QueueSnapshot
+from queue_autoscale.core import ControllerState, QueueSnapshot, decide
 from queue_autoscale.sim.engine import Datapoint, FleetSpec, FleetView, build_workload, run_policy
+from queue_autoscale.sim.policies import sim_settings
 
 
 class Recorder:
@@ -87,3 +88,19 @@ def test_the_short_rate_window_is_a_setting(window: int, expected: float) -> Non
     snap = dict(recorder.snapshots)[300]
     assert snap.arrival_rate_short == pytest.approx(expected)
     assert snap.arrival_rate == pytest.approx(20 * 10 / 300)
+
+
+def test_an_age_the_simulator_cannot_know_is_unknown_and_the_controller_holds() -> None:
+    # GIVEN five jobs at second 0, no worker, no CloudWatch age, and counters that by second 400
+    # no longer reach back to them (the production builder reads 300 s at a 30 s SLA)
+    counts = np.zeros(410, dtype=np.int64)
+    counts[0] = 5
+    recorder, _ = _run(counts, 0, cloudwatch_age=False)
+    snap = dict(recorder.snapshots)[400]
+    # THEN the age is unknown (it was a placeholder 0.0 before the builders were one)
+    assert snap.visible == 5
+    assert (snap.oldest_age_seconds, snap.oldest_age_source) == (None, "unknown")
+    quiet = sim_settings(min_workers=0)
+    evaluation = decide(snap, quiet, ControllerState(queue="q"), snap.taken_at)
+    assert evaluation.decision.action == "hold"
+    assert "oldest_age_seconds unknown" in evaluation.decision.reason

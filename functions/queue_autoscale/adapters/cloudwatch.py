@@ -8,27 +8,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from queue_autoscale.adapters.errors import MalformedResponse, aws_call
+from queue_autoscale.core.snapshot import OldestAge
+
+__all__ = ["OldestAge", "OldestAgeReader", "build_queries", "parse_metric_data", "query_id"]
 
 MAX_QUERIES = 500
 """GetMetricData takes at most 500 metric queries per call."""
 PERIOD_SECONDS = 60
 LOOKBACK_SECONDS = 900
 """How far back to look for the latest datapoint (SQS metrics can be minutes late)."""
-
-
-@dataclass(frozen=True, slots=True)
-class OldestAge:
-    """The latest `ApproximateAgeOfOldestMessage` datapoint of one queue."""
-
-    age_seconds: float
-    """Maximum age in the datapoint's period, seconds."""
-    lag_seconds: float
-    """Seconds from the end of that period to `now` (how stale the value is)."""
 
 
 def query_id(index: int) -> str:

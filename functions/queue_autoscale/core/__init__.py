@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 from queue_autoscale.core.counters import CounterRow, Rates, oldest_age, window_rates
 from queue_autoscale.core.hybrid import decide
+from queue_autoscale.core.measures import Measures, measure
 from queue_autoscale.core.models import (
     Action,
+    AgeSource,
     ControllerState,
     Decision,
     Evaluation,
@@ -30,6 +32,14 @@ from queue_autoscale.core.queueing import (
 )
 from queue_autoscale.core.records import decision_to_dict
 from queue_autoscale.core.seed_hybrid import decide_seed_hybrid
+from queue_autoscale.core.snapshot import (
+    DepthReading,
+    FleetReading,
+    OldestAge,
+    RateWindows,
+    Readings,
+    build_snapshot,
+)
 from queue_autoscale.core.state import (
     model_from_dict,
     model_to_dict,
@@ -47,24 +57,33 @@ POLICIES: dict[str, Policy] = {"hybrid": decide, "seed-hybrid": decide_seed_hybr
 __all__ = [
     "POLICIES",
     "Action",
+    "AgeSource",
     "ControllerState",
     "CounterRow",
     "Decision",
+    "DepthReading",
     "Evaluation",
+    "FleetReading",
+    "Measures",
+    "OldestAge",
     "Policy",
     "QueueSettings",
     "QueueSnapshot",
+    "RateWindows",
     "Rates",
+    "Readings",
     "Sample",
     "Terms",
     "TrendModel",
     "Urgency",
+    "build_snapshot",
     "decide",
     "decide_seed_hybrid",
     "decision_to_dict",
     "erlang_c",
     "load_ratio",
     "load_states",
+    "measure",
     "model_from_dict",
     "model_to_dict",
     "oldest_age",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from queue_autoscale.core.models import JOB_TIME_RESOLUTION_SECONDS
+from queue_autoscale.core.models import JOB_TIME_RESOLUTION_SECONDS, AgeSource
 
 JOB_TIME_GROUPS = 7
 """Groups of the median-of-means job time: up to 3 seconds of counters holding any values at
@@ -129,8 +129,8 @@ def oldest_age(
     cloudwatch_age_seconds: float | None,
     cloudwatch_lag_seconds: float,
     rows: Sequence[CounterRow],
-) -> tuple[float, str]:
-    """The oldest waiting job's age, seconds, and which source gave it.
+) -> tuple[float | None, AgeSource]:
+    """The oldest waiting job's age, seconds, and which source gave it (None: unknown).
 
     DESIGN.md's rule is the max of CloudWatch's ApproximateAgeOfOldestMessage plus its
     publication lag and the counters' FIFO estimate. Adding the lag assumes the message the
@@ -140,17 +140,19 @@ def oldest_age(
     own age counts (the max with the counters' estimate, as before).
     """
     if visible <= 0:
-        return 0.0, "empty"
+        return 0.0, AgeSource.EMPTY
     from_counters = counters_oldest_age(now, visible, rows)
     if cloudwatch_age_seconds is None:
-        return (0.0, "unknown") if from_counters is None else (from_counters, "counters")
+        if from_counters is None:
+            return None, AgeSource.UNKNOWN
+        return from_counters, AgeSource.COUNTERS
     from_cloudwatch = cloudwatch_age_seconds + cloudwatch_lag_seconds
     if from_counters is None:
-        return from_cloudwatch, "cloudwatch"
+        return from_cloudwatch, AgeSource.CLOUDWATCH
     enqueued = now - from_cloudwatch
     queued_since = sum(row.queued for row in rows if enqueued < row.second <= now)
     if queued_since >= visible:  # picked up since: the datapoint's own age, not the lag on top
         from_cloudwatch = cloudwatch_age_seconds
     if from_cloudwatch > from_counters:
-        return from_cloudwatch, "cloudwatch"
-    return from_counters, "counters"
+        return from_cloudwatch, AgeSource.CLOUDWATCH
+    return from_counters, AgeSource.COUNTERS

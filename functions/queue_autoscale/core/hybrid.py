@@ -59,7 +59,7 @@ def decide(
     Erlang C walk (about 8 M k; see servers_for_sla) plus O(samples) <= MAX_SAMPLES for the
     trend and stabilization; a term above the cap reads as cap + 1 ("more than the cap").
     """
-    m = measure(snapshot, settings, now)
+    m = measure(snapshot, settings)
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
@@ -391,8 +391,9 @@ def _poison_suspected(
 ) -> bool:
     """Seed 003's trap: adding workers cannot help when jobs fail or never finish."""
     last = state.samples[-1] if state.samples else None
-    dlq_grew = last is not None and snapshot.dlq_depth > last.dlq_depth
-    failing = m.in_flight > 0 and snapshot.failure_rate >= settings.poison_failure_ratio
+    dlq_grew = last is not None and m.dlq_depth > last.dlq_depth
+    failure_rate = snapshot.failure_rate or 0.0  # unknown: no failures seen
+    failing = m.in_flight > 0 and failure_rate >= settings.poison_failure_ratio
     stalled = (
         snapshot.completion_rate == 0
         and snapshot.mean_job_seconds is not None

@@ -65,8 +65,12 @@ def _plausible_job_seconds(measured: float, settings: QueueSettings) -> tuple[fl
     return measured, ""
 
 
-def measure(snapshot: QueueSnapshot, settings: QueueSettings, now: float) -> Measures:
-    """Derive the tick's measures; tolerant of gaps (input_problems says whether to trust them)."""
+def measure(snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
+    """Derive the tick's measures; tolerant of gaps (input_problems says whether to trust them).
+
+    An unknown count, rate or age reads as 0 here only so a holding decision can still be
+    described; `input_problems` is what makes the core hold on it.
+    """
     visible = _count(snapshot.visible)
     in_flight = _count(snapshot.in_flight)
     running = _count(snapshot.running)
@@ -140,7 +144,7 @@ def input_problems(snapshot: QueueSnapshot, settings: QueueSettings, now: float)
     for name, value in optional.items():
         if value is not None and (not math.isfinite(value) or value < 0):
             problems.append(f"{name} = {value} is out of range")
-    if not 0.0 <= snapshot.failure_rate <= 1.0:
+    if snapshot.failure_rate is not None and not 0.0 <= snapshot.failure_rate <= 1.0:
         problems.append(f"failure_rate = {snapshot.failure_rate} is outside 0..1")
     age = now - snapshot.taken_at
     if age > settings.stale_after:

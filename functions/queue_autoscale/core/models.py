@@ -26,6 +26,21 @@ class Urgency(StrEnum):
     BREACH = "BREACH"
 
 
+class AgeSource(StrEnum):
+    """Which estimate gave the oldest waiting job's age."""
+
+    EMPTY = "empty"
+    """Nothing visible: the age is 0 by definition."""
+    CLOUDWATCH = "cloudwatch"
+    """ApproximateAgeOfOldestMessage (plus its publication lag when the job still waits)."""
+    COUNTERS = "counters"
+    """The per-second counters' FIFO walk back to the visible backlog."""
+    GIVEN = "given"
+    """Handed in as measured elsewhere (a snapshot file, a test)."""
+    UNKNOWN = "unknown"
+    """No estimate: the age is None and the core holds."""
+
+
 class Action(StrEnum):
     """What the controller does with the service's desiredCount."""
 
@@ -113,11 +128,12 @@ class QueueSettings:
         return self.provisioning_lead_seconds + self.evaluation_interval_seconds
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueueSnapshot:
-    """What was measured about one queue at `taken_at`.
+    """What was measured about one queue at `taken_at` (built by `core.snapshot`).
 
-    `None` means the input could not be read (a failed call); the core then holds.
+    Every measured field must be given: `None` means the input could not be read (a failed
+    call), never a zero; the core then holds (or, for the optional inputs, leaves them out).
     """
 
     queue: str
@@ -127,28 +143,28 @@ class QueueSnapshot:
     """Jobs waiting (SQS ApproximateNumberOfMessages)."""
     in_flight: int | None
     """Jobs received by a worker and not yet deleted."""
-    delayed: int = 0
-    oldest_age_seconds: float | None = 0.0
+    delayed: int | None
+    oldest_age_seconds: float | None
     """Age of the oldest waiting job."""
-    oldest_age_source: str = "given"
-    """Which estimate won: 'cloudwatch', 'counters' or 'given'."""
-    arrival_rate: float | None = 0.0
+    oldest_age_source: AgeSource
+    """Which estimate gave it (UNKNOWN exactly when the age is None for a visible backlog)."""
+    arrival_rate: float | None
     """lambda over the long window, jobs/s."""
-    arrival_rate_short: float | None = None
+    arrival_rate_short: float | None
     """lambda over the short window, jobs/s."""
-    mean_job_seconds: float | None = None
+    mean_job_seconds: float | None
     """Mean job duration S (None until a job has completed)."""
-    completion_rate: float | None = None
+    completion_rate: float | None
     """Jobs/s completed over the long window (None if unknown)."""
-    rate_window_seconds: float = 300.0
-    """Length of the long window the rates were measured over."""
-    running: int | None = 0
-    desired: int | None = None
-    pending: int = 0
-    deployment_in_progress: bool = False
-    dlq_depth: int = 0
-    failure_rate: float = 0.0
+    running: int | None
+    desired: int | None
+    pending: int | None
+    deployment_in_progress: bool | None
+    dlq_depth: int | None
+    failure_rate: float | None
     """Share of finished jobs that failed in the window, 0..1."""
+    rate_window_seconds: float = 300.0
+    """Length of the long window the rates were measured over (a setting, not a measure)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +275,7 @@ class Decision:
     service_rate: float
     """mu, jobs/s one worker serves."""
     oldest_age_seconds: float
-    oldest_age_source: str
+    oldest_age_source: AgeSource
     inputs_ok: bool
     """False when missing or stale inputs forced a hold."""
     fleet_usage: float | None = None

@@ -100,7 +100,7 @@ def decide_seed_hybrid(
     model: TrendModel | None = None,
 ) -> Evaluation:
     """One tick of the seed's hybrid for one queue."""
-    m = measure(snapshot, settings, now)
+    m = measure(snapshot, settings)
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)

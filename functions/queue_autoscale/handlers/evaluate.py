@@ -41,16 +41,16 @@ from queue_autoscale.core import (
     CounterRow,
     Decision,
     Policy,
-    QueueSnapshot,
+    Readings,
     TrendModel,
+    build_snapshot,
     decision_to_dict,
     model_from_dict,
-    oldest_age,
     state_from_dict,
     state_to_dict,
-    window_rates,
 )
 from queue_autoscale.core.models import Action
+from queue_autoscale.core.snapshot import counter_lookback_seconds
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
@@ -60,8 +60,6 @@ tracer = Tracer(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-auto
 
 MINUTE_SECONDS = 60.0
 """The scheduler fires once a minute; ticks fill that minute."""
-RATE_WINDOW_SECONDS = 300.0
-SHORT_WINDOW_SECONDS = 60.0
 DEADLINE_MARGIN_SECONDS = 10.0
 """A tick does not start when less than this is left of the invocation."""
 
@@ -141,6 +139,16 @@ class Inputs:
     """Live partition counts (Kafka sources that report one)."""
     errors: dict[str, list[str]] = field(default_factory=dict)
 
+    def readings(self, queue: str) -> Readings:
+        """One queue's readings, for the core's snapshot builder."""
+        return Readings(
+            depth=self.depth.get(queue),
+            oldest_age=self.ages.get(queue),
+            fleet=self.services.get(queue),
+            dlq_depth=self.dlq_depth.get(queue),
+            rows=self.rows.get(queue),
+        )
+
     def fail(self, queue: str, error: Exception | str) -> None:
         """Remember one failed input of a queue."""
         self.errors.setdefault(queue, []).append(str(error))
@@ -175,11 +183,6 @@ class QueueOutcome:
             errors=list(self.errors),
         )
         return base
-
-
-def counter_lookback_seconds(config: QueueConfig) -> int:
-    """Seconds of counters to read: the rate window, and twice the SLA for the oldest-age walk."""
-    return int(max(RATE_WINDOW_SECONDS, min(3600.0, 2 * config.sla_seconds)))
 
 
 @dataclass
@@ -230,7 +233,7 @@ def _read_queue(runtime: EvaluateRuntime, config: QueueConfig, now: float) -> _Q
     second = int(now)
     try:
         reads.rows = runtime.table.counter_rows(
-            config.queue, second - counter_lookback_seconds(config), second
+            config.queue, second - counter_lookback_seconds(config.sla_seconds), second
         )
     except AdapterError as error:
         reads.errors.append(error)
@@ -291,60 +294,6 @@ def gather(runtime: EvaluateRuntime, queues: Sequence[QueueConfig], now: float) 
     return inputs
 
 
-def build_snapshot(
-    queue: str,
-    now: float,
-    depth: QueueDepth | None,
-    dlq_depth: int | None,
-    age: OldestAge | None,
-    service: ServiceStatus | None,
-    rows: Sequence[CounterRow] | None,
-) -> QueueSnapshot:
-    """The core's snapshot from gathered inputs; unknown inputs are None (the core holds)."""
-    arrival: float | None = None
-    arrival_short: float | None = None
-    mean_job: float | None = None
-    completion: float | None = None
-    failure_rate = 0.0
-    if rows is not None:
-        rates = window_rates(rows, now, RATE_WINDOW_SECONDS, SHORT_WINDOW_SECONDS)
-        arrival, arrival_short = rates.arrival_rate, rates.arrival_rate_short
-        mean_job, completion = rates.mean_job_seconds, rates.completion_rate
-        failure_rate = rates.failure_rate
-    age_seconds: float | None = None
-    source = "unknown"
-    if depth is not None:
-        age_seconds, source = oldest_age(
-            now,
-            depth.visible,
-            age.age_seconds if age else None,
-            age.lag_seconds if age else 0.0,
-            rows or [],
-        )
-        if source == "unknown":
-            age_seconds = None
-    return QueueSnapshot(
-        queue=queue,
-        taken_at=now,
-        visible=depth.visible if depth else None,
-        in_flight=depth.in_flight if depth else None,
-        delayed=depth.delayed if depth else 0,
-        oldest_age_seconds=age_seconds,
-        oldest_age_source=source,
-        arrival_rate=arrival,
-        arrival_rate_short=arrival_short,
-        mean_job_seconds=mean_job,
-        completion_rate=completion,
-        rate_window_seconds=RATE_WINDOW_SECONDS,
-        running=service.running if service else None,
-        desired=service.desired if service else None,
-        pending=service.pending if service else 0,
-        deployment_in_progress=service.deployment_in_progress if service else False,
-        dlq_depth=dlq_depth or 0,
-        failure_rate=failure_rate,
-    )
-
-
 def evaluate_queue(
     runtime: EvaluateRuntime,
     config: QueueConfig,
@@ -380,15 +329,7 @@ def evaluate_queue(
     state = state_from_dict(stored) if stored else ControllerState(queue=queue)
     raw_model = inputs.models.get(queue)
     model: TrendModel | None = model_from_dict(raw_model) if raw_model else None
-    snapshot = build_snapshot(
-        queue,
-        now,
-        inputs.depth.get(queue),
-        inputs.dlq_depth.get(queue),
-        inputs.ages.get(queue),
-        service,
-        inputs.rows.get(queue),
-    )
+    snapshot = build_snapshot(queue, now, inputs.readings(queue))
     policy: Policy = POLICIES[runtime.policy]
     evaluation = policy(snapshot, settings, state, now if decided_at is None else decided_at, model)
     decision = evaluation.decision

@@ -29,7 +29,15 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from queue_autoscale.core import CounterRow, QueueSnapshot, oldest_age, window_rates
+from queue_autoscale.core import (
+    CounterRow,
+    OldestAge,
+    QueueSnapshot,
+    RateWindows,
+    Readings,
+    build_snapshot,
+)
+from queue_autoscale.core.snapshot import counter_lookback_seconds
 from queue_autoscale.sim.arrivals import Counts, arrival_times, service_times
 
 Floats = npt.NDArray[np.float64]
@@ -230,37 +238,34 @@ class FleetView:
         """The load table's counter items for the seconds before now that saw any event."""
         return self._engine.counter_rows(window_seconds)
 
-    def snapshot(self, queue: str = "sim") -> QueueSnapshot:
-        """The snapshot our evaluate function would build at this tick."""
-        e = self._engine
-        now = self.now
-        rows = self.counter_rows(300)
-        rates = window_rates(rows, now, 300.0, float(e.fleet.short_window_seconds))
-        visible = self.visible
-        latest = self.cloudwatch(1) if e.fleet.cloudwatch_age else []
-        if latest:
-            cw_age: float | None = latest[-1].oldest_age_seconds
-            cw_lag = now - (latest[-1].minute_start + 60.0)
-        else:
-            cw_age, cw_lag = None, 0.0
-        age, source = oldest_age(now, visible, cw_age, cw_lag, rows)
-        return QueueSnapshot(
-            queue=queue,
-            taken_at=now,
-            visible=visible,
-            in_flight=self.in_flight,
-            oldest_age_seconds=age,
-            oldest_age_source=source,
-            arrival_rate=rates.arrival_rate,
-            arrival_rate_short=rates.arrival_rate_short,
-            mean_job_seconds=rates.mean_job_seconds,
-            completion_rate=rates.completion_rate,
-            rate_window_seconds=300.0,
-            running=e.ready_workers,
-            desired=e.desired,
-            pending=len(e.pending),
-            failure_rate=rates.failure_rate,
+    @property
+    def delayed(self) -> int:
+        """Jobs sent with a delay (ApproximateNumberOfMessagesDelayed): the simulator has none."""
+        return 0
+
+    @property
+    def deployment_in_progress(self) -> bool:
+        """The simulated service never rolls a deployment."""
+        return False
+
+    def oldest_age(self) -> OldestAge | None:
+        """CloudWatch's latest published age-of-oldest datapoint and its lag (None: none yet,
+        or the fleet is set to give the controller no CloudWatch age)."""
+        latest = self.cloudwatch(1) if self._engine.fleet.cloudwatch_age else []
+        if not latest:
+            return None
+        point = latest[-1]
+        return OldestAge(point.oldest_age_seconds, self.now - (point.minute_start + 60.0))
+
+    def snapshot(self, queue: str = "sim", sla_seconds: float = 0.0) -> QueueSnapshot:
+        """The snapshot our evaluate function builds at this tick, by the same builder, from
+        counters over the same lookback (which grows with `sla_seconds`)."""
+        rows = self.counter_rows(counter_lookback_seconds(sla_seconds))
+        readings = Readings(
+            depth=self, oldest_age=self.oldest_age(), fleet=self, dlq_depth=0, rows=rows
         )
+        windows = RateWindows(short_seconds=float(self._engine.fleet.short_window_seconds))
+        return build_snapshot(queue, self.now, readings, windows)
 
     def cloudwatch(self, count: int) -> list[Datapoint]:
         """The latest `count` 1-minute datapoints published by now, oldest first."""

@@ -44,7 +44,11 @@ class CorePolicy:
     def decide(self, view: FleetView) -> int:
         """One evaluate tick."""
         evaluation = self.function(
-            view.snapshot(self.settings.queue), self.settings, self.state, view.now, None
+            view.snapshot(self.settings.queue, self.settings.sla_seconds),
+            self.settings,
+            self.state,
+            view.now,
+            None,
         )
         self.state = evaluation.state
         if self.record:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queue_autoscale.core.models import QueueSettings, QueueSnapshot
+from queue_autoscale.core.models import AgeSource, QueueSettings, QueueSnapshot
 
 NOW = 1_700_000_000.0
 
@@ -31,12 +31,19 @@ def snapshot(**overrides: Any) -> QueueSnapshot:
         "taken_at": NOW,
         "visible": 0,
         "in_flight": 0,
+        "delayed": 0,
         "oldest_age_seconds": 0.0,
+        "oldest_age_source": AgeSource.GIVEN,
         "arrival_rate": 0.0,
+        "arrival_rate_short": None,
         "mean_job_seconds": 1.0,
         "completion_rate": 0.0,
         "running": 1,
         "desired": 1,
+        "pending": 0,
+        "deployment_in_progress": False,
+        "dlq_depth": 0,
+        "failure_rate": 0.0,
     }
     base.update(overrides)
     return QueueSnapshot(**base)

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queue_autoscale.core import POLICIES, ControllerState, Sample
+from queue_autoscale.core import POLICIES, AgeSource, ControllerState, Sample
 from queue_autoscale.core.hybrid import max_allowed
 from queue_autoscale.core.models import Action, QueueSettings, QueueSnapshot
 from queue_autoscale.core.queueing import servers_for_sla, workers_for_sla
@@ -55,7 +55,11 @@ def snapshots(draw: st.DrawFn) -> QueueSnapshot:
         "running": draw(any_count),
         "desired": draw(st.none() | any_count),
         "dlq_depth": draw(any_count),
-        "failure_rate": draw(st.floats(min_value=0.0, max_value=1.0)),
+        "failure_rate": draw(st.none() | st.floats(min_value=0.0, max_value=1.0)),
+        "delayed": draw(st.none() | any_count),
+        "pending": draw(st.none() | any_count),
+        "deployment_in_progress": draw(st.none() | st.booleans()),
+        "oldest_age_source": draw(st.sampled_from(AgeSource)),
     }
     return QueueSnapshot(queue="jobs", taken_at=NOW, **fields)
 

@@ -105,7 +105,7 @@ def test_oldest_age_walks_back_to_the_visible_backlog() -> None:
     assert oldest_age(NOW, 0, 50.0, 60.0, rows) == (0.0, "empty")
     # more visible than the counters know: a lower bound at the oldest row
     assert oldest_age(NOW, 100, None, 0.0, rows) == (100.0, "counters")
-    assert oldest_age(NOW, 3, None, 0.0, []) == (0.0, "unknown")
+    assert oldest_age(NOW, 3, None, 0.0, []) == (None, "unknown")
 
 
 def test_cloudwatch_plus_lag_wins_when_the_old_message_is_still_waiting() -> None:

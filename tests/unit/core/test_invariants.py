@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from queue_autoscale.core import ControllerState, QueueSettings, QueueSnapshot, Sample, decide
 from queue_autoscale.core.hybrid import max_allowed
-from queue_autoscale.core.models import Action
+from queue_autoscale.core.models import Action, AgeSource
 from tests.unit.core.builders import NOW
 
 counts = st.integers(min_value=0, max_value=5_000)
@@ -45,13 +45,16 @@ def snapshots(draw: st.DrawFn, cfg: QueueSettings) -> QueueSnapshot:
         taken_at=NOW - draw(st.floats(0, 5)),
         visible=draw(counts),
         in_flight=draw(st.integers(0, running * cfg.worker_concurrency)),
+        delayed=0,
         oldest_age_seconds=draw(st.floats(0, 2 * cfg.sla_seconds)),
+        oldest_age_source=AgeSource.GIVEN,
         arrival_rate=draw(rates),
         arrival_rate_short=draw(st.none() | rates),
         mean_job_seconds=draw(st.none() | st.floats(0.01, 120.0)),
         completion_rate=draw(st.none() | rates),
         running=running,
         desired=running,
+        pending=0,
         deployment_in_progress=draw(st.booleans()),
         dlq_depth=draw(st.integers(0, 10)),
         failure_rate=draw(st.floats(0.0, 1.0)),

@@ -17,8 +17,14 @@ from queue_autoscale.adapters.rabbitmq import split_unacked
 from queue_autoscale.adapters.sqs import QueueDepth
 from queue_autoscale.cli import app
 from queue_autoscale.config import parse_queue
-from queue_autoscale.core import ControllerState, CounterRow, Decision, decide
-from queue_autoscale.handlers.evaluate import build_snapshot
+from queue_autoscale.core import (
+    ControllerState,
+    CounterRow,
+    Decision,
+    Readings,
+    build_snapshot,
+    decide,
+)
 
 NOW = 1_763_000_000.0
 RUNNING = 4
@@ -49,15 +55,14 @@ class Service:
 def decide_for(
     config: Any, depth: QueueDepth, age: float, partitions: int | None = None
 ) -> Decision:
-    snapshot = build_snapshot(
-        config.queue,
-        NOW,
-        depth,
-        None,
-        OldestAge(age_seconds=age, lag_seconds=0.0),
-        Service(),  # type: ignore[arg-type]
-        rows(2),
+    readings = Readings(
+        depth=depth,
+        oldest_age=OldestAge(age_seconds=age, lag_seconds=0.0),
+        fleet=Service(),
+        dlq_depth=None,
+        rows=rows(2),
     )
+    snapshot = build_snapshot(config.queue, NOW, readings)
     settings = config.settings(30.0, partitions)
     return decide(snapshot, settings, ControllerState(config.queue), NOW).decision
 

@@ -117,7 +117,7 @@ def explain(snapshot: QueueSnapshot, settings: QueueSettings) -> Decision:
     job = mean_job_seconds(snapshot, settings)
     per_pod = queue_length(settings, job)
     total = max(0, snapshot.visible or 0) + max(0, snapshot.in_flight or 0)
-    replicas = max(0, snapshot.running or 0) + max(0, snapshot.pending)
+    replicas = max(0, snapshot.running or 0) + max(0, snapshot.pending or 0)
     target = clamp(replica_count(total, replicas, per_pod), settings)
     reason = (
         f"KEDA aws-sqs-queue: ({snapshot.visible or 0} visible + {snapshot.in_flight or 0} in "

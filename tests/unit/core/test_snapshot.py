@@ -1,0 +1,136 @@
+"""The one snapshot builder: readings in, the core's snapshot out; a failed reading is unknown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pytest
+
+from queue_autoscale.core import (
+    AgeSource,
+    ControllerState,
+    CounterRow,
+    OldestAge,
+    RateWindows,
+    Readings,
+    build_snapshot,
+    decide,
+)
+from queue_autoscale.core.snapshot import counter_lookback_seconds
+from tests.unit.core.builders import NOW, settings
+
+SECOND = int(NOW)
+
+
+@dataclass(frozen=True)
+class Depth:
+    visible: int
+    in_flight: int
+    delayed: int
+
+
+@dataclass(frozen=True)
+class Fleet:
+    running: int
+    desired: int
+    pending: int
+    deployment_in_progress: bool
+
+
+def all_read() -> Readings:
+    # 2 jobs/s queued over the last 300 s, 1 completed per second taking 500 ms, 1 in 10 failed
+    rows = [
+        CounterRow(
+            second=SECOND - age,
+            queued=2,
+            completed=1 if age % 10 else 0,
+            failed=0 if age % 10 else 1,
+            busy_ms=500,
+        )
+        for age in range(1, 301)
+    ]
+    return Readings(
+        depth=Depth(visible=40, in_flight=3, delayed=1),
+        oldest_age=OldestAge(age_seconds=12.0, lag_seconds=90.0),
+        fleet=Fleet(running=4, desired=5, pending=1, deployment_in_progress=False),
+        dlq_depth=2,
+        rows=rows,
+    )
+
+
+def test_every_reading_lands_in_its_field() -> None:
+    snap = build_snapshot("jobs", NOW, all_read())
+    assert (snap.visible, snap.in_flight, snap.delayed) == (40, 3, 1)
+    assert (snap.running, snap.desired, snap.pending, snap.dlq_depth) == (4, 5, 1, 2)
+    assert snap.deployment_in_progress is False
+    assert snap.arrival_rate == pytest.approx(2.0)
+    assert snap.arrival_rate_short == pytest.approx(2.0)
+    assert snap.mean_job_seconds == pytest.approx(0.5)
+    assert snap.failure_rate == pytest.approx(0.1)
+    # 40 visible at 2 jobs/s: the counters date the oldest job 20 s back; CloudWatch's 12 s
+    # datapoint is 90 s old, and 180 jobs were queued since, so the job it saw has gone: 20 s
+    assert (snap.oldest_age_seconds, snap.oldest_age_source) == (20.0, AgeSource.COUNTERS)
+    assert snap.rate_window_seconds == 300.0
+
+
+def test_the_short_window_is_the_callers() -> None:
+    readings = replace(all_read(), rows=[CounterRow(second=SECOND - 5, queued=30)])
+    snap = build_snapshot("jobs", NOW, readings, RateWindows(short_seconds=10.0))
+    assert (snap.arrival_rate, snap.arrival_rate_short) == (pytest.approx(0.1), 3.0)
+
+
+@pytest.mark.parametrize(
+    ("failed", "unknown", "problem"),
+    [
+        pytest.param(
+            "depth",
+            ("visible", "in_flight", "delayed", "oldest_age_seconds"),
+            "visible unknown",
+            id="queue-depth",
+        ),
+        pytest.param(
+            "fleet",
+            ("running", "desired", "pending", "deployment_in_progress"),
+            "running unknown",
+            id="service",
+        ),
+        pytest.param(
+            "rows",
+            ("arrival_rate", "arrival_rate_short", "mean_job_seconds", "failure_rate"),
+            "arrival_rate unknown",
+            id="counters",
+        ),
+    ],
+)
+def test_a_failed_reading_is_unknown_and_the_core_holds(
+    failed: str, unknown: tuple[str, ...], problem: str
+) -> None:
+    # GIVEN every reading but one
+    readings = replace(all_read(), **{failed: None})
+    # WHEN the snapshot is built and decided on
+    snap = build_snapshot("jobs", NOW, readings)
+    decision = decide(snap, settings(), ControllerState(queue="jobs"), NOW).decision
+    # THEN what that reading measures is None, never 0, and the core holds saying why
+    assert {name: getattr(snap, name) for name in unknown} == dict.fromkeys(unknown)
+    assert decision.inputs_ok is False
+    assert problem in decision.reason and "holding the current count" in decision.reason
+
+
+def test_an_age_no_source_can_give_is_unknown_not_zero() -> None:
+    # GIVEN a backlog, no CloudWatch datapoint and no counters that reach it
+    readings = replace(all_read(), oldest_age=None, rows=[])
+    snap = build_snapshot("jobs", NOW, readings)
+    assert (snap.oldest_age_seconds, snap.oldest_age_source) == (None, AgeSource.UNKNOWN)
+    decision = decide(snap, settings(), ControllerState(queue="jobs"), NOW).decision
+    assert decision.action == "hold" and "oldest_age_seconds unknown" in decision.reason
+
+
+def test_an_unknown_dlq_is_unknown_and_does_not_hold() -> None:
+    snap = build_snapshot("jobs", NOW, replace(all_read(), dlq_depth=None))
+    assert snap.dlq_depth is None
+    assert decide(snap, settings(), ControllerState(queue="jobs"), NOW).decision.inputs_ok
+
+
+@pytest.mark.parametrize(("sla", "seconds"), [(30.0, 300), (600.0, 1200), (86_400.0, 3600)])
+def test_the_counter_lookback_reaches_twice_the_sla(sla: float, seconds: int) -> None:
+    assert counter_lookback_seconds(sla) == seconds
