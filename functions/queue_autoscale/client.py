@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -65,6 +66,12 @@ class JobRun:
 
 def _now_ms(clock: Callable[[], float]) -> int:
     return int(clock() * 1000)
+
+
+def elapsed_ms(began: float, ended: float) -> int:
+    """A job's duration in whole ms from two perf_counter readings (seconds), rounded up and at
+    least 1: a job shorter than a millisecond is still a completion with a duration, never 0."""
+    return max(1, math.ceil((ended - began) * 1000 - 1e-6))  # 1e-6 ms: float noise
 
 
 def pack_messages(
@@ -217,6 +224,9 @@ class EventRecorder:
     ) -> Iterator[JobRun]:
         """Record started on entry, completed on a normal exit, failed if the body raises.
 
+        Durations are whole milliseconds rounded up (see `elapsed_ms`): a sub-millisecond job
+        reports 1 ms, so it always counts as completed work.
+
         `message` is a ReceiveMessage message (MessageId, Attributes) or a Lambda SQS
         record (messageId, attributes); SentTimestamp gives the pickup time and
         ApproximateReceiveCount the attempt. The job's own exception propagates.
@@ -226,10 +236,10 @@ class EventRecorder:
         try:
             yield run
         except BaseException:
-            elapsed = int((time.perf_counter() - began) * 1000)
+            elapsed = elapsed_ms(began, time.perf_counter())
             self.failed(queue, run.job_id, elapsed, attempt=run.attempt)
             raise
-        elapsed = int((time.perf_counter() - began) * 1000)
+        elapsed = elapsed_ms(began, time.perf_counter())
         self.completed(queue, run.job_id, elapsed, attempt=run.attempt)
 
     def _begin(self, message: Mapping[str, Any], queue: str, job_id: str | None) -> JobRun:

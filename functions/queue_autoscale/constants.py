@@ -18,6 +18,7 @@ QUEUE_METRICS: Final[dict[str, str]] = {
     "PredictedPickupSeconds": "Seconds",
     "CurrentWorkers": "Count",
     "TargetWorkers": "Count",
+    "FleetUsage": "None",
     "ControllerErrors": "Count",
 }
 # Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from queue_autoscale.client import EventRecorder, pack_messages, send_job
+from queue_autoscale.client import EventRecorder, elapsed_ms, pack_messages, send_job
 from queue_autoscale.events import ValidationContext, parse_body
 
 URL = "https://sqs.us-east-1.amazonaws.com/123456789012/events"
@@ -119,7 +119,35 @@ def test_the_worker_helper_records_started_with_pickup_then_completed() -> None:
     }
     assert completed["type"] == "completed"
     assert completed["attempt"] == 2
-    assert 0 <= completed["duration_ms"] < 1_000
+    assert 1 <= completed["duration_ms"] < 1_000
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        pytest.param(0.0, 1, id="no measurable time: 1 ms"),
+        pytest.param(0.00004, 1, id="40 microseconds: 1 ms"),
+        pytest.param(0.001, 1, id="exactly 1 ms"),
+        pytest.param(0.0012, 2, id="1.2 ms rounds up"),
+        pytest.param(2.5, 2_500, id="2.5 s"),
+    ],
+)
+def test_a_duration_is_whole_milliseconds_rounded_up_never_zero(
+    seconds: float, expected: int
+) -> None:
+    assert elapsed_ms(100.0, 100.0 + seconds) == expected
+
+
+def test_a_sub_millisecond_job_is_recorded_as_a_completion_of_1_ms() -> None:
+    # GIVEN a worker whose job does nothing (microseconds)
+    sqs = FakeSqs()
+    rec = recorder(sqs, flush_interval_seconds=3600)
+    with rec.job({"MessageId": "fast"}, "orders"):
+        pass
+    rec.flush()
+    # THEN it is a completed event with a duration the ingest counts (not 0 ms)
+    completed = sqs.events()[1]
+    assert (completed["type"], completed["duration_ms"]) == ("completed", 1)
 
 
 def test_the_worker_helper_records_failed_and_lets_the_job_error_through() -> None:

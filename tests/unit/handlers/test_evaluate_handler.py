@@ -324,6 +324,19 @@ def test_a_steady_fleet_holds_without_calling_update(installed: Any, lambda_cont
     metrics = runtime.publish_metrics.last("orders")
     assert metrics["LoadRatio"] == pytest.approx(0.5)
     assert metrics["CurrentWorkers"] == 2.0
+    assert metrics["FleetUsage"] == pytest.approx(2 / 50)  # current / this queue's max
+
+
+@pytest.mark.parametrize(("max_workers", "usage"), [(5, 0.4), (2, 1.0), (200, 0.01)])
+def test_fleet_usage_is_relative_to_each_queues_own_max(
+    installed: Any, lambda_context: Any, max_workers: int, usage: float
+) -> None:
+    # GIVEN 2 workers on queues of different maxima (seed 003: alert at 80% of each one's max)
+    runtime = installed(build(max_workers=max_workers, min_workers=0))
+    runtime.sqs.depths["orders"] = QueueDepth(0, 0, 0)
+    # WHEN a tick runs, THEN FleetUsage is 2 / max for that queue
+    evaluate.handler({"once": True}, lambda_context)
+    assert runtime.publish_metrics.last("orders")["FleetUsage"] == pytest.approx(usage)
 
 
 def test_a_predicted_breach_is_announced(installed: Any, lambda_context: Any) -> None:
