@@ -86,7 +86,8 @@ class Fault:
     def _hits(self, request: AWSPreparedRequest) -> bool:
         if self.match is None:
             return True
-        body = request.body if isinstance(request.body, bytes) else b""
+        raw = request.body
+        body = raw if isinstance(raw, bytes) else raw.encode() if isinstance(raw, str) else b""
         return self.match in body or self.match in request.url.encode()
 
     def _hook(self, protocol: str) -> Callable[..., AWSResponse | None]:

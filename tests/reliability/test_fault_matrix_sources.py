@@ -1,0 +1,287 @@
+"""Fault matrix of the Kafka and RabbitMQ sources: the hurt queue holds, the others decide.
+
+Kafka (MSK) reads CloudWatch `AWS/Kafka` on the emulator, so its faults are the AWS ones,
+injected with the botocore hook of faults.py on that one query (throttling, 5xx, read and
+connect timeouts, AccessDenied). RabbitMQ's management API is HTTP: its faults come from a
+loopback server that answers 503, 429 or 401, or accepts and never answers (read timeout), or
+from a closed port (connection refused). No fault server ever answers with counts; the healthy
+RabbitMQ path is tested against a real broker in tests/integration/test_source_rabbitmq.py.
+Each case: one tick over an SQS queue and the hurt queue, both backlogged.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from queue_autoscale.adapters.aws import make_clients
+from queue_autoscale.handlers import evaluate
+from queue_autoscale.settings import EvaluateSettings
+from tests.integration.conftest import REGION, Endpoint, Kit
+from tests.reliability.faults import FAULTS, Fault, expected_attempts
+from tests.reliability.worlds import NOW, SECOND, START_WORKERS, Fleet, MetricsRecorder
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
+
+MAX_WORKERS = 10
+HTTP_FAULTS = {
+    "server-error": 503,
+    "throttled": 429,
+    "auth-failure": 401,
+    "read-timeout": None,
+    "connection-refused": None,
+}
+
+
+class _FaultHandler(BaseHTTPRequestHandler):
+    status = 503
+    hang = threading.Event()
+
+    def do_GET(self) -> None:
+        if self.status == 0:  # accept and never answer, until the test ends
+            self.hang.wait(10)
+            return
+        body = b'{"error":"injected","reason":"fault"}'
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+class FaultServer:
+    """A loopback HTTP server that answers every request with one fault."""
+
+    def __init__(self) -> None:
+        self.handler = type("Handler", (_FaultHandler,), {"hang": threading.Event()})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def answer(self, status: int | None) -> None:
+        self.handler.status = status or 0
+
+    def stop(self) -> None:
+        self.handler.hang.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+class World:
+    """An SQS queue (`other`) and a Kafka and a RabbitMQ queue, each with its ECS service and
+    counters showing 6 jobs/s for the last 20 s; Kafka 140 messages behind in CloudWatch."""
+
+    def __init__(self, kit: Any, clients: Any) -> None:
+        self.fleet = Fleet.create(kit, clients, bases=("other",))
+        self.other = self.fleet.queues[0]
+        self.kit, self.clients = kit, clients
+        self.kafka, self.rabbit = kit.name("kq"), kit.name("rq")
+        for queue in (self.kafka, self.rabbit):
+            self.fleet.clusters[queue] = kit.name(f"c{queue}")
+            kit.service(self.fleet.clusters[queue], queue, START_WORKERS)
+            self.fleet.count(queue, range(SECOND - 20, SECOND), queued=6)
+            self.fleet.count(
+                queue, range(SECOND - 300, SECOND - 20, 10), completed=10, busy_ms=10_000
+            )
+        self.put_metrics(
+            "AWS/Kafka",
+            {"Cluster Name": "prod", "Consumer Group": "workers", "Topic": self.kafka},
+            SumOffsetLag=140,
+            MaxOffsetLag=40,
+            EstimatedMaxTimeLag=20,
+        )
+        self.put_metrics(
+            "AWS/AmazonMQ",
+            {"Broker": "b-1", "VirtualHost": "/", "Queue": self.rabbit},
+            MessageReadyCount=140,
+            MessageUnacknowledgedCount=2,
+            ConsumerCount=2,
+        )
+        self.secret = f"mq-{kit.suffix}"
+        clients.secretsmanager.create_secret(
+            Name=self.secret, SecretString=json.dumps({"username": "u", "password": "p"})
+        )
+
+    def put_metrics(self, namespace: str, dimensions: dict[str, str], **values: float) -> None:
+        dims = [{"Name": name, "Value": value} for name, value in dimensions.items()]
+        stamp = datetime.fromtimestamp(NOW - 90, UTC)
+        self.clients.cloudwatch.put_metric_data(
+            Namespace=namespace,
+            MetricData=[
+                {"MetricName": name, "Dimensions": dims, "Timestamp": stamp, "Value": value}
+                for name, value in values.items()
+            ],
+        )
+
+    def config(self, queue: str, **source: Any) -> dict[str, Any]:
+        base: dict[str, Any] = {
+            "queue": queue,
+            "cluster": self.fleet.clusters[queue],
+            "max_workers": MAX_WORKERS,
+            "sla_seconds": 30,
+            "provisioning_lead_seconds": 0,
+        }
+        if queue == self.kafka:
+            base["source"] = {
+                "type": "kafka",
+                "cluster_name": "prod",
+                "topic": self.kafka,
+                "consumer_group": "workers",
+                "partitions": 64,
+            }
+        elif queue == self.rabbit:
+            base["source"] = {
+                "type": "rabbitmq",
+                "prefetch": 1,
+                "credentials_secret": self.secret,
+                "timeout_seconds": 0.5,
+                **source,
+            }
+        return base
+
+    def runtime(self, clients: Any, hurt: dict[str, Any]) -> Any:
+        settings = EvaluateSettings.from_environ(
+            {
+                "QUEUES_CONFIG": json.dumps([self.config(self.other), hurt]),
+                "LOAD_TABLE": self.fleet.table,
+                "ARCHIVE_BUCKET": self.fleet.bucket,
+                "EVALUATION_INTERVAL_SECONDS": "30",
+            }
+        )
+        runtime = evaluate.build_runtime(settings, clients, clock=lambda: NOW)
+        runtime.publish_metrics = MetricsRecorder()
+        return runtime
+
+    def desired(self, queue: str) -> int:
+        answer = self.clients.ecs.describe_services(
+            cluster=self.fleet.clusters[queue], services=[queue]
+        )
+        return int(answer["services"][0]["desiredCount"])
+
+    def reset(self) -> None:
+        for queue in (self.other, self.kafka, self.rabbit):
+            self.clients.ecs.update_service(
+                cluster=self.fleet.clusters[queue], service=queue, desiredCount=START_WORKERS
+            )
+            self.clients.dynamodb.delete_item(
+                TableName=self.fleet.table,
+                Key={"pk": {"S": f"Q#{queue}"}, "sk": {"S": "STATE"}},
+            )
+
+
+@pytest.fixture(scope="module")
+def world(aws_endpoint: Endpoint) -> World:
+    if aws_endpoint.embedded:
+        import urllib.request
+
+        request = urllib.request.Request(f"{aws_endpoint.url}/moto-api/reset", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
+            answer.read()
+    clients = make_clients(endpoint_url=aws_endpoint.url, region_name=REGION)
+    return World(Kit(clients, uuid.uuid4().hex[:8]), clients)
+
+
+@pytest.fixture
+def clients(world: World, aws_endpoint: Endpoint) -> Iterator[Any]:
+    yield make_clients(endpoint_url=aws_endpoint.url, region_name=REGION)
+    world.reset()
+
+
+@pytest.fixture
+def fault_server() -> Iterator[FaultServer]:
+    server = FaultServer()
+    yield server
+    server.stop()
+
+
+def run_and_check(world: World, runtime: Any, hurt: str, acts: bool) -> dict[str, Any]:
+    outcomes = {o.queue: o for o in evaluate.run_tick(runtime, NOW)}
+    metrics = runtime.publish_metrics
+    # the SQS queue decided and scaled, with a clean tick
+    assert outcomes[world.other].applied, outcomes[world.other].errors
+    assert world.desired(world.other) > START_WORKERS
+    assert outcomes[world.other].errors == []
+    assert metrics.last(world.other)["ControllerErrors"] == 0
+    # the hurt queue: scaled only when it could still decide; never down, never above max
+    assert outcomes[hurt].applied is acts
+    desired = world.desired(hurt)
+    assert START_WORKERS <= desired <= MAX_WORKERS
+    assert (desired > START_WORKERS) is acts
+    assert metrics.last(hurt)["ControllerErrors"] >= 1
+    return outcomes
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_kafka_lag_read_under_a_failing_call(world: World, clients: Any, fault: str) -> None:
+    # GIVEN CloudWatch failing only the AWS/Kafka query
+    runtime = world.runtime(clients, world.config(world.kafka))
+    injected = Fault("GetMetricData", fault, match=b"Kafka").install(clients.cloudwatch)
+    # WHEN a tick runs; THEN the Kafka queue holds and the SQS queue scales
+    outcomes = run_and_check(world, runtime, world.kafka, acts=False)
+    injected.active = False
+    assert injected.attempts == expected_attempts(fault)
+    assert any("AWS/Kafka" in error for error in outcomes[world.kafka].errors)
+
+
+def test_kafka_queue_scales_from_its_lag_when_healthy(world: World, clients: Any) -> None:
+    # GIVEN 140 messages of lag on the emulator's CloudWatch: the Kafka queue decides and scales
+    runtime = world.runtime(clients, world.config(world.kafka))
+    outcomes = {o.queue: o for o in evaluate.run_tick(runtime, NOW)}
+    kafka = outcomes[world.kafka]
+    assert kafka.errors == [] and kafka.applied and kafka.decision is not None
+    assert world.desired(world.kafka) == kafka.decision.target > START_WORKERS
+    assert kafka.decision.backlog_per_instance == 140 / START_WORKERS
+
+
+@pytest.mark.parametrize("fault", list(HTTP_FAULTS))
+def test_rabbit_management_api_under_a_fault(
+    world: World, clients: Any, fault_server: FaultServer, fault: str
+) -> None:
+    # GIVEN the management API failing this way and no CloudWatch fallback configured
+    if fault == "connection-refused":
+        url = closed_port_url()
+    else:
+        fault_server.answer(HTTP_FAULTS[fault])
+        url = fault_server.url
+    runtime = world.runtime(clients, world.config(world.rabbit, management_url=url))
+    # WHEN a tick runs; THEN the RabbitMQ queue holds with the API's error, the SQS queue scales
+    outcomes = run_and_check(world, runtime, world.rabbit, acts=False)
+    assert any("RabbitMQ GET /api/queues" in error for error in outcomes[world.rabbit].errors)
+
+
+def test_rabbit_falls_back_to_amazon_mq_cloudwatch(
+    world: World, clients: Any, fault_server: FaultServer
+) -> None:
+    # GIVEN a 503 from the management API and the broker's AWS/AmazonMQ metrics on CloudWatch
+    fault_server.answer(503)
+    hurt = world.config(world.rabbit, management_url=fault_server.url, broker="b-1")
+    runtime = world.runtime(clients, hurt)
+    # WHEN a tick runs; THEN the queue decides from CloudWatch's counts, and says why
+    outcomes = run_and_check(world, runtime, world.rabbit, acts=True)
+    rabbit = outcomes[world.rabbit]
+    assert rabbit.decision is not None
+    # 140 ready + 2 unacked; 2 consumers of prefetch 1 work on both: 140 waiting
+    assert rabbit.decision.backlog_per_instance == 140 / START_WORKERS
+    assert any("CloudWatch used" in error for error in rabbit.errors)
