@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from queue_autoscale import commands as core_commands
@@ -25,8 +27,14 @@ worker_command.register(app)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: a bad input the commands did not name themselves is still
+    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError)."""
+    try:
+        app()
+    except (ValueError, ArithmeticError, RecursionError) as error:
+        command = " ".join(sys.argv[1:2]) or "queue-autoscale"
+        typer.echo(f"error: {command}: {type(error).__name__}: {error}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from queue_autoscale.config import ConfigError, QueueConfig, load_config
+from queue_autoscale.config import ConfigError, QueueConfig, load_config, load_json, read_text
 from queue_autoscale.core import (
     POLICIES,
     AgeSource,
@@ -33,30 +33,38 @@ if not console.is_terminal:  # piped or captured: wide enough for the tables, no
 PeerExplainer = Callable[[QueueSnapshot, QueueSettings], Decision]
 
 
+Count = Annotated[int, Field(ge=-(2**63), le=2**63)]
+"""A count as AWS could report it (64-bit)."""
+
+
 class InputError(ValueError):
     """A file the command cannot use; the message names the file and the key."""
 
 
 class SnapshotFile(BaseModel):
-    """The snapshot JSON `explain` reads (every key required; null means 'could not be read')."""
+    """The snapshot JSON `explain` reads (every key required; null means 'could not be read').
 
-    model_config = ConfigDict(extra="forbid")
+    Numbers must be finite and counts within +-2^63 (what SQS and ECS can report); negative
+    counts pass through, for the core to hold on them as it would in production.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     queue: str
     now: float
     """Epoch seconds the snapshot was taken (and the decision is made)."""
-    visible: int | None
-    in_flight: int | None
-    delayed: int
+    visible: Count | None
+    in_flight: Count | None
+    delayed: Count
     oldest_age_seconds: float | None
     arrival_rate: float | None
     """jobs/s over the long window."""
     mean_job_seconds: float | None
-    running: int | None
-    desired: int | None
-    pending: int
+    running: Count | None
+    desired: Count | None
+    pending: Count
     deployment_in_progress: bool
-    dlq_depth: int
+    dlq_depth: Count
     failure_rate: float
     """Share of finished jobs that failed, 0..1."""
     arrival_rate_short: float | None = None
@@ -72,16 +80,7 @@ class SnapshotFile(BaseModel):
 
 
 def _read_json(path: Path, what: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"{what} {path}: cannot read: {error.strerror}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"{what} {path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
-        ) from None
+    return load_json(read_text(path, f"{what} ", InputError), f"{what} {path}", InputError)
 
 
 def read_snapshot(path: Path) -> QueueSnapshot:
@@ -105,10 +104,12 @@ def read_state(path: Path | None, queue: str) -> ControllerState:
     if path is None:
         return ControllerState(queue)
     data = _read_json(path, "state")
+    if not isinstance(data, dict):
+        raise InputError(f"state {path}: expected a JSON object")
     try:
         return state_from_dict({"queue": queue, **data})
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        raise InputError(f"state {path}: {error}") from None
+    except Exception as error:  # any malformed file is one line naming it, never a traceback
+        raise InputError(f"state {path}: {type(error).__name__}: {error}") from None
 
 
 def read_model(path: Path | None) -> TrendModel | None:
@@ -118,8 +119,8 @@ def read_model(path: Path | None) -> TrendModel | None:
     data = _read_json(path, "model")
     try:
         return model_from_dict(data)
-    except (KeyError, TypeError, ValueError) as error:
-        raise InputError(f"model {path}: {error}") from None
+    except Exception as error:  # any malformed file is one line naming it, never a traceback
+        raise InputError(f"model {path}: {type(error).__name__}: {error}") from None
 
 
 def pick_queue(configs: list[QueueConfig], queue: str, path: Path) -> QueueConfig:
@@ -276,7 +277,8 @@ def explain(
         if examples is not None:
             rows = run_examples(examples)
             if as_json:
-                print(json.dumps([{"example": n, **decision_to_dict(d)} for n, d in rows]))
+                rows_json = [{"example": n, **decision_to_dict(d)} for n, d in rows]
+                print(json.dumps(rows_json, allow_nan=False))
             else:
                 print_examples(rows)
             return
@@ -286,7 +288,7 @@ def explain(
     except (InputError, ConfigError) as error:
         raise _fail(str(error)) from None
     if as_json:
-        print(json.dumps(decision_to_dict(decision), indent=2))
+        print(json.dumps(decision_to_dict(decision), indent=2, allow_nan=False))
     else:
         console.print(decision_table(decision))
 
@@ -321,7 +323,8 @@ def validate_config(
         float, typer.Option("--interval", min=5, max=60, help="Evaluation interval, s.")
     ] = 30.0,
 ) -> None:
-    """Check a config file: print what is wrong, or the effective settings of every queue."""
+    """Check a config file: print what is wrong, or the effective settings of every queue and a
+    warning for each SLA the poll interval and start-up lead make unreachable (exit 0)."""
     try:
         configs = load_config(file)
     except ConfigError as error:
@@ -338,6 +341,9 @@ def validate_config(
             continue
         table.add_row(field, *(str(getattr(s, field)) for s in settings))
     console.print(table)
+    for config in configs:
+        for warning in config.warnings(evaluation_interval_seconds):
+            typer.echo(f"warning: {warning}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -24,6 +24,11 @@ ENV_VAR = "QUEUES_CONFIG"
 """Environment variable holding the JSON config (what the Lambda functions read)."""
 
 
+WORKER_POLL_FLOOR_SECONDS = 5.0
+"""Seed 001's first floor: even an idle, running worker picks a job up only after its poll
+cycle (a few seconds plus overhead); pickup SLAs below this breach whatever the fleet."""
+
+
 class ConfigError(ValueError):
     """A config that cannot be used; the message names queue, field and value."""
 
@@ -236,6 +241,29 @@ class QueueConfig(BaseModel):
             return min(self.worker_concurrency, self.source.prefetch)
         return self.worker_concurrency
 
+    def warnings(self, evaluation_interval_seconds: float = 30.0) -> list[str]:
+        """Why this SLA may not be met whatever the controller does (seed 001's floors), each
+        saying what would be needed; empty when none applies."""
+        sla, found = self.sla_seconds, []
+        if sla < WORKER_POLL_FLOOR_SECONDS:
+            found.append(
+                f"queue {self.queue!r}: sla_seconds = {sla:g} is below the "
+                f"~{WORKER_POLL_FLOOR_SECONDS:g} s worker poll floor: pickups breach it whatever "
+                f"the fleet; an SLA of at least {WORKER_POLL_FLOOR_SECONDS:g} s is needed"
+            )
+        cold = (
+            evaluation_interval_seconds + self.provisioning_lead_seconds + WORKER_POLL_FLOOR_SECONDS
+        )
+        if self.min_workers == 0 and sla < cold:
+            found.append(
+                f"queue {self.queue!r}: with min_workers = 0 a job reaching an idle queue waits "
+                f"up to the {evaluation_interval_seconds:g} s poll interval + "
+                f"{self.provisioning_lead_seconds:g} s start-up lead + "
+                f"~{WORKER_POLL_FLOOR_SECONDS:g} s worker poll = {cold:g} s, above "
+                f"sla_seconds = {sla:g}: set min_workers >= 1, or an SLA of at least {cold:g} s"
+            )
+        return found
+
     def settings(
         self, evaluation_interval_seconds: float = 30.0, partitions: int | None = None
     ) -> QueueSettings:
@@ -311,13 +339,39 @@ def parse_config(data: Any) -> list[QueueConfig]:
 
 def parse_json(text: str, source: str = "config") -> list[QueueConfig]:
     """Parse JSON text into queue configs; bad JSON names the source, line and column."""
+    return parse_config(load_json(text, source, ConfigError))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(text: str, source: str, error_type: type[ValueError] = ValueError) -> Any:
+    """Strict JSON (no NaN/Infinity) from text; any problem raises `error_type` with one line
+    naming `source` and what is wrong (bad syntax, a number too long to read, nesting)."""
     try:
-        data = json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
-        raise ConfigError(
+        raise error_type(
             f"{source}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
-    return parse_config(data)
+    except RecursionError:
+        raise error_type(f"{source}: invalid JSON: nested too deeply") from None
+    except ValueError as error:  # NaN/Infinity, or an integer of more than 4,300 digits
+        raise error_type(f"{source}: invalid JSON: {str(error)[:100]}") from None
+
+
+def read_text(path: Path, what: str, error_type: type[ValueError] = ValueError) -> str:
+    """A UTF-8 text file; unreadable or not UTF-8 raises `error_type` naming the file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise error_type(f"{what}{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise error_type(
+            f"{what}{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset "
+            f"{error.start})"
+        ) from None
 
 
 def load_config(
@@ -326,11 +380,7 @@ def load_config(
     """Load queue configs: explicit file path > $QUEUES_CONFIG (JSON text) > error."""
     if path is not None:
         file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"{file}: cannot read config: {error.strerror}") from None
-        return parse_json(text, str(file))
+        return parse_json(read_text(file, "config ", ConfigError), str(file))
     env = os.environ if environ is None else environ
     text = env.get(ENV_VAR, "")
     if not text:

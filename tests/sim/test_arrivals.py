@@ -60,6 +60,18 @@ def test_scale_and_window(tmp_path: Path) -> None:
         pytest.param(b"1 2", {"scale": 0}, "scale = 0", id="scale"),
         pytest.param(b"1 2", {"start": 5}, "start = 5: the trace", id="start-past-end"),
         pytest.param(b"1 2", {"length": 0}, "length = 0", id="length"),
+        pytest.param(
+            b"1 99999999999999999999999 3",
+            {},
+            "value #2 = 99999999999999999999999 is above 1,000,000,000 jobs",
+            id="beyond 64 bits",
+        ),
+        pytest.param(
+            b"1 3",
+            {"scale": 10**30},
+            "scale = 1000000000000000000000000000000: the busiest",
+            id="scale overflows",
+        ),
     ],
 )
 def test_bad_traces_name_the_value(

@@ -175,3 +175,99 @@ def test_explain_peer_reads_aws_documented_example() -> None:
     )
     assert code == 0
     assert json.loads(out)["target"] == 15
+
+
+def _snapshot_with(tmp_path: Path, text: str | bytes) -> Path:
+    path = tmp_path / "snap.json"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def _snapshot_text(**changes: object) -> str:
+    data = json.loads((EXAMPLES / "seed002-underloaded.snapshot.json").read_text())
+    data.update(changes)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        pytest.param(b"\xff\xfe{}", "not UTF-8 text (byte 0xff at offset 0)", id="non-UTF-8"),
+        pytest.param(
+            _snapshot_text().replace('"dlq_depth": 0', '"dlq_depth": ' + "9" * 5_000),
+            "invalid JSON: Exceeds the limit (4300 digits)",
+            id="5,000-digit number",
+        ),
+        pytest.param(
+            _snapshot_text().replace('"dlq_depth": 0', '"dlq_depth": NaN'),
+            "NaN is not a JSON number",
+            id="NaN literal",
+        ),
+        pytest.param(_snapshot_text(visible=10**30), "key 'visible' = ", id="count beyond 64 bits"),
+        pytest.param(
+            _snapshot_text().replace('"failure_rate": 0.0', '"failure_rate": 1e400'),
+            "key 'failure_rate'",
+            id="float overflow",
+        ),
+        pytest.param("[" * 100_000, "nested too deeply", id="deep nesting"),
+    ],
+)
+def test_explain_answers_a_hostile_file_in_one_line_exit_2(
+    tmp_path: Path, content: str | bytes, words: str
+) -> None:
+    # WHEN explain reads a snapshot file a user or a tool got badly wrong
+    code, _, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed002-underloaded.config.json"),
+        "--snapshot",
+        str(_snapshot_with(tmp_path, content)),
+    )
+    # THEN one line names the file and the problem, exit 2, no traceback
+    assert code == 2, err
+    assert words in err and "snap.json" in err and len(err.strip().splitlines()) == 1
+
+
+def test_explain_with_an_absurd_job_time_answers_at_once_and_prints_valid_json(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a snapshot with an absurd (finite) mean job time and arrival rate
+    text = _snapshot_text(mean_job_seconds=1e308, arrival_rate=1e300, visible=10**12)
+    # WHEN explained as JSON, THEN it comes back capped at max, and the output is strict JSON
+    code, out, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed002-underloaded.config.json"),
+        "--snapshot",
+        str(_snapshot_with(tmp_path, text)),
+        "--json",
+    )
+    assert code == 0, err
+    data = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
+    assert data["constraints"] and "max_workers" in data["constraints"]
+
+
+def test_validate_config_warns_when_the_floors_make_the_sla_unreachable(tmp_path: Path) -> None:
+    # GIVEN a 3 s SLA, and a 40 s SLA that may scale to zero with a 60 s start-up lead
+    config = tmp_path / "q.json"
+    config.write_text(
+        json.dumps(
+            [
+                {"queue": "fast", "sla_seconds": 3, "min_workers": 2},
+                {"queue": "idle", "sla_seconds": 40, "min_workers": 0},
+                {"queue": "fine", "sla_seconds": 300, "min_workers": 0},
+            ]
+        )
+    )
+    # WHEN validated at a 30 s interval
+    code, _, err = run("validate-config", str(config), "--interval", "30")
+    # THEN it passes with a warning for each, saying what would be needed; none for "fine"
+    assert code == 0
+    warnings = err.strip().splitlines()
+    assert len(warnings) == 2
+    assert "'fast'" in warnings[0] and "an SLA of at least 5 s is needed" in warnings[0]
+    assert "'idle'" in warnings[1] and "30 s poll interval + 60 s start-up lead" in warnings[1]
+    assert "set min_workers >= 1, or an SLA of at least 95 s" in warnings[1]

@@ -47,6 +47,10 @@ def _read_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
+MAX_JOBS_PER_SECOND = 10**9
+"""The most jobs one second of a trace may hold, after scaling (int64 and the engine's sanity)."""
+
+
 @lru_cache(maxsize=4)
 def _parse_trace(path_text: str, mtime_ns: int) -> Counts:
     path = Path(path_text)
@@ -56,14 +60,21 @@ def _parse_trace(path_text: str, mtime_ns: int) -> Counts:
         raise ArrivalError(f"{path}: cannot read trace: {error}") from None
     try:
         counts = np.array([int(token) for token in tokens], dtype=np.int64)
-    except ValueError:
+        if counts.size and int(counts.max()) > MAX_JOBS_PER_SECOND:
+            raise OverflowError
+    except (ValueError, OverflowError):
         for position, token in enumerate(tokens):
+            shown = token.decode(errors="replace")[:40]
             try:
-                int(token)
+                value = int(token)
             except ValueError:
-                shown = token.decode(errors="replace")
                 raise ArrivalError(
                     f"{path}: value #{position + 1} = {shown!r} is not a whole count of jobs"
+                ) from None
+            if value > MAX_JOBS_PER_SECOND:
+                raise ArrivalError(
+                    f"{path}: value #{position + 1} = {shown} is above "
+                    f"{MAX_JOBS_PER_SECOND:,} jobs in a second"
                 ) from None
         raise  # pragma: no cover - the loop finds the bad token
     if counts.size == 0:
@@ -98,7 +109,13 @@ def read_trace(
     if start >= counts.size:
         raise ArrivalError(f"start = {start}: the trace {file} has only {counts.size} seconds")
     end = counts.size if length is None else min(counts.size, start + length)
-    return counts[start:end] * np.int64(scale)
+    window = counts[start:end]
+    if int(window.max()) * scale > MAX_JOBS_PER_SECOND:
+        raise ArrivalError(
+            f"scale = {scale}: the busiest second ({int(window.max())} jobs) would exceed "
+            f"{MAX_JOBS_PER_SECOND:,} jobs in a second"
+        )
+    return window * np.int64(scale)
 
 
 # --------------------------------------------------------------------------- scenarios
