@@ -20,6 +20,7 @@ QUEUE_METRICS: Final[dict[str, str]] = {
     "TargetWorkers": "Count",
     "FleetUsage": "None",
     "ControllerErrors": "Count",
+    "RealizedCompliance": "None",
 }
 # Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}

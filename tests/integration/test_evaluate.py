@@ -209,7 +209,15 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
 ) -> None:
     # GIVEN seed 002's case: 10 jobs/s arrive and complete, 1 s jobs, 20 workers, no backlog
     world = World(kit, clients, running=20, max_workers=50)
-    world.count(range(SECOND - 300, SECOND), queued=10, completed=10, busy_ms=10_000)
+    # (each second's 10 starts waited 0.2 s on average: within the SLA)
+    world.count(
+        range(SECOND - 300, SECOND),
+        queued=10,
+        started=10,
+        pickup_ms=2_000,
+        completed=10,
+        busy_ms=10_000,
+    )
     world.runtime()
 
     # WHEN one tick runs
@@ -229,6 +237,7 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     assert document["CurrentWorkers"] == [20.0]
     assert document["OldestJobAgeSeconds"] == [0.0]
     assert document["BacklogPerInstance"] == [0.0]
+    assert document["RealizedCompliance"] == [1.0]
     assert document["SlaUsage"] == [0.0]
     assert document["ControllerErrors"] == [0.0]
     (decision,) = answer["decisions"]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from queue_autoscale.core.counters import CounterRow, Rates, oldest_age, window_rates
+from queue_autoscale.core.counters import (
+    CounterRow,
+    Rates,
+    oldest_age,
+    pickup_seconds,
+    window_rates,
+)
 from queue_autoscale.core.hybrid import decide
 from queue_autoscale.core.measures import Measures, measure
 from queue_autoscale.core.models import (
@@ -87,6 +93,7 @@ __all__ = [
     "model_from_dict",
     "model_to_dict",
     "oldest_age",
+    "pickup_seconds",
     "servers_for_sla",
     "service_rate",
     "state_from_dict",

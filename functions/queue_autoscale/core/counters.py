@@ -103,6 +103,11 @@ def robust_mean_job_seconds(rows: Sequence[CounterRow]) -> float | None:
     return max(JOB_TIME_RESOLUTION_SECONDS, means[groups // 2] / 1000.0)
 
 
+def pickup_seconds(rows: Iterable[CounterRow]) -> tuple[tuple[int, int, int], ...]:
+    """(second, started, pickup ms) of every row with starts: the snapshot's `pickups`."""
+    return tuple((r.second, r.started, r.pickup_ms) for r in rows if r.started > 0)
+
+
 def counters_oldest_age(now: float, visible: int, rows: Sequence[CounterRow]) -> float | None:
     """Age implied by the counters (FIFO): walking back from now, the second at which the queued
     counts add up to the visible backlog. A lower bound when the rows run out first; None with

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from queue_autoscale.core import sla_loop
 from queue_autoscale.core.drain import (
     WARNING_USAGE,
     backlog_at_landing,
@@ -64,7 +65,11 @@ def decide(
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
 
-    lam = m.arrival_rate
+    loop = sla_loop.update(state, snapshot.pickups, settings, now)
+    if loop.headroom > 0:  # the SLA loop: more headroom, capacity kept longer after bursts
+        window = settings.stabilization_window_seconds * loop.hold_factor
+        settings = replace(settings, stabilization_window_seconds=window)
+    lam = m.arrival_rate * (1.0 + loop.headroom)
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     steady = workers_for_sla(
         lam,
@@ -104,10 +109,29 @@ def decide(
     recommendation, floors, remembered = _bounds(raw, terms, m, snapshot, state, settings)
     target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
     steps = floors + moves
+    if loop.headroom > 0:
+        why += (
+            f"; SLA loop: realized compliance {loop.compliance:.3%} under "
+            f"{settings.percentile:.1%}, sizing for {1 + loop.headroom:.2f} x the rate and "
+            f"holding capacity {window:g} s"
+            if loop.compliance is not None
+            else ""
+        )
     decision = build_decision(
         snapshot, settings, now, m, terms, raw, winner, target, why, steps, POLICY, forecast
     )
-    return Evaluation(decision, next_state(state, settings, now, m, remembered, decision))
+    decision = replace(decision, realized_compliance=loop.compliance, headroom=loop.headroom)
+    after = next_state(state, settings, now, m, remembered, decision)
+    return Evaluation(
+        decision,
+        replace(
+            after,
+            realized_started=loop.started,
+            realized_late=loop.late,
+            realized_through=loop.through,
+            headroom=loop.headroom,
+        ),
+    )
 
 
 class _DrainPlan(NamedTuple):

@@ -165,6 +165,9 @@ class QueueSnapshot:
     """Share of finished jobs that failed in the window, 0..1."""
     rate_window_seconds: float = 300.0
     """Length of the long window the rates were measured over (a setting, not a measure)."""
+    pickups: tuple[tuple[int, int, int], ...] = ()
+    """(epoch second, jobs started, summed pickup ms) per counter second with starts in the
+    long window: what the SLA loop reads realized compliance from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +204,14 @@ class ControllerState:
     """seed-hybrid: consecutive ticks at >= 80 % SLA usage (seed 000's gradual escalation)."""
     last_breach_at: float | None = None
     """seed-hybrid: the last tick the oldest job was past its SLA (seed 000's recovery)."""
+    realized_started: float = 0.0
+    """hybrid's SLA loop: jobs started, exponentially decayed (core/sla_loop.py)."""
+    realized_late: float = 0.0
+    """...and of those, picked up after the SLA."""
+    realized_through: float | None = None
+    """The last counter second (epoch) the loop has counted."""
+    headroom: float = 0.0
+    """The loop's extra capacity share, 0..0.5."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +291,10 @@ class Decision:
     """False when missing or stale inputs forced a hold."""
     fleet_usage: float | None = None
     """`current` / max_workers (seed 003's 80%-of-max alert, per queue); None when max is 0."""
+    realized_compliance: float | None = None
+    """Share of jobs picked up within the SLA over the SLA loop's window (None: none counted)."""
+    headroom: float = 0.0
+    """The SLA loop's extra capacity share applied to the steady and trend terms."""
 
 
 @dataclass(frozen=True, slots=True)

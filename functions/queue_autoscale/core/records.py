@@ -47,4 +47,6 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         "oldest_age_source": decision.oldest_age_source,
         "inputs_ok": decision.inputs_ok,
         "fleet_usage": _finite(decision.fleet_usage),
+        "realized_compliance": _finite(decision.realized_compliance),
+        "headroom": _finite(decision.headroom),
     }

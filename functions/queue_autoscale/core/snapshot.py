@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from queue_autoscale.core.counters import CounterRow, oldest_age, window_rates
+from queue_autoscale.core.counters import CounterRow, oldest_age, pickup_seconds, window_rates
 from queue_autoscale.core.models import AgeSource, QueueSnapshot
 
 RATE_WINDOW_SECONDS = 300.0
@@ -132,4 +132,5 @@ def build_snapshot(
         pending=fleet.pending if fleet else None,
         deployment_in_progress=fleet.deployment_in_progress if fleet else None,
         dlq_depth=readings.dlq_depth,
+        pickups=() if rows is None else pickup_seconds(rows),
     )

@@ -20,6 +20,10 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "unmet_since": state.unmet_since,
         "high_usage_ticks": state.high_usage_ticks,
         "last_breach_at": state.last_breach_at,
+        "realized_started": state.realized_started,
+        "realized_late": state.realized_late,
+        "realized_through": state.realized_through,
+        "headroom": state.headroom,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -54,6 +58,10 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         samples=samples,
         high_usage_ticks=int(data.get("high_usage_ticks") or 0),
         last_breach_at=_opt_float(data.get("last_breach_at")),
+        realized_started=float(data.get("realized_started") or 0.0),
+        realized_late=float(data.get("realized_late") or 0.0),
+        realized_through=_opt_float(data.get("realized_through")),
+        headroom=float(data.get("headroom") or 0.0),
     )
 
 

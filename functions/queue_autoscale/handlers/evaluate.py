@@ -414,6 +414,8 @@ def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
     )
     if decision.predicted_pickup_seconds is not None:
         values["PredictedPickupSeconds"] = decision.predicted_pickup_seconds
+    if decision.realized_compliance is not None:
+        values["RealizedCompliance"] = decision.realized_compliance
     if decision.fleet_usage is not None:  # seed 003's per-queue 80%-of-max alarm reads this
         values["FleetUsage"] = decision.fleet_usage
     return values

@@ -1,0 +1,117 @@
+"""Closing the loop on the SLA: realized compliance spends or saves headroom.
+
+The sizing terms work on inputs (rates, backlog, age). This module looks at the outcome the
+controller exists for, the share of jobs picked up within the SLA, and turns it into two
+corrections the hybrid applies:
+
+- **headroom** h (0..`MAX_HEADROOM`): the steady and trend terms size for lambda x (1 + h);
+- **hold**: the stabilization window (how long capacity is kept after a burst, "delayed off")
+  is stretched to window x (1 + h / MAX_HEADROOM), up to twice as long.
+
+Measurement. The counters carry, per second, the jobs started and the sum of their pickup
+times (from the `started` events). A second whose mean pickup exceeds the SLA counts its starts
+as late (in a FIFO queue the starts of one second waited about equally long). Each second is
+counted once, when it is at least one evaluation interval old (so its counter has settled),
+into exponentially decaying sums with time constant W: realized compliance = 1 - late / started.
+
+The law (b = 1 - percentile, the miss budget; m = late / started):
+
+- m > b (the budget is being overspent): h rises at MAX_HEADROOM / (L + S) per second, i.e. to
+  its cap within one provisioning lead plus one SLA of sustained misses;
+- m < b / 4 (comfortably within it): h falls at MAX_HEADROOM / W per second;
+- in between, or with fewer than 1 / b jobs counted (too few to tell a miss share of b): hold.
+
+Defaults come from the SLA S and the provisioning lead L, not from any workload:
+W = 20 (L + S) (30 minutes at L = 60 s, S = 30 s).
+
+Why it does not oscillate: h moves only outside the band [b/4, b], rises on misses it can only
+have caused by being too small, and gives capacity back over W, much slower than the W-averaged
+miss share it reads can change; on steady traffic that the sizing terms already serve within
+the budget m stays below b/4, h stays at 0 and the decisions are those without the loop
+(tests/unit/core/test_sla_loop.py, and a steady simulated day in tests/sim).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from queue_autoscale.core.models import ControllerState, QueueSettings
+
+MAX_HEADROOM = 0.5
+"""At most 50 % more capacity than the sizing terms ask for."""
+WINDOW_LEADS = 20.0
+"""W = this x (provisioning lead + SLA)."""
+COMFORT_SHARE = 0.25
+"""Below this share of the miss budget the loop gives headroom back."""
+
+
+class LoopReading(NamedTuple):
+    """The loop after one tick."""
+
+    started: float
+    """Decayed count of jobs started."""
+    late: float
+    """Decayed count of those picked up after the SLA."""
+    through: float | None
+    """Last counter second counted (epoch)."""
+    headroom: float
+    compliance: float | None
+    """1 - late / started, None before any start was counted."""
+
+    @property
+    def hold_factor(self) -> float:
+        """How much longer than the stabilization window capacity is kept (1..2)."""
+        return 1.0 + self.headroom / MAX_HEADROOM
+
+
+def window_seconds(settings: QueueSettings) -> float:
+    """W: the time constant of the realized-compliance average, seconds."""
+    return WINDOW_LEADS * (settings.provisioning_lead_seconds + settings.sla_seconds)
+
+
+def late_starts(
+    pickups: Iterable[tuple[int, int, int]], after: float | None, until: float, sla: float
+) -> tuple[int, int]:
+    """(started, late) over counter seconds in (after, until]; `pickups` rows are (second,
+    started, summed pickup ms)."""
+    started = late = 0
+    for second, count, pickup_ms in pickups:
+        if count <= 0 or second > until or (after is not None and second <= after):
+            continue
+        started += count
+        if pickup_ms / count > sla * 1000.0:
+            late += count
+    return started, late
+
+
+def update(
+    state: ControllerState,
+    pickups: Iterable[tuple[int, int, int]],
+    settings: QueueSettings,
+    now: float,
+) -> LoopReading:
+    """Count the newly settled seconds, decay the sums, move the headroom."""
+    window = window_seconds(settings)
+    settle = settings.evaluation_interval_seconds
+    until = math.floor(now - settle)
+    through = state.realized_through
+    started, late = late_starts(pickups, through, until, settings.sla_seconds)
+    last = state.samples[-1].at if state.samples else None
+    dt = 0.0 if last is None else max(0.0, now - last)
+    decay = math.exp(-dt / window) if dt > 0 else 1.0
+    total = state.realized_started * decay + started
+    missed = state.realized_late * decay + late
+    budget = 1.0 - settings.percentile
+    headroom = state.headroom
+    if total >= 1.0 / budget and dt > 0:
+        miss = missed / total
+        if miss > budget:
+            rise = MAX_HEADROOM / (settings.provisioning_lead_seconds + settings.sla_seconds)
+            headroom = min(MAX_HEADROOM, headroom + rise * dt)
+        elif miss < COMFORT_SHARE * budget:
+            headroom = max(0.0, headroom - MAX_HEADROOM / window * dt)
+    compliance = 1.0 - missed / total if total > 0 else None
+    new_through = float(until) if through is None else max(through, float(until))
+    return LoopReading(total, missed, new_through, headroom, compliance)

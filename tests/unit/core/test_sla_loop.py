@@ -1,0 +1,96 @@
+"""The SLA loop: realized compliance from the counters' pickups, and the headroom law."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from queue_autoscale.core import ControllerState, Sample, decide
+from queue_autoscale.core.sla_loop import (
+    MAX_HEADROOM,
+    late_starts,
+    update,
+    window_seconds,
+)
+from tests.unit.core.builders import NOW, settings, snapshot
+
+CFG = settings(
+    sla_seconds=30.0,
+    percentile=0.99,
+    provisioning_lead_seconds=60.0,
+    evaluation_interval_seconds=10.0,
+)
+W = window_seconds(CFG)  # 20 x (60 + 30) = 1,800 s
+
+
+def _pickups(seconds: range, per_second: int, pickup_s: float) -> list[tuple[int, int, int]]:
+    return [(s, per_second, round(per_second * pickup_s * 1000)) for s in seconds]
+
+
+def _state(headroom: float = 0.0, started: float = 0.0, late: float = 0.0) -> ControllerState:
+    return ControllerState(
+        "jobs",
+        samples=(Sample(NOW - 10.0, 20.0, 0, 20),),
+        realized_started=started,
+        realized_late=late,
+        realized_through=NOW - 20.0,
+        headroom=headroom,
+    )
+
+
+def test_a_second_is_late_when_its_mean_pickup_exceeds_the_sla() -> None:
+    rows = [(100, 10, 10 * 31_000), (101, 5, 5 * 29_000), (102, 0, 0), (103, 4, 4 * 40_000)]
+    assert late_starts(rows, None, 103, 30.0) == (19, 14)
+    assert late_starts(rows, 100, 102, 30.0) == (5, 0)  # only (100, 102]
+
+
+def test_window_is_derived_from_lead_and_sla() -> None:
+    assert W == 1800.0
+    assert window_seconds(settings(sla_seconds=300.0, provisioning_lead_seconds=60.0)) == 7200.0
+
+
+def test_misses_over_budget_raise_headroom_within_a_lead_plus_an_sla() -> None:
+    # 10 s of new starts, all late (40 s pickups), over 1,000 earlier on-time ones
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)
+    reading = update(_state(started=1000.0), rows, CFG, NOW)
+    assert reading.started == pytest.approx(1000.0 * math.exp(-10 / W) + 200.0)
+    assert reading.late == 200.0
+    assert reading.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
+    assert reading.compliance == pytest.approx(1.0 - 200.0 / reading.started)
+
+
+def test_headroom_goes_back_slowly_when_comfortably_within_budget() -> None:
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 1.0)
+    reading = update(_state(headroom=0.3, started=5000.0), rows, CFG, NOW)
+    assert reading.headroom == pytest.approx(0.3 - MAX_HEADROOM / W * 10.0)
+    assert reading.compliance == 1.0
+
+
+def test_inside_the_band_or_with_too_few_jobs_headroom_holds() -> None:
+    # a miss share of 0.5 % against a 1 % budget: between a quarter of it and all of it
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 1.0)
+    band = update(_state(headroom=0.2, started=10_000.0, late=51.0), rows, CFG, NOW)
+    assert band.headroom == 0.2
+    few = update(_state(headroom=0.2, started=10.0, late=10.0), [], CFG, NOW)
+    assert few.headroom == 0.2  # 10 jobs say nothing about a 1 % budget
+
+
+def test_seconds_are_counted_once_and_only_once_settled() -> None:
+    rows = _pickups(range(int(NOW) - 30, int(NOW) + 1), 1, 1.0)
+    reading = update(_state(), rows, CFG, NOW)
+    # (NOW - 20, NOW - 10]: 10 seconds; the last 10 s have not settled
+    assert reading.started == 10.0 and reading.through == NOW - 10.0
+
+
+def test_hybrid_sizes_for_the_headroom_and_publishes_compliance() -> None:
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=22, desired=22)
+    plain = decide(snap, CFG, _state(), NOW).decision
+    loaded = decide(snap, CFG, _state(headroom=0.5, started=1000.0, late=500.0), NOW)
+    assert loaded.decision.terms.steady > plain.terms.steady
+    assert loaded.decision.terms.steady >= 30  # sized for 30 jobs/s
+    assert loaded.decision.headroom > 0.5 - 1e-9
+    assert loaded.decision.realized_compliance == pytest.approx(0.5, abs=0.01)
+    assert "SLA loop" in loaded.decision.reason
+    assert loaded.state.headroom == loaded.decision.headroom
+    assert plain.headroom == 0.0
