@@ -11,7 +11,7 @@ backlog, rejected_events) and the self-contained <output_uri>/report.html.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
@@ -22,7 +22,7 @@ from pyspark.sql import functions as sf
 
 from glue_jobs.io import join_uri, read_decisions, read_events, write_table, write_text
 from glue_jobs.options import as_int, resolve_options
-from glue_jobs.report import render_report
+from glue_jobs.report import detail_period, render_report
 from glue_jobs.session import get_spark
 from glue_jobs.transforms.backlog import interval_inputs, reconstruct_backlog
 from glue_jobs.transforms.cost import cost_metrics
@@ -35,17 +35,33 @@ CHART_POINTS = 2_000
 """The backlog chart keeps at most about this many points per queue (max per bucket)."""
 
 
-def queue_parameters(queues_config_json: str | None) -> tuple[dict[str, float], dict[str, int]]:
-    """({queue: sla_seconds}, {queue: worker_concurrency}) from the project's JSON config."""
+def queue_parameters(
+    queues_config_json: str | None,
+) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
+    """({queue: sla_seconds}, {queue: worker_concurrency}, {queue: percentile}) from the
+    project's JSON config."""
     if not queues_config_json:
-        return {}, {}
+        return {}, {}, {}
     from queue_autoscale.config import parse_json  # noqa: PLC0415 - pydantic only when needed
 
     queues = parse_json(queues_config_json, "--queues_config")
     return (
         {queue.queue: queue.sla_seconds for queue in queues},
         {queue.queue: queue.worker_concurrency for queue in queues},
+        {queue.queue: queue.percentile for queue in queues},
     )
+
+
+Progress = Callable[[str], None]
+"""Called with a short description as each step of `run` starts (the CLI's progress bar)."""
+STEPS = (
+    "reading the archive",
+    "SLA tables",
+    "backlog and cost tables",
+    "collecting the report's data",
+    "rendering the report",
+)
+"""The steps `run` reports to its `progress` callback, in order."""
 
 
 def to_pandas(df: DataFrame) -> pd.DataFrame:
@@ -77,20 +93,24 @@ def run(
     queues_config_json: str | None = None,
     interval_seconds: int = 60,
     spark: SparkSession | None = None,
+    progress: Progress | None = None,
 ) -> str:
     """Build every table and the HTML report from the archive at `input_uri`; return the
-    report's URI (<output_uri>/report.html)."""
+    report's URI (<output_uri>/report.html). `progress` is told each of STEPS as it starts."""
     if interval_seconds <= 0:
         raise ValueError(f"interval_seconds must be > 0, got {interval_seconds!r}")
+    step = progress or (lambda _name: None)
     spark = spark or get_spark("queue-autoscale-sla-report")
-    sla_seconds, concurrency = queue_parameters(queues_config_json)
+    sla_seconds, concurrency, percentiles = queue_parameters(queues_config_json)
 
+    step(STEPS[0])
     valid, rejected = split_events(read_events(spark, input_uri))
     valid = valid.persist(StorageLevel.MEMORY_AND_DISK)
     events = dedupe_events(valid)
     attempts = pair_attempts(events).persist(StorageLevel.MEMORY_AND_DISK)
     decisions = read_decisions(spark, input_uri)
 
+    step(STEPS[1])
     tables: dict[str, DataFrame] = {
         "sla_hourly": sla_metrics(attempts, "hour", sla_seconds, DEFAULT_SLA_SECONDS),
         "sla_daily": sla_metrics(attempts, "day", sla_seconds, DEFAULT_SLA_SECONDS),
@@ -103,13 +123,23 @@ def run(
         tables["cost_hourly"] = cost_metrics(decisions, attempts, "hour")
         tables["cost_daily"] = cost_metrics(decisions, attempts, "day")
     for name, table in tables.items():
+        if name == "backlog":
+            step(STEPS[2])
         write_table(table, join_uri(output_uri, name))
 
     def load(name: str) -> DataFrame:
         return spark.read.parquet(join_uri(output_uri, name))
 
+    step(STEPS[3])
     daily = to_pandas(load("sla_daily").orderBy("queue", "period_start"))
     hourly = to_pandas(load("sla_hourly").orderBy("queue", "period_start"))
+    detail = hourly
+    if detail_period(hourly) == "minute":  # a short run: its charts read by the minute
+        detail = to_pandas(
+            sla_metrics(attempts, "minute", sla_seconds, DEFAULT_SLA_SECONDS).orderBy(
+                "queue", "period_start"
+            )
+        )
     cost_daily = (
         to_pandas(load("cost_daily").orderBy("queue", "period_start"))
         if decisions is not None
@@ -131,14 +161,18 @@ def run(
         "backlog interval, s": interval_seconds,
         "default SLA, s (queues not in the config)": DEFAULT_SLA_SECONDS,
     }
+    backlog_points = chart_backlog(load("backlog"), interval_seconds)
+    step(STEPS[4])
     html = render_report(
         "Queue SLA report",
         summary,
         daily,
         hourly,
-        chart_backlog(load("backlog"), interval_seconds),
+        backlog_points,
         cost_daily,
         rejected_counts,
+        percentiles,
+        detail,
     )
     return write_text(spark, join_uri(output_uri, "report.html"), html)
 

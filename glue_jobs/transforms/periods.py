@@ -5,15 +5,16 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as sf
 
-PERIOD_SECONDS = {"hour": 3_600, "day": 86_400}
+PERIOD_SECONDS = {"minute": 60, "hour": 3_600, "day": 86_400}
 
 
 def period_seconds(period: str) -> int:
-    """Length of a period in seconds; ValueError naming the value for anything but hour/day."""
+    """Length of a period in seconds; ValueError naming the value for anything but
+    minute/hour/day."""
     try:
         return PERIOD_SECONDS[period]
     except KeyError:
-        raise ValueError(f"period must be 'hour' or 'day', got {period!r}") from None
+        raise ValueError(f"period must be 'minute', 'hour' or 'day', got {period!r}") from None
 
 
 def period_start(epoch_seconds: Column, period: str) -> Column:
