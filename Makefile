@@ -7,12 +7,12 @@ PY := $(VENV)/bin/python
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo test lint check bench setup java rabbitmq clean
+.PHONY: demo test lint check bench setup java rabbitmq chromium clean
 
 demo: setup ## The end-to-end demo on the embedded AWS emulator
 	$(VENV)/bin/queue-autoscale demo
 
-test: setup rabbitmq ## Lint, type-check and run every test
+test: setup rabbitmq chromium ## Lint, type-check and run every test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -39,6 +39,9 @@ java: ## Spark needs a JDK 17; install it from Debian when missing
 
 rabbitmq: ## The RabbitMQ source tests run a real broker: install Debian's when missing
 	@bash infra/install_rabbitmq.sh
+
+chromium: ## The report's browser test needs headless Chromium; install Debian's when missing
+	@command -v chromium >/dev/null 2>&1 || bash infra/install_chromium.sh
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache
