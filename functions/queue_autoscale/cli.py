@@ -1,4 +1,5 @@
-"""The `queue-autoscale` command: demo, simulate, bench, explain, validate-config, worker."""
+"""The `queue-autoscale` command: demo, simulate, bench, explain, validate-config, worker,
+status, report."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import typer
 
 from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
+from queue_autoscale.operator import commands as operator_commands
 from queue_autoscale.sim import commands as sim_commands
 from queue_autoscale.worker import command as worker_command
 
@@ -24,6 +26,7 @@ core_commands.register(app)
 sim_commands.register(app)
 demo.register(app)
 worker_command.register(app)
+operator_commands.register(app)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +26,7 @@ from queue_autoscale.core import (
     model_from_dict,
     state_from_dict,
 )
+from queue_autoscale.core.records import decision_from_dict
 
 console = Console()
 if not console.is_terminal:  # piped or captured: wide enough for the tables, no wrapping
@@ -271,9 +273,17 @@ def explain(
             "decide each with hybrid and seed-hybrid and print one table.",
         ),
     ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option("--stack", help="Explain the live decision of a deployed stack's --queue."),
+    ] = None,
+    queue: Annotated[str | None, typer.Option("--queue", help="The queue, with --stack.")] = None,
 ) -> None:
-    """Decide once for a snapshot and say why."""
+    """Decide once for a snapshot and say why (or explain a deployed stack's live decision)."""
     try:
+        if stack is not None:
+            explain_live(stack, queue, as_json)
+            return
         if examples is not None:
             rows = run_examples(examples)
             if as_json:
@@ -291,6 +301,39 @@ def explain(
         print(json.dumps(decision_to_dict(decision), indent=2, allow_nan=False))
     else:
         console.print(decision_table(decision))
+
+
+def explain_live(stack: str, queue: str | None, as_json: bool) -> None:
+    """Print the latest decision the stack's controller logged for `queue`, with its reasons."""
+    from queue_autoscale.operator.live import (  # noqa: PLC0415 - AWS reads only here
+        StackClients,
+        StatusError,
+        read_status,
+    )
+    from queue_autoscale.operator.views import ago  # noqa: PLC0415
+
+    if queue is None:
+        raise InputError("--stack needs --queue")
+    now = time.time()
+    try:
+        (status,) = read_status(stack, StackClients.create(), now, queue).queues
+    except StatusError as error:
+        raise InputError(str(error)) from None
+    if status.decision is None:
+        raise InputError(f"stack {stack!r}: no decision for {queue!r} in the recent decision log")
+    if as_json:
+        print(json.dumps(status.decision, indent=2))
+        return
+    try:
+        decision = decision_from_dict(status.decision)
+    except (KeyError, TypeError, ValueError) as error:
+        raise InputError(f"stack {stack!r}: the logged decision is malformed: {error!r}") from None
+    table = decision_table(decision)
+    table.title = (
+        f"{queue} on {stack}: SLA {status.sla_seconds:g} s at p{status.percentile * 100:g}, "
+        f"decided {ago(status.decided_at, now)}"
+    )
+    console.print(table)
 
 
 def run_examples(folder: Path) -> list[tuple[str, Decision]]:

@@ -140,3 +140,57 @@ class OldestAgeReader:
                     break
             answer.update(parse_metric_data(results, names, now, self._period))
         return answer
+
+
+@dataclass(frozen=True, slots=True)
+class AlarmState:
+    """One CloudWatch alarm's state as DescribeAlarms reports it."""
+
+    name: str
+    state: str
+    """OK, ALARM or INSUFFICIENT_DATA."""
+    reason: str
+    updated_at: float | None
+    """Epoch seconds of the last state change (None when not reported)."""
+
+
+def parse_alarms(response: Mapping[str, Any]) -> list[AlarmState]:
+    """Metric and composite alarms of one DescribeAlarms page, by name."""
+    alarms = []
+    for item in [*response.get("MetricAlarms", []), *response.get("CompositeAlarms", [])]:
+        name, state = item.get("AlarmName"), item.get("StateValue")
+        if not isinstance(name, str) or not isinstance(state, str):
+            raise MalformedResponse("DescribeAlarms", f"alarm without name or state: {item!r}")
+        updated = item.get("StateUpdatedTimestamp")
+        alarms.append(
+            AlarmState(
+                name=name,
+                state=state,
+                reason=str(item.get("StateReason", "")),
+                updated_at=_epoch(updated) if updated is not None else None,
+            )
+        )
+    return sorted(alarms, key=lambda alarm: alarm.name)
+
+
+class AlarmReader:
+    """Reads the states of a stack's alarms (DescribeAlarms by name prefix)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def alarms(self, name_prefix: str) -> list[AlarmState]:
+        """Every alarm whose name starts with `name_prefix` (e.g. '<stack>-')."""
+        found: list[AlarmState] = []
+        kwargs: dict[str, Any] = {
+            "AlarmNamePrefix": name_prefix,
+            "AlarmTypes": ["MetricAlarm", "CompositeAlarm"],
+        }
+        while True:
+            with aws_call("DescribeAlarms", name_prefix):
+                response = self._client.describe_alarms(**kwargs)
+            found += parse_alarms(response)
+            token = response.get("NextToken")
+            if not token:
+                return sorted(found, key=lambda alarm: alarm.name)
+            kwargs["NextToken"] = token

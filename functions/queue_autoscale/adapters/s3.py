@@ -12,6 +12,7 @@ import gzip
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from queue_autoscale.adapters.errors import aws_call
@@ -97,3 +98,68 @@ class Archive:
         with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
             response = self._client.get_object(Bucket=self.bucket, Key=key)
         return decode_jsonl_gz(response["Body"].read())
+
+    def keys(self, prefix: str, *, start_after: str | None = None, limit: int = 1000) -> list[str]:
+        """Keys under `prefix` in key order (after `start_after`), at most `limit` of them."""
+        keys: list[str] = []
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        if start_after:
+            kwargs["StartAfter"] = start_after
+        while len(keys) < limit:
+            kwargs["MaxKeys"] = min(1000, limit - len(keys))
+            with aws_call("ListObjectsV2", f"s3://{self.bucket}/{prefix}"):
+                response = self._client.list_objects_v2(**kwargs)
+            keys.extend(str(item["Key"]) for item in response.get("Contents", []))
+            token = response.get("NextContinuationToken")
+            if not response.get("IsTruncated") or not token:
+                break
+            kwargs["ContinuationToken"] = token
+        return keys[:limit]
+
+    def recent_records(
+        self, kind: str, since: float, until: float, *, max_objects: int = 200
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Records of `kind` ('events' or 'decisions') in objects filed from `since` to `until`
+        (epoch seconds; by the partition of the day, and of the hour for events), newest objects
+        first, at most `max_objects` read; and whether objects were left unread."""
+        prefixes: list[str] = []
+        step = 3600.0 if kind == "events" else 86_400.0
+        moment = since - since % step
+        while moment <= until:
+            day = f"{kind}/dt={_moment(moment):%Y-%m-%d}/"
+            prefixes.append(day + (f"hour={_moment(moment):%H}/" if kind == "events" else ""))
+            moment += step
+        found: list[str] = []
+        for prefix in prefixes:
+            found += self.keys(prefix, limit=10 * max_objects)
+        chosen = sorted(found, reverse=True)[:max_objects]
+        records: list[dict[str, Any]] = []
+        for key in chosen:
+            records.extend(self.get_records(key))
+        return records, len(found) > len(chosen)
+
+    def download_tree(self, prefix: str, folder: Path, *, limit: int = 1_000_000) -> int:
+        """Copy every object under `prefix` to `folder`, keeping the key below the prefix as
+        the relative path; return how many were copied."""
+        count = 0
+        for key in self.keys(prefix, limit=limit):
+            relative = key[len(prefix) :].lstrip("/")
+            if not relative or relative.endswith("/"):
+                continue
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
+                self._client.download_file(self.bucket, key, str(target))
+            count += 1
+        return count
+
+    def upload_tree(self, folder: Path, prefix: str) -> int:
+        """Copy every file under `folder` to `prefix/<relative path>`; return how many."""
+        count = 0
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                key = "/".join([prefix.rstrip("/"), path.relative_to(folder).as_posix()])
+                with aws_call("PutObject", f"s3://{self.bucket}/{key}"):
+                    self._client.upload_file(str(path), self.bucket, key.lstrip("/"))
+                count += 1
+        return count

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.core.models import Decision
+from queue_autoscale.core.models import Action, Decision, Terms, Urgency
 
 
 def _finite(value: float | None) -> float | None:
@@ -50,3 +51,40 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         "realized_compliance": _finite(decision.realized_compliance),
         "headroom": _finite(decision.headroom),
     }
+
+
+def _float(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def decision_from_dict(record: Mapping[str, Any]) -> Decision:
+    """The decision back from `decision_to_dict`'s form (a decision-log line); KeyError or
+    ValueError name what is missing or wrong. Nulls of always-set floats read as NaN."""
+    terms = record["terms"]
+    return Decision(
+        queue=str(record["queue"]),
+        at=float(record["at"]),
+        policy=str(record["policy"]),
+        current=int(record["current"]),
+        target=int(record["target"]),
+        action=Action(record["action"]),
+        terms=Terms(int(terms["steady"]), int(terms["trend"]), int(terms["drain"])),
+        raw_target=int(record["raw_target"]),
+        winner=str(record["winner"]),
+        reason=str(record["reason"]),
+        constraints=tuple(str(code) for code in record["constraints"]),
+        urgency=Urgency(record["urgency"]),
+        sla_usage=_float(record["sla_usage"]),
+        load_ratio=_float(record["load_ratio"]),
+        overloading=bool(record["overloading"]),
+        overloaded=bool(record["overloaded"]),
+        backlog_per_instance=_float(record["backlog_per_instance"]),
+        predicted_pickup_seconds=record["predicted_pickup_seconds"],
+        predicted_breach_seconds=record["predicted_breach_seconds"],
+        arrival_rate=_float(record["arrival_rate"]),
+        forecast_rate=_float(record["forecast_rate"]),
+        service_rate=_float(record["service_rate"]),
+        oldest_age_seconds=_float(record["oldest_age_seconds"]),
+        oldest_age_source=str(record["oldest_age_source"]),
+        inputs_ok=bool(record["inputs_ok"]),
+    )

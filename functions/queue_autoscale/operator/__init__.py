@@ -1,0 +1,1 @@
+"""The operator's view of a deployed stack: `status`, `explain --stack` and `report`."""

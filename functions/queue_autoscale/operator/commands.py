@@ -1,0 +1,182 @@
+"""`status` (a deployed stack's live state) and `report` (the SLA report from an archive)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from queue_autoscale.adapters.aws import make_client
+from queue_autoscale.adapters.errors import AdapterError
+from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.operator.live import StackClients, StatusError, read_status
+from queue_autoscale.operator.views import status_view
+
+DEFAULT_STACK = "queue-autoscale"
+"""The stack name `sam deploy` is guided to and the emulator creates."""
+
+StackOption = Annotated[
+    str,
+    typer.Option(
+        "--stack",
+        help="The deployed stack's name (AWS_ENDPOINT_URL points at an emulator).",
+    ),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def status(
+    stack: StackOption = DEFAULT_STACK,
+    queue: Annotated[str | None, typer.Option("--queue", help="Only this queue.")] = None,
+    watch: Annotated[bool, typer.Option("--watch", help="Refresh until Ctrl-C.")] = False,
+    every: Annotated[
+        float, typer.Option("--every", min=2, max=600, help="Seconds between refreshes.")
+    ] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (a line per refresh).")] = (
+        False
+    ),
+) -> None:
+    """Per queue: workers and target, load, oldest job against the SLA, last action, the last
+    hour's compliance; and the stack's alarms."""
+    clients = StackClients.create()
+    console = Console(width=None if Console().is_terminal else 80)
+
+    def read() -> object:
+        snapshot = read_status(stack, clients, time.time(), queue)
+        if as_json:
+            return json.dumps(snapshot.to_dict())
+        return status_view(snapshot)
+
+    try:
+        first = read()
+        if as_json:
+            print(first)
+        elif not watch:
+            console.print(first)
+        if not watch:
+            return
+        if as_json:
+            while True:
+                time.sleep(every)
+                print(read(), flush=True)
+        with Live(first, console=console, auto_refresh=False) as live:  # type: ignore[arg-type]
+            while True:
+                time.sleep(every)
+                live.update(read(), refresh=True)  # type: ignore[arg-type]
+    except StatusError as error:
+        raise _fail(str(error)) from None
+    except KeyboardInterrupt:
+        return
+
+
+def report(
+    archive: Annotated[
+        str, typer.Option("--archive", help="Archive root: a folder or s3://bucket[/prefix].")
+    ],
+    out: Annotated[str, typer.Option("--out", help="Output folder or s3://bucket[/prefix].")],
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Queue config JSON (SLA per queue).")
+    ] = None,
+    interval: Annotated[
+        int, typer.Option("--interval", min=1, max=3600, help="Backlog interval, seconds.")
+    ] = 60,
+) -> None:
+    """Build the SLA report from an archive with local Spark (the Glue job's own code).
+
+    An s3:// archive is copied to a temporary folder first (boto3, AWS_ENDPOINT_URL honoured),
+    and an s3:// output is uploaded after: local Spark then needs no S3 connector.
+    """
+    try:
+        from glue_jobs.session import local_spark  # noqa: PLC0415 - Spark only here
+        from glue_jobs.sla_report import STEPS, run  # noqa: PLC0415
+    except ImportError as error:
+        raise _fail(f"the Spark job is not importable: {error}") from None
+    config_json = None
+    if config is not None:
+        try:
+            config_json = config.read_text(encoding="utf-8")
+        except OSError as error:
+            raise _fail(f"--config {config}: {error.strerror}") from None
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    console = Console(stderr=True)
+    with (
+        tempfile.TemporaryDirectory(prefix="queue-autoscale-report-") as scratch,
+        Progress(
+            TextColumn("{task.description:<30}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress,
+    ):
+        task = progress.add_task("reading the archive", total=len(STEPS) + 3)
+
+        def step(name: str) -> None:
+            progress.update(task, description=name, advance=1)
+
+        try:
+            source = _local_archive(archive, Path(scratch) / "archive")
+            step("starting local Spark")
+            target = Path(scratch) / "report" if out.startswith("s3://") else Path(out).resolve()
+            spark = local_spark("queue-autoscale-report")
+            try:
+                uri = run(str(source), str(target), config_json, interval, spark, progress=step)
+            finally:
+                spark.stop()
+            if out.startswith("s3://"):
+                step("uploading the report")
+                bucket, prefix = split_s3_uri(out)
+                Archive(make_client("s3"), bucket).upload_tree(target, prefix)
+                uri = f"s3://{bucket}/{prefix.strip('/') + '/' if prefix.strip('/') else ''}"
+                uri += "report.html"
+            progress.update(task, description="done", completed=len(STEPS) + 3)
+        except (AdapterError, ValueError, OSError) as error:
+            raise _fail(f"{type(error).__name__}: {error}") from None
+    print(f"report: {uri}")
+
+
+def split_s3_uri(uri: str) -> tuple[str, str]:
+    """(bucket, key prefix) of s3://bucket/prefix; ValueError naming the URI otherwise."""
+    rest = uri.removeprefix("s3://")
+    bucket, _, prefix = rest.partition("/")
+    if not uri.startswith("s3://") or not bucket:
+        raise ValueError(f"{uri!r} is not an s3://bucket[/prefix] URI")
+    return bucket, prefix
+
+
+def _local_archive(archive: str, scratch: Path) -> Path:
+    """The archive as a local folder: itself, or a copy of events/ and decisions/ from S3."""
+    if not archive.startswith("s3://"):
+        folder = Path(archive).resolve()
+        if not (folder / "events").is_dir():
+            raise ValueError(f"--archive {archive}: no events/ folder in it")
+        return folder
+    bucket, prefix = split_s3_uri(archive)
+    reader = Archive(make_client("s3"), bucket)
+    base = prefix.strip("/") + "/" if prefix.strip("/") else ""
+    copied = sum(reader.download_tree(base + kind + "/", scratch / kind) for kind in KINDS)
+    if copied == 0:
+        raise ValueError(f"--archive {archive}: no objects under events/ or decisions/")
+    return scratch
+
+
+KINDS = ("events", "decisions")
+"""The archive's folders the report reads."""
+
+
+def register(app: typer.Typer) -> None:
+    """Add `status` and `report` to the app."""
+    app.command("status")(status)
+    app.command("report")(report)

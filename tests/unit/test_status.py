@@ -1,0 +1,183 @@
+"""`status`'s pure part: the live view built from decision records, state and events."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from queue_autoscale.adapters.cloudwatch import AlarmState, parse_alarms
+from queue_autoscale.config import parse_config
+from queue_autoscale.operator import live, views
+
+NOW = 1_790_000_000.0
+(ORDERS,) = parse_config({"queue": "orders", "sla_seconds": 30, "percentile": 0.95})
+
+
+def started(queue: str, at: float, pickup_ms: int | None, event_id: str) -> dict[str, object]:
+    return {
+        "type": "started",
+        "queue": queue,
+        "job_id": event_id,
+        "at": int(at * 1000),
+        "pickup_ms": pickup_ms,
+        "event_id": event_id,
+    }
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [
+        pytest.param([], (None, 0), id="no-jobs-is-unknown-not-100%"),
+        pytest.param(
+            [started("orders", NOW - 60, 1_000, "a"), started("orders", NOW - 50, 31_000, "b")],
+            (0.5, 2),
+            id="one-of-two-late",
+        ),
+        pytest.param(
+            [started("orders", NOW - 60, 30_000, "a")], (1.0, 1), id="exactly-the-sla-is-within"
+        ),
+        pytest.param(
+            [started("orders", NOW - 60, 1_000, "a"), started("orders", NOW - 60, 1_000, "a")],
+            (1.0, 1),
+            id="redelivered-event-counts-once",
+        ),
+        pytest.param(
+            [
+                started("orders", NOW - 3_700, 99_000, "old"),
+                started("emails", NOW - 10, 99_000, "other-queue"),
+                started("orders", NOW - 10, None, "no-pickup"),
+                {"type": "queued", "queue": "orders", "at": int(NOW * 1000), "event_id": "q"},
+                started("orders", NOW - 10, 2_000, "kept"),
+            ],
+            (1.0, 1),
+            id="only-this-queue's-started-jobs-in-the-hour",
+        ),
+    ],
+)
+def test_realized_compliance(events, expected) -> None:
+    assert live.realized_compliance(events, "orders", 30.0, NOW - 3600, NOW) == expected
+
+
+def test_latest_decision_per_queue_wins_by_time_and_skips_failed_records() -> None:
+    records = [
+        {"queue": "orders", "at": NOW - 10, "target": 3},
+        {"queue": "orders", "at": NOW - 5, "target": 4},
+        {"queue": "orders", "at": NOW - 1},  # a queue whose tick failed: no decision
+        {"queue": "emails", "at": NOW - 20, "target": 1},
+    ]
+    latest = live.latest_decisions(records)
+    assert latest["orders"]["target"] == 4 and latest["emails"]["target"] == 1
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        pytest.param(None, (None, None), id="no-state"),
+        pytest.param({"last_set_desired": 3}, (None, None), id="never-scaled"),
+        pytest.param(
+            {"last_scale_up_at": NOW - 100, "last_scale_down_at": NOW - 50, "last_set_desired": 2},
+            ("down to 2", NOW - 50),
+            id="latest-move-wins",
+        ),
+        pytest.param(
+            {"last_scale_up_at": NOW - 10, "last_set_desired": 7},
+            ("up to 7", NOW - 10),
+            id="up",
+        ),
+    ],
+)
+def test_last_action(state, expected) -> None:
+    assert live.last_action(state) == expected
+
+
+def decision(**changes: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "queue": "orders",
+        "at": NOW - 12,
+        "current": 2,
+        "running": 2,
+        "target": 5,
+        "action": "up",
+        "winner": "drain",
+        "load_ratio": 1.25,
+        "backlog_per_instance": 40.0,
+        "oldest_age_seconds": 21.0,
+        "sla_usage": 0.7,
+        "urgency": "ELEVATED",
+        "predicted_pickup_seconds": 18.5,
+        "reason": "up 2 -> 5: drain won: 80 jobs waiting",
+    }
+    base.update(changes)
+    return base
+
+
+def test_build_status_and_the_view_fit_80_columns() -> None:
+    alarms = [AlarmState("st-sla-breach", "ALARM", "threshold crossed", NOW - 30)]
+    status = live.build_status(
+        "st",
+        NOW,
+        [ORDERS],
+        [decision()],
+        {"orders": {"last_scale_up_at": NOW - 12, "last_set_desired": 5}},
+        [started("orders", NOW - 30, 1_000, "a"), started("orders", NOW - 20, 45_000, "b")],
+        False,
+        alarms,
+    )
+    (queue,) = status.queues
+    assert (queue.running, queue.target, queue.winner) == (2, 5, "drain")
+    assert queue.last_action == "up to 5" and queue.compliance == 0.5
+    assert status.to_dict()["queues"][0]["urgency"] == "ELEVATED"
+
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(views.status_view(status))
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "2 running, target 5 (up; winning term: drain)" in text
+    assert "21.0 s of a 30 s SLA (70% of it)" in text
+    assert "50.0% of 2 jobs within 30 s (target 95%)" in text
+    assert "up to 5, 12 s ago" in text
+    assert "sla-breach" in text and "ALARM" in text
+
+
+def test_a_store_that_could_not_be_read_leaves_its_fields_unknown() -> None:
+    status = live.build_status(
+        "st", NOW, [ORDERS], None, None, None, False, None, ["decision log: AccessDenied"]
+    )
+    (queue,) = status.queues
+    assert queue.target is None and queue.compliance is None and queue.last_action is None
+    assert status.alarms is None and status.errors == ("decision log: AccessDenied",)
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(views.status_view(status))
+    assert "alarms: could not be read" in out.getvalue()
+    assert "read error: decision log: AccessDenied" in out.getvalue()
+
+
+def test_non_finite_numbers_are_null_in_json() -> None:
+    status = live.build_status(
+        "st", NOW, [ORDERS], [decision(load_ratio=float("inf"))], {}, [], False, []
+    )
+    assert status.to_dict()["queues"][0]["load_ratio"] is None
+
+
+def test_parse_alarms_reads_states_and_rejects_nameless_alarms() -> None:
+    from datetime import UTC, datetime
+
+    from queue_autoscale.adapters.errors import MalformedResponse
+
+    moment = datetime.fromtimestamp(NOW, UTC)
+    parsed = parse_alarms(
+        {
+            "MetricAlarms": [
+                {"AlarmName": "st-b", "StateValue": "OK", "StateUpdatedTimestamp": moment},
+                {"AlarmName": "st-a", "StateValue": "ALARM", "StateReason": "why"},
+            ]
+        }
+    )
+    assert [(a.name, a.state, a.updated_at) for a in parsed] == [
+        ("st-a", "ALARM", None),
+        ("st-b", "OK", NOW),
+    ]
+    with pytest.raises(MalformedResponse):
+        parse_alarms({"MetricAlarms": [{"StateValue": "OK"}]})
