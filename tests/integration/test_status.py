@@ -14,6 +14,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,8 @@ from tests.integration.conftest import REGION, receive_all
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
 SLA_SECONDS = 30
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+"""The plain `status` output is kept here for a person to read."""
 
 
 @pytest.fixture
@@ -137,6 +140,8 @@ def test_status_shows_the_live_decision_last_action_compliance_and_alarms(
     assert f"1 running, target {decision['target']}" in text.stdout
     assert "80.0% of 10 jobs within 30 s" in text.stdout
     assert "sla-breach" in text.stdout
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "status.txt").write_text(text.stdout, encoding="utf-8")
 
 
 def test_explain_stack_prints_the_logged_decision_with_its_reason(

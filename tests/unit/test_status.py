@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from rich.console import Console
@@ -181,3 +182,37 @@ def test_parse_alarms_reads_states_and_rejects_nameless_alarms() -> None:
     ]
     with pytest.raises(MalformedResponse):
         parse_alarms({"MetricAlarms": [{"StateValue": "OK"}]})
+
+
+def test_watch_prints_each_refresh_in_a_log_until_interrupted(monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from queue_autoscale.cli import app
+    from queue_autoscale.operator import commands
+
+    reads: list[float] = []
+
+    def fake_read(stack, clients, now, queue):
+        reads.append(now)
+        return live.build_status(
+            stack, NOW, [ORDERS], [decision(target=len(reads))], {}, [], False, []
+        )
+
+    sleeps: list[float] = []
+
+    def fake_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "read_status", fake_read)
+    monkeypatch.setattr(commands.StackClients, "create", classmethod(lambda cls: None))
+    monkeypatch.setattr(commands.time, "sleep", fake_sleep)
+
+    answer = CliRunner().invoke(app, ["status", "--stack", "st", "--watch", "--every", "5"])
+    as_json = CliRunner().invoke(app, ["status", "--stack", "st", "--json"])
+
+    assert answer.exit_code == 0, answer.output
+    assert sleeps == [5.0, 5.0] and len(reads) == 3  # watch: two views, then Ctrl-C; json: one
+    assert "target 1 (up" in answer.stdout and "target 2 (up" in answer.stdout
+    assert json.loads(as_json.stdout)["queues"][0]["target"] == 3

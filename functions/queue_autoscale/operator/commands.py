@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -51,30 +51,32 @@ def status(
     """Per queue: workers and target, load, oldest job against the SLA, last action, the last
     hour's compliance; and the stack's alarms."""
     clients = StackClients.create()
-    console = Console(width=None if Console().is_terminal else 80)
+    terminal = Console().is_terminal
+    console = Console(width=None if terminal else 80)
 
-    def read() -> object:
+    def read() -> RenderableType:
         snapshot = read_status(stack, clients, time.time(), queue)
+        return json.dumps(snapshot.to_dict()) if as_json else status_view(snapshot)
+
+    def show(view: RenderableType) -> None:
         if as_json:
-            return json.dumps(snapshot.to_dict())
-        return status_view(snapshot)
+            print(view, flush=True)
+        else:
+            console.print(view)
 
     try:
         first = read()
-        if as_json:
-            print(first)
-        elif not watch:
-            console.print(first)
-        if not watch:
+        if not watch or as_json or not terminal:
+            # once, or a log / a script: each refresh printed after the last
+            show(first)
+            while watch:
+                time.sleep(every)
+                show(read())
             return
-        if as_json:
+        with Live(first, console=console, auto_refresh=False) as live:
             while True:
                 time.sleep(every)
-                print(read(), flush=True)
-        with Live(first, console=console, auto_refresh=False) as live:  # type: ignore[arg-type]
-            while True:
-                time.sleep(every)
-                live.update(read(), refresh=True)  # type: ignore[arg-type]
+                live.update(read(), refresh=True)
     except StatusError as error:
         raise _fail(str(error)) from None
     except KeyboardInterrupt:
