@@ -25,6 +25,7 @@ from queue_autoscale.adapters.aws import make_clients
 from queue_autoscale.cli import app
 from queue_autoscale.client import EventRecorder, send_job
 from queue_autoscale.config import parse_config
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
 from tests.integration.conftest import REGION, receive_all
@@ -89,7 +90,7 @@ def run_controller(stack: EmulatorStack, lambda_context: Any) -> dict[str, Any]:
         QueueUrl=stack.events_queue_url, AttributeNames=["QueueArn"]
     )["Attributes"]["QueueArn"]
     batch = receive_all(clients, stack.events_queue_url)
-    assert record_events.handler(record_events.sqs_event(batch, events_arn), lambda_context) == {
+    assert record_events.handler(sqs_event(batch, events_arn), lambda_context) == {
         "batchItemFailures": []
     }
     (decision,) = evaluate.handler({"once": True}, lambda_context)["decisions"]
