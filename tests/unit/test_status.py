@@ -216,3 +216,24 @@ def test_watch_prints_each_refresh_in_a_log_until_interrupted(monkeypatch) -> No
     assert sleeps == [5.0, 5.0] and len(reads) == 3  # watch: two views, then Ctrl-C; json: one
     assert "target 1 (up" in answer.stdout and "target 2 (up" in answer.stdout
     assert json.loads(as_json.stdout)["queues"][0]["target"] == 3
+
+
+def test_decision_from_dict_inverts_decision_to_dict() -> None:
+    from pathlib import Path
+
+    from queue_autoscale.commands import explain_one
+    from queue_autoscale.core import decision_to_dict
+    from queue_autoscale.core.records import decision_from_dict
+
+    examples = Path(__file__).resolve().parents[2] / "infra" / "examples"
+    for name in ("seed000-ex4-breach", "seed001-spike-1002", "ecs-read-failed"):
+        state = examples / f"{name}.state.json"
+        decided = explain_one(
+            examples / f"{name}.config.json",
+            examples / f"{name}.snapshot.json",
+            state if state.exists() else None,
+            None,
+            "hybrid",
+        )
+        record = decision_to_dict(decided)
+        assert decision_to_dict(decision_from_dict(record)) == record

@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from queue_autoscale.adapters.errors import MalformedResponse, aws_call
 from queue_autoscale.core.snapshot import OldestAge
 
-__all__ = ["OldestAge", "OldestAgeReader", "build_queries", "parse_metric_data", "query_id"]
+__all__ = [
+    "AlarmReader",
+    "AlarmState",
+    "OldestAge",
+    "OldestAgeReader",
+    "build_queries",
+    "parse_alarms",
+    "parse_metric_data",
+    "query_id",
+]
 
 MAX_QUERIES = 500
 """GetMetricData takes at most 500 metric queries per call."""

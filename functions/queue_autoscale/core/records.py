@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.core.models import Action, Decision, Terms, Urgency
+from queue_autoscale.core.models import Action, AgeSource, Decision, Terms, Urgency
 
 
 def _finite(value: float | None) -> float | None:
@@ -85,6 +85,7 @@ def decision_from_dict(record: Mapping[str, Any]) -> Decision:
         forecast_rate=_float(record["forecast_rate"]),
         service_rate=_float(record["service_rate"]),
         oldest_age_seconds=_float(record["oldest_age_seconds"]),
-        oldest_age_source=str(record["oldest_age_source"]),
+        oldest_age_source=AgeSource(record["oldest_age_source"]),
         inputs_ok=bool(record["inputs_ok"]),
+        fleet_usage=record.get("fleet_usage"),
     )
