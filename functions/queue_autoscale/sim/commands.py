@@ -95,6 +95,14 @@ def register(app: typer.Typer) -> None:
             float | None,
             typer.Option(help="Our scale-down step, % of the fleet (default: the core's 25)."),
         ] = None,
+        partitions: Annotated[
+            int | None,
+            typer.Option(help="Kafka: partitions (one consumer a worker); workers beyond idle."),
+        ] = None,
+        prefetch: Annotated[
+            int | None,
+            typer.Option(help="RabbitMQ: each worker's prefetch count (jobs it holds unacked)."),
+        ] = None,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the scores here.")
         ] = None,
@@ -126,6 +134,8 @@ def register(app: typer.Typer) -> None:
                 short_window_seconds=short_window,
                 recovery_horizon_seconds=recovery_horizon,
                 scale_down_percent=scale_down_percent,
+                partitions=partitions,
+                prefetch=prefetch,
             )
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
         except ArrivalError as error:

@@ -79,6 +79,13 @@ class FleetSpec:
     leaves only the counters' estimate (a diagnostic)."""
     short_window_seconds: int = 60
     """The short arrival-rate window of the controller's snapshot (the long one is 300 s)."""
+    partition_cap: int | None = None
+    """Kafka: workers beyond this many hold no partition and sit idle (billed, serving nothing);
+    scale-in stops idle workers first."""
+    prefetch: int | None = None
+    """RabbitMQ: each worker holds up to this many unacked jobs (>= concurrency); a job
+    delivered to a busy worker waits in its buffer, even while another worker is free. None:
+    one shared FIFO (SQS)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,9 +217,10 @@ class FleetView:
 
     @property
     def visible(self) -> int:
-        """Jobs waiting (ApproximateNumberOfMessages)."""
+        """Jobs waiting (ApproximateNumberOfMessages): with a prefetch, the broker's ready
+        messages plus those waiting in workers' buffers (as the RabbitMQ source reads them)."""
         e = self._engine
-        return int(e.cum[min(e.t, e.horizon)]) - e.i
+        return int(e.cum[min(e.t, e.horizon)]) - e.i + e.buffered()
 
     @property
     def in_flight(self) -> int:
@@ -311,6 +319,10 @@ class _Engine:
         self.pickup_ms_c = np.zeros(size, dtype=np.int64)
         self.series = Series()
         self.jitter = np.random.default_rng(fleet.jitter_seed)
+        self.idle = 0  # ready workers beyond the partition cap: no slots, no jobs
+        self.buffers = _Buffers(fleet.prefetch, self.k) if fleet.prefetch else None
+        if self.buffers is not None and scale_in == SCALE_IN_KILL:
+            raise ValueError("a prefetch fleet drains its buffers on scale-in: no kill mode")
         self._set_fleet(initial_workers, ready_now=True)
         self.desired = initial_workers
 
@@ -332,16 +344,23 @@ class _Engine:
         while remove and self.pending:
             self.pending.pop()  # cancel the order furthest from ready first
             remove -= 1
+        idle = min(remove, self.idle)  # idle workers (no partition) go first: they hold nothing
+        self.idle -= idle
+        self.ready_workers -= idle
+        remove -= idle
         if self.scale_in == SCALE_IN_KILL:
             self._kill(remove, t)
-            return
-        heap = self.heap
-        for _ in range(remove):
-            for _ in range(self.k):
-                free = heapq.heappop(heap)
-                if free > t:
-                    self.draining.append(free)
-            self.ready_workers -= 1
+        elif self.buffers is not None:
+            self.draining.extend(self.buffers.stop(remove, t))
+            self.ready_workers -= remove
+        else:
+            heap = self.heap
+            for _ in range(remove):
+                for _ in range(self.k):
+                    free = heapq.heappop(heap)
+                    if free > t:
+                        self.draining.append(free)
+                self.ready_workers -= 1
 
     def _kill(self, remove: int, t: float) -> None:
         """Stop `remove` ready workers picked at random; each busy slot is an interrupted job."""
@@ -360,14 +379,30 @@ class _Engine:
         heapq.heapify(heap)
 
     def _make_ready(self, at: float) -> None:
-        for _ in range(self.k):
-            heapq.heappush(self.heap, at)
+        cap = self.fleet.partition_cap
         self.ready_workers += 1
+        if cap is not None and self.ready_workers - self.idle > cap:
+            self.idle += 1  # no partition left for it: it polls and gets nothing
+        elif self.buffers is not None:
+            self.buffers.start(at)
+        else:
+            for _ in range(self.k):
+                heapq.heappush(self.heap, at)
+
+    def busy_slots(self, t: float) -> int:
+        """Job slots working at `t`, stopped workers' included."""
+        if self.buffers is not None:
+            busy = self.buffers.working(t)
+        else:
+            busy = sum(1 for free in self.heap if free > t)
+        return busy + sum(1 for free in self.draining if free > t)
 
     def in_flight(self) -> int:
-        t = self.t
-        busy = sum(1 for free in self.heap if free > t)
-        return busy + sum(1 for free in self.draining if free > t)
+        return self.busy_slots(self.t)
+
+    def buffered(self) -> int:
+        """Jobs delivered to a worker's prefetch buffer and not started (0 without prefetch)."""
+        return self.buffers.waiting(self.t) if self.buffers is not None else 0
 
     # -- counters ------------------------------------------------------------------------
     def _flush(self) -> None:
@@ -488,7 +523,9 @@ def run_policy(
         while pending and pending[0] < t_next:
             e._make_ready(pending.popleft())
         heap = e.heap
-        if heap:
+        if e.buffers is not None:
+            i = e.buffers.deliver(arrivals, service, i, n, t_next, append)
+        elif heap:
             while i < n:
                 a = arrivals[i]
                 if a >= t_next:
@@ -501,11 +538,17 @@ def run_policy(
                 replace(heap, begin + service[i])
                 i += 1
         waiting_from = int(cum[t_next if t_next < horizon else horizon])
-        s.visible.append(waiting_from - i)
-        s.oldest_age.append(t_next - arrivals[i] if i < waiting_from else 0.0)
+        if e.buffers is None:
+            s.visible.append(waiting_from - i)
+            s.oldest_age.append(t_next - arrivals[i] if i < waiting_from else 0.0)
+        else:  # buffered jobs wait too, and were delivered (so arrived) before the broker's head
+            s.visible.append(waiting_from - i + e.buffers.waiting(t_next))
+            head = e.buffers.oldest_arrival(t_next)
+            if head is None and i < waiting_from:
+                head = arrivals[i]
+            s.oldest_age.append(t_next - head if head is not None else 0.0)
         if t_next % 60 == 0 or not s.in_flight:  # CloudWatch samples it once a minute
-            busy = sum(1 for free in heap if free > t_next)
-            busy += sum(1 for free in e.draining if free > t_next)
+            busy = e.busy_slots(t_next)
         s.in_flight.append(busy)
         s.running.append(e.ready_workers)
         s.pending.append(len(pending))
@@ -537,3 +580,99 @@ def run_policy(
 def _draining_workers(draining: list[float], t: int, k: int) -> int:
     busy = sum(1 for free in draining if free > t)
     return math.ceil(busy / k)
+
+
+class _Buffers:
+    """Workers with a prefetch: each holds up to `prefetch` unacked jobs, works on `k` of them.
+
+    The broker delivers the next job to the worker whose earliest credit frees first (a credit
+    is a held job's completion); the job starts on that worker when one of its k slots frees,
+    even if another worker is idle by then. With prefetch == k this is the shared FIFO.
+    """
+
+    def __init__(self, prefetch: int, k: int) -> None:
+        if prefetch < k:
+            raise ValueError(f"prefetch {prefetch} is below the concurrency {k}")
+        self.prefetch, self.k = prefetch, k
+        self.slots: list[list[float]] = []  # per worker: heap of its slots' free times
+        self.alive: list[bool] = []
+        self.credits: list[tuple[float, int]] = []  # (time a delivery credit frees, worker)
+        self.pending_starts: list[float] = []  # heap: start times of delivered, unstarted jobs
+        self.order: deque[tuple[float, float]] = deque()  # (start, arrival) in delivery order
+
+    def start(self, at: float) -> None:
+        worker = len(self.slots)
+        self.slots.append([at] * self.k)
+        self.alive.append(True)
+        for _ in range(self.prefetch):
+            heapq.heappush(self.credits, (at, worker))
+
+    def stop(self, count: int, t: float) -> list[float]:
+        """Stop the `count` workers whose held jobs finish soonest; they work through their
+        buffers first (a graceful drain). Returns their busy slots' free times."""
+        live = [w for w, up in enumerate(self.alive) if up]
+        live.sort(key=lambda w: max(self.slots[w]))
+        draining: list[float] = []
+        for worker in live[:count]:
+            self.alive[worker] = False
+            draining.extend(free for free in self.slots[worker] if free > t)
+        return draining
+
+    def deliver(
+        self,
+        arrivals: list[float],
+        service: list[float],
+        i: int,
+        n: int,
+        t_next: float,
+        append: Callable[[float], None],
+    ) -> int:
+        """Deliver jobs i.. that arrive and find a credit before `t_next`; return the new i."""
+        credits, alive = self.credits, self.alive
+        while i < n:
+            while credits and not alive[credits[0][1]]:
+                heapq.heappop(credits)  # a stopped worker's credits are gone
+            if not credits:
+                break
+            a = arrivals[i]
+            if a >= t_next:
+                break
+            free, worker = credits[0]
+            delivered = a if a > free else free
+            if delivered >= t_next:
+                break
+            slots = self.slots[worker]
+            begin = delivered if delivered > slots[0] else slots[0]
+            end = begin + service[i]
+            heapq.heapreplace(slots, end)
+            heapq.heapreplace(credits, (end, worker))
+            append(begin)
+            if begin >= t_next:
+                heapq.heappush(self.pending_starts, begin)
+            self.order.append((begin, a))
+            i += 1
+        return i
+
+    def working(self, t: float) -> int:
+        """Slots of live workers busy at `t` (stopped workers' slots are in `draining`)."""
+        return sum(
+            1
+            for worker, up in enumerate(self.alive)
+            if up
+            for free in self.slots[worker]
+            if free > t
+        )
+
+    def waiting(self, t: float) -> int:
+        """Delivered jobs that have not started by `t`."""
+        starts = self.pending_starts
+        while starts and starts[0] <= t:
+            heapq.heappop(starts)
+        return len(starts)
+
+    def oldest_arrival(self, t: float) -> float | None:
+        """Arrival time of the oldest delivered job not started by `t` (None: none waits)."""
+        order = self.order
+        while order and order[0][0] <= t:
+            order.popleft()
+        return order[0][1] if order else None

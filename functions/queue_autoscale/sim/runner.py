@@ -41,6 +41,10 @@ class RunSpec:
     """None: the core's default."""
     scale_down_percent: float | None = None
     """Our controller's scale-down step as a share of the fleet, % (None: the core's 25)."""
+    partitions: int | None = None
+    """Kafka: the topic's partitions, one consumer per worker: the partition cap (None: none)."""
+    prefetch: int | None = None
+    """RabbitMQ: each worker's prefetch count, >= concurrency (None: a shared FIFO, as SQS)."""
 
     def __post_init__(self) -> None:
         checks = {
@@ -59,6 +63,8 @@ class RunSpec:
             or self.recovery_horizon_seconds > 0,
             "scale-down-percent": self.scale_down_percent is None
             or 0 < self.scale_down_percent <= 100,
+            "partitions": self.partitions is None or self.partitions >= 1,
+            "prefetch": self.prefetch is None or self.prefetch >= self.concurrency,
         }
         values = {
             "sla": self.sla_seconds,
@@ -74,6 +80,8 @@ class RunSpec:
             "short-window": self.short_window_seconds,
             "recovery-horizon": self.recovery_horizon_seconds,
             "scale-down-percent": self.scale_down_percent,
+            "partitions": self.partitions,
+            "prefetch": self.prefetch,
         }
         for name, ok in checks.items():
             if not ok:
@@ -93,6 +101,8 @@ class RunSpec:
             cloudwatch_lag_seconds=self.cloudwatch_lag_seconds,
             cloudwatch_age=self.cloudwatch_age,
             short_window_seconds=self.short_window_seconds,
+            partition_cap=self.partitions,
+            prefetch=self.prefetch,
         )
 
     def settings(self) -> QueueSettings:
@@ -111,6 +121,8 @@ class RunSpec:
             settings = replace(settings, recovery_horizon_seconds=self.recovery_horizon_seconds)
         if self.scale_down_percent is not None:
             settings = replace(settings, scale_down_percent=self.scale_down_percent)
+        if self.partitions is not None:  # our controller knows the cap, as config.py gives it
+            settings = replace(settings, partition_cap=self.partitions)
         return settings
 
 
