@@ -1,9 +1,9 @@
-"""The demo end to end, compressed: quiet, spike, quiet in about 24 s of real time."""
+"""The demo end to end, compressed (quiet, spike, quiet in about 24 s of real time), its worker
+fleet of real processes, and its 80-column output."""
 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -12,20 +12,17 @@ import pytest
 from rich.console import Console
 
 from queue_autoscale.config import Profile
-from queue_autoscale.demo import (
-    DemoOptions,
-    DemoSummary,
-    Fleet,
-    TickRow,
-    render,
-    run_demo,
-    summary_table,
-)
+from queue_autoscale.demo.fleet import WorkerFleet, WorkerLaunch
+from queue_autoscale.demo.live import TickRow, compact_table, full_table, tick_line
+from queue_autoscale.demo.options import DemoOptions
+from queue_autoscale.demo.run import run_demo
+from queue_autoscale.demo.summary import DemoSummary, summary_table
+from tests.integration.conftest import REGION, Kit
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
 
-def test_demo_scales_up_for_the_spike_and_accounts_for_every_job(
+def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     endpoint: Any, tmp_path: Path
 ) -> None:
     # GIVEN a compressed run: 3 jobs/s, 18 jobs/s in the middle third, fast provisioning
@@ -37,41 +34,102 @@ def test_demo_scales_up_for_the_spike_and_accounts_for_every_job(
         provisioning_seconds=2.0,
         quiet_rate=3.0,
         spike_factor=6.0,
-        drain_seconds=10.0,
+        drain_seconds=15.0,
         report=False,
         endpoint_url=endpoint.url,
         live=False,
     )
-    console = Console(file=(tmp_path / "console.txt").open("w"), width=160)
-    # WHEN the demo runs against the test endpoint
-    summary = run_demo(options, console)
-    # THEN jobs flowed and every one is completed, failed or still on the queue
+    log = tmp_path / "console.txt"
+    with log.open("w") as stream:
+        console = Console(file=stream, width=80)
+        # WHEN the demo runs against the test endpoint
+        summary = run_demo(options, console)
+    # THEN jobs flowed through worker processes, and every one is accounted for
     assert summary.jobs_produced > 40
-    assert summary.accounted, summary
     assert summary.jobs_completed > 0
-    # every event the workers and producer sent was recorded, none rejected
-    assert summary.events_sent >= summary.jobs_produced + 2 * summary.jobs_completed
-    assert summary.events_accepted == summary.events_sent
+    assert summary.workers_started > 1 and summary.workers_unclean_exits == 0
+    assert summary.jobs_interrupted == 0
+    assert summary.messages_lost == 0, summary
+    assert summary.accounted, summary
+    # every event the producer and workers sent was recorded, none rejected
+    assert summary.events_accepted >= summary.jobs_produced + 2 * summary.jobs_completed
     assert summary.events_rejected == 0
     assert summary.counters_queued >= summary.jobs_produced  # at-least-once counters
+    assert 0.0 < summary.picked_up_within_sla <= 1.0
     # the controller raised desiredCount while the spike was on
     assert summary.desired_max_spike > summary.desired_start, summary
     assert summary.controller_errors == 0
-    # the archive and summary are on disk
+    # the archive, the full ticks table and the summary are on disk
+    out = tmp_path / "out"
     assert summary.archive_objects > 0
-    assert list((tmp_path / "out" / "archive" / "events").rglob("*.jsonl.gz"))
-    assert list((tmp_path / "out" / "archive" / "decisions").rglob("*.jsonl.gz"))
-    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert list((out / "archive" / "events").rglob("*.jsonl.gz"))
+    assert list((out / "archive" / "decisions").rglob("*.jsonl.gz"))
+    assert "reason" in (out / "ticks.txt").read_text()
+    written = json.loads((out / "summary.json").read_text())
     assert written["jobs_produced"] == summary.jobs_produced
-    assert written["accounted"] is True
+    assert written["accounted"] is True and written["messages_lost"] == 0
+    # a non-TTY log: one line per tick, nothing wider than 80 columns
+    text = log.read_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert sum(1 for line in text.splitlines() if "depth" in line) == summary.ticks
 
 
-class _IdleSqs:
-    """An SQS client with an empty queue (workers poll it and find nothing)."""
+def _counts(kit: Kit, url: str) -> tuple[int, int]:
+    attributes = kit.clients.sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
 
-    def receive_message(self, **_: Any) -> dict[str, Any]:
-        time.sleep(0.05)
-        return {}
+
+def test_scale_in_sigterms_busy_workers_and_their_jobs_finish(
+    endpoint: Any, kit: Kit, tmp_path: Path
+) -> None:
+    # GIVEN three worker processes busy with 2 s jobs
+    work = kit.queue("work")
+    environment = {
+        "AWS_ENDPOINT_URL": endpoint.url,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "WORKER_QUEUE_URL": work,
+        "WORKER_JOB": "queue_autoscale.worker.jobs:sleep_job",
+        "WORKER_WAIT_SECONDS": "1",
+        "WORKER_PREFETCH": "1",
+    }
+    fleet = WorkerFleet(WorkerLaunch(environment, tmp_path / "w.log", 10.0), 5.0, 10)
+    fleet.start_now(3, now=0.0)
+    for _ in range(6):
+        kit.clients.sqs.send_message(QueueUrl=work, MessageBody='{"work_seconds": 2.0}')
+    deadline = time.monotonic() + 20
+    while _counts(kit, work) != (0, 6) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _counts(kit, work) == (0, 6)  # each holds one running and one prefetched
+    time.sleep(0.3)
+    try:
+        # WHEN desiredCount falls to 1: two are stopped at once, a rise waits for provisioning
+        fleet.follow(1, now=1.0)
+        assert (fleet.running, fleet.stopping) == (1, 2)
+        fleet.follow(4, now=2.0)
+        fleet.tick(now=6.9)
+        assert fleet.running == 1
+        fleet.follow(2, now=7.0)  # orders still provisioning are cancelled first
+        deadline = time.monotonic() + 15
+        while fleet.stopping and time.monotonic() < deadline:
+            fleet.tick(now=7.0)
+            time.sleep(0.1)
+        # THEN the stopped two finished their jobs, returned their prefetched, exited 0
+        assert fleet.stopping == 0
+        assert fleet.totals.stopped_by_scale_in == 2
+        assert fleet.totals.completed == 2 and fleet.totals.returned_on_drain == 2
+        assert fleet.totals.interrupted == 0 and fleet.totals.unclean_exits == 0
+    finally:
+        fleet.stop_all(time.monotonic)
+    assert fleet.running == 0 and fleet.totals.unclean_exits == 0
+    assert fleet.totals.interrupted == 0
 
 
 @pytest.mark.parametrize(
@@ -89,88 +147,57 @@ def test_phases_by_thirds(phase_at: float, expected: str) -> None:
     assert options.rate_at(phase_at) == (10.0 if expected == "spike" else 2.0)
 
 
-def test_fleet_starts_workers_after_the_provisioning_delay_and_stops_at_once() -> None:
-    # GIVEN a fleet of 1 with a 10 s provisioning delay (times are given, not read)
-    stop = threading.Event()
-    fleet = Fleet(
-        _IdleSqs(),
-        "url",
-        "q",
-        recorder=None,
-        options=DemoOptions(provisioning_seconds=10.0),
-        stop=stop,
-    )
-    try:
-        fleet.start_now(1, now=100.0)
-        # WHEN desiredCount rises to 4 at t=100
-        fleet.follow(4, now=100.0)
-        fleet.tick(now=109.9)
-        # THEN nothing starts before the delay, all three start after it
-        assert fleet.size == 1
-        fleet.tick(now=110.0)
-        assert fleet.size == 4
-        # WHEN it falls to 2: two workers retire at once, their seconds are counted
-        fleet.follow(2, now=120.0)
-        assert fleet.size == 2
-        assert fleet.worker_seconds == pytest.approx(2 * 10.0)
-    finally:
-        stop.set()
-        fleet.stop_all(now=130.0)
-    assert fleet.size == 0
-    assert fleet.worker_seconds == pytest.approx(20.0 + 30.0 + 20.0)
+def _row(**changes: Any) -> TickRow:
+    values: dict[str, Any] = {
+        "elapsed": 142.0,
+        "phase": "quiet again",
+        "rate": 10.0,
+        "visible": 1057,
+        "in_flight": 33,
+        "oldest_age": 112.5,
+        "workers": 12,
+        "stopping": 3,
+        "desired": 15,
+        "target": 15,
+        "load_ratio": 0.73,
+        "urgency": "ELEVATED",
+        "action": "scale_up",
+        "reason": "scale up 12 -> 15: drain won",
+    }
+    return TickRow(**{**values, **changes})
 
 
-def test_fleet_cancels_provisioning_tasks_when_desired_falls() -> None:
-    # GIVEN 1 worker and a rise to 6 still provisioning
-    stop = threading.Event()
-    fleet = Fleet(
-        _IdleSqs(),
-        "url",
-        "q",
-        recorder=None,
-        options=DemoOptions(provisioning_seconds=10.0),
-        stop=stop,
-    )
-    try:
-        fleet.start_now(1, now=0.0)
-        fleet.follow(6, now=0.0)
-        # WHEN desired falls to 3 before they are up
-        fleet.follow(3, now=5.0)
-        # THEN none starts early, and only 3 run once the delay has passed
-        assert fleet.size == 1
-        fleet.tick(now=10.0)
-        assert fleet.size == 3
-    finally:
-        stop.set()
-        fleet.stop_all(now=20.0)
+def test_tick_lines_and_the_compact_table_fit_80_columns_the_full_table_has_the_reason() -> None:
+    row = _row()
+    line = tick_line(row)
+    assert len(line) <= 80
+    for value in ("142s", "1057", "112.5", "12(-3)", "15", "scale_up"):
+        assert value in line
+    narrow = Console(record=True, width=80)
+    narrow.print(compact_table([row], "header line"))
+    text = narrow.export_text()
+    assert "header line" in text and "1057" in text and "12 (-3)" in text
+    assert max(len(x) for x in text.splitlines()) <= 80
+    wide = Console(record=True, width=240)
+    wide.print(full_table([row]))
+    assert "scale up 12 -> 15: drain won" in wide.export_text()
 
 
-def test_live_table_and_summary_render_the_values() -> None:
-    row = TickRow(
-        elapsed=42.0,
-        phase="spike",
-        rate=10.0,
-        visible=57,
-        in_flight=3,
-        oldest_age=12.5,
-        workers=2,
-        desired=5,
-        target=5,
-        load_ratio=0.73,
-        urgency="ELEVATED",
-        action="up",
-        reason="scale up 2 -> 5: drain won",
-    )
-    console = Console(record=True, width=200)
-    console.print(render([row], "header line"))
-    text = console.export_text()
-    assert "header line" in text
-    for value in ("spike", "57", "12.5", "0.73", "ELEVATED", "scale up 2 -> 5: drain won"):
-        assert value in text
+def test_summary_accounts_for_every_job_and_flags_loss_or_interruption() -> None:
     summary = DemoSummary(
-        jobs_produced=10, jobs_completed=7, jobs_left_visible=2, jobs_left_in_flight=1
+        jobs_produced=10,
+        jobs_completed=6,
+        jobs_dead_lettered=1,
+        jobs_left_visible=2,
+        jobs_left_in_flight=1,
+        messages_returned_on_drain=4,
     )
-    assert summary.accounted
+    assert summary.messages_lost == 0 and summary.accounted
+    console = Console(record=True, width=80)
     console.print(summary_table(summary))
-    assert "7 / 0 / 3" in console.export_text()
+    text = console.export_text()
+    assert "6 / 0 / 1 / 3" in text
+    assert max(len(x) for x in text.splitlines()) <= 80
+    assert DemoSummary(jobs_produced=10, jobs_completed=7).messages_lost == 3
     assert not DemoSummary(jobs_produced=10, jobs_completed=7).accounted
+    assert not DemoSummary(jobs_produced=1, jobs_completed=1, jobs_interrupted=1).accounted

@@ -59,6 +59,20 @@ class AwsClients:
     ssm: Any = None
 
 
+def make_session(
+    region_name: str | None = None, credentials: dict[str, str] | None = None
+) -> boto3.session.Session:
+    """A boto3 session: the default credential chain, or the given AWS_* keys (the emulator's
+    dummy ones)."""
+    keys = credentials or {}
+    return boto3.session.Session(
+        aws_access_key_id=keys.get("AWS_ACCESS_KEY_ID"),
+        aws_secret_access_key=keys.get("AWS_SECRET_ACCESS_KEY"),
+        aws_session_token=keys.get("AWS_SESSION_TOKEN"),
+        region_name=region_name,
+    )
+
+
 def make_client(
     service: str,
     *,

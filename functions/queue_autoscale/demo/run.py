@@ -1,0 +1,257 @@
+"""One demo run: stack up, traffic through real workers, ticks, drain, summary, report."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.live import Live
+
+from queue_autoscale.client import EventRecorder
+from queue_autoscale.core import urgency_for
+from queue_autoscale.demo.driver import Produced, PumpStats, produce, pump_events_once, pump_loop
+from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
+from queue_autoscale.demo.live import TickRow, compact_table, tick_line, write_ticks
+from queue_autoscale.demo.options import DemoOptions
+from queue_autoscale.demo.stack import (
+    DemoStack,
+    Handlers,
+    demo_stack,
+    in_process_handlers,
+    logs_to_file,
+)
+from queue_autoscale.demo.summary import (
+    DemoSummary,
+    build_report,
+    counter_rows,
+    download_archive,
+    queue_counts,
+    read_archive,
+    summarize,
+    summary_table,
+)
+
+POLL_SECONDS = 0.25
+"""Main-loop granularity."""
+
+
+@dataclass
+class RunState:
+    """What the loop accumulates (passed explicitly, no closures)."""
+
+    produced: Produced = field(default_factory=Produced)
+    pump: PumpStats = field(default_factory=PumpStats)
+    rows: list[TickRow] = field(default_factory=list)
+    totals: FleetTotals = field(default_factory=FleetTotals)
+    """The worker processes' stats, added up when the fleet has stopped."""
+    interrupted: bool = False
+
+
+def run_demo(options: DemoOptions, console: Console | None = None) -> DemoSummary:
+    """Run the demo end to end; returns the summary (also written to <output>/summary.json)."""
+    console = console or Console()
+    options.output.mkdir(parents=True, exist_ok=True)
+    with (
+        logs_to_file(options.output / "demo.log"),
+        demo_stack(options, lambda message: console.print(f"  [dim]{message}[/]")) as demo,
+    ):
+        with in_process_handlers(demo, options) as handlers:
+            state = drive(demo, handlers, options, console)
+        summary = close(demo, handlers, options, state, console)
+    console.print(summary_table(summary))
+    console.print(f"archive, ticks and summary written to [bold]{options.output}/[/]")
+    if summary.report:
+        console.print(f"SLA report: [bold]{summary.report}[/]")
+    elif summary.report_note:
+        console.print(f"SLA report: {summary.report_note}")
+    return summary
+
+
+def desired_count(demo: DemoStack) -> int | None:
+    """The ECS service's desiredCount (None when DescribeServices fails)."""
+    try:
+        service = demo.clients.ecs.describe_services(
+            cluster=demo.work.cluster, services=[demo.work.service]
+        )["services"][0]
+        return int(service["desiredCount"])
+    except Exception:
+        return None
+
+
+def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Console) -> RunState:
+    """Traffic for the duration, then drain; the fleet is always stopped on the way out."""
+    state = RunState()
+    sqs = demo.clients.sqs
+    stop = threading.Event()
+    recorder = EventRecorder(
+        sqs, demo.stack.events_queue_url, flush_interval_seconds=0.5, background=True
+    )
+    fleet = WorkerFleet(
+        WorkerLaunch(
+            demo.worker_environment(options),
+            options.output / "workers.log",
+            options.worker_drain_seconds,
+        ),
+        options.provisioning_seconds,
+        options.max_workers,
+    )
+
+    def pump() -> int:
+        return pump_events_once(
+            sqs, demo.stack.events_queue_url, demo.events_arn, handlers.record, state.pump
+        )
+
+    started = time.time()
+    fleet.start_now(desired_count(demo) or 0, started)
+    producer = threading.Thread(
+        target=produce,
+        args=(sqs, demo.work.url, demo.work.name, recorder, options, started, stop, state.produced),
+        name="demo-producer",
+        daemon=True,
+    )
+    pumper = threading.Thread(target=pump_loop, args=(pump, stop), name="demo-pump", daemon=True)
+    producer.start()
+    pumper.start()
+    console.print(
+        f"driving jobs for {options.duration_seconds:.0f} s: {options.quiet_rate:g} jobs/s, "
+        f"{options.quiet_rate * options.spike_factor:g} in the middle third; "
+        f"mean job {options.mean_job_seconds:g} s; a worker process starts "
+        f"{options.provisioning_seconds:g} s after desiredCount rises, scale-in sends SIGTERM"
+    )
+    live = (
+        Live(compact_table([], ""), console=console, refresh_per_second=4)
+        if options.live and console.is_terminal
+        else None
+    )
+    next_tick = started + 1.0
+    deadline = started + options.duration_seconds + options.drain_seconds
+    try:
+        if live is not None:
+            live.start()
+        while True:
+            now = time.time()
+            elapsed = now - started
+            if now >= deadline:
+                break
+            if elapsed >= options.duration_seconds and not producer.is_alive():
+                visible, in_flight = queue_counts(sqs, demo.work.url)
+                if visible + in_flight == 0:
+                    break
+            wanted = desired_count(demo)
+            if wanted is not None:
+                fleet.follow(wanted, now)
+            fleet.tick(now)
+            if now >= next_tick:
+                row = tick(demo, handlers, options, fleet, elapsed)
+                state.rows.append(row)
+                if live is None:
+                    console.print(tick_line(row), markup=False, highlight=False)
+                next_tick += options.interval_seconds
+            if live is not None:
+                live.update(compact_table(state.rows, header(options, state, fleet, elapsed)))
+            time.sleep(POLL_SECONDS)
+    except KeyboardInterrupt:
+        state.interrupted = True
+        console.print("[yellow]interrupted: stopping the producer, workers and emulator[/]")
+    finally:
+        stop.set()
+        if live is not None:
+            live.stop()
+        producer.join(timeout=5)
+        console.print(f"stopping {fleet.running} worker processes (SIGTERM, drain) ...")
+        fleet.stop_all(time.time)
+        recorder.close()
+        pumper.join(timeout=5)
+        for _ in range(20):  # the events flushed last still need recording
+            if not pump():
+                break
+    state.totals = fleet.totals
+    return state
+
+
+def tick(
+    demo: DemoStack,
+    handlers: Handlers,
+    options: DemoOptions,
+    fleet: WorkerFleet,
+    elapsed: float,
+) -> TickRow:
+    """One evaluate tick and what the queue and fleet look like after it."""
+    decision = handlers.evaluate_once()
+    values = handlers.queue_metrics.get(demo.work.name, {})
+    try:
+        visible: int | None
+        in_flight: int | None
+        visible, in_flight = queue_counts(demo.clients.sqs, demo.work.url)
+    except Exception:
+        visible = in_flight = None
+    age = values.get("OldestJobAgeSeconds")
+    phase = options.phase_at(elapsed) if elapsed < options.duration_seconds else "drain"
+    return TickRow(
+        elapsed=elapsed,
+        phase=phase,
+        rate=options.rate_at(elapsed) if phase != "drain" else 0.0,
+        visible=visible,
+        in_flight=in_flight,
+        oldest_age=age,
+        workers=fleet.running,
+        stopping=fleet.stopping,
+        desired=desired_count(demo),
+        target=decision.get("target"),
+        load_ratio=values.get("LoadRatio"),
+        urgency=urgency_for(age, demo.queue.sla_seconds).value if age is not None else "-",
+        action=str(decision.get("action") or "-") + (" (dry)" if decision.get("dry_run") else ""),
+        reason=str(decision.get("reason") or ""),
+        errors=list(decision.get("errors") or []),
+    )
+
+
+def header(options: DemoOptions, state: RunState, fleet: WorkerFleet, elapsed: float) -> str:
+    """The live table's first line."""
+    return (
+        f"{elapsed:4.0f}/{options.duration_seconds:.0f} s  {options.profile.value}  "
+        f"sent {state.produced.jobs}  done {fleet.totals.completed}  "
+        f"workers {fleet.running}"
+    )
+
+
+def close(
+    demo: DemoStack,
+    handlers: Handlers,
+    options: DemoOptions,
+    state: RunState,
+    console: Console,
+) -> DemoSummary:
+    """Read every count, download the archive, write ticks and summary, build the report."""
+    sqs = demo.clients.sqs
+    archive = options.output / "archive"
+    objects = download_archive(demo.clients.s3, demo.stack.archive_bucket, archive)
+    dead = queue_counts(sqs, demo.work.dlq_url)[0] if demo.work.dlq_url else 0
+    summary = summarize(
+        produced=state.produced.jobs,
+        totals=state.totals,
+        left=queue_counts(sqs, demo.work.url),
+        dead_lettered=dead,
+        events_dead_lettered=queue_counts(sqs, demo.stack.events_dlq_url)[0],
+        counters=counter_rows(
+            demo.clients.dynamodb, demo.stack.load_table, demo.work.name, int(time.time()) + 3600
+        ),
+        archive=read_archive(archive / "events"),
+        rows=state.rows,
+        ingest_counts=handlers.ingest_counts,
+        sla_seconds=demo.queue.sla_seconds,
+    )
+    summary.archive_objects = objects
+    summary.output = str(options.output)
+    summary.interrupted = state.interrupted
+    write_ticks(state.rows, options.output)
+    if options.report and not state.interrupted:
+        summary.report, summary.report_note = build_report(
+            options.output, demo.stack.parameters["QueuesConfig"], console
+        )
+    else:
+        summary.report_note = "skipped (--no-report)" if not options.report else "skipped"
+    (options.output / "summary.json").write_text(summary.to_json(), encoding="utf-8")
+    return summary

@@ -1,0 +1,272 @@
+"""The demo's closing summary: what happened to every job, read from the queues, the workers'
+own stats, the load table and the downloaded archive; plus the Spark SLA report."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.demo.fleet import FleetTotals
+from queue_autoscale.demo.live import TickRow
+
+
+@dataclass
+class DemoSummary:
+    """What happened, for the closing table, summary.json and the tests."""
+
+    jobs_produced: int = 0
+    jobs_completed: int = 0
+    """Distinct jobs completed (from the archived events)."""
+    duplicate_completions: int = 0
+    """Jobs completed a second time: SQS delivers at least once (not a loss)."""
+    jobs_failed: int = 0
+    jobs_left_visible: int = 0
+    jobs_left_in_flight: int = 0
+    jobs_dead_lettered: int = 0
+    jobs_interrupted: int = 0
+    """Jobs a worker stopped by scale-in could not finish (must be 0)."""
+    messages_returned_on_drain: int = 0
+    """Prefetched messages stopped workers made visible again at once."""
+    workers_started: int = 0
+    workers_stopped_by_scale_in: int = 0
+    workers_unclean_exits: int = 0
+    picked_up_within_sla: float = 0.0
+    """Share of started jobs whose pickup time was within the SLA (0..1)."""
+    pickup_p95_seconds: float = 0.0
+    pickup_max_seconds: float = 0.0
+    worker_seconds: float = 0.0
+    sla_seconds: float = 0.0
+    events_accepted: int = 0
+    events_rejected: int = 0
+    events_dead_lettered: int = 0
+    counters_queued: int = 0
+    """Sum of the DynamoDB `queued` counters (at-least-once: may exceed jobs_produced)."""
+    counters_completed: int = 0
+    ticks: int = 0
+    controller_errors: int = 0
+    desired_start: int = 0
+    desired_max_quiet: int = 0
+    desired_max_spike: int = 0
+    desired_end: int = 0
+    scaling_actions: int = 0
+    archive_objects: int = 0
+    output: str = ""
+    report: str | None = None
+    report_note: str = ""
+    interrupted: bool = False
+    """Ctrl-C ended the run early."""
+
+    @property
+    def messages_lost(self) -> int:
+        """Produced jobs neither completed, dead-lettered nor still on the queue (must be 0)."""
+        left = self.jobs_left_visible + self.jobs_left_in_flight
+        return self.jobs_produced - self.jobs_completed - self.jobs_dead_lettered - left
+
+    @property
+    def accounted(self) -> bool:
+        """Every produced job is completed, dead-lettered or still on the queue, none
+        interrupted by scale-in."""
+        return self.messages_lost == 0 and self.jobs_interrupted == 0
+
+    def to_json(self) -> str:
+        """summary.json's text."""
+        data = {**asdict(self), "messages_lost": self.messages_lost, "accounted": self.accounted}
+        return json.dumps(data, indent=2)
+
+
+def queue_counts(sqs: Any, url: str) -> tuple[int, int]:
+    """(visible, in flight) on a queue."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
+
+
+def download_archive(s3: Any, bucket: str, folder: Path) -> int:
+    """Copy every archive object (events/, decisions/) to `folder`; returns the count."""
+    count = 0
+    paginator = s3.get_paginator("list_objects_v2")
+    for page in paginator.paginate(Bucket=bucket):
+        for item in page.get("Contents", []):
+            key = item["Key"]
+            target = folder / key
+            target.parent.mkdir(parents=True, exist_ok=True)
+            s3.download_file(bucket, key, str(target))
+            count += 1
+    return count
+
+
+@dataclass
+class ArchiveFacts:
+    """What the archived job events say (de-duplicated by event_id)."""
+
+    pickups: list[float]
+    """Pickup seconds of every `started` event, sorted."""
+    completed_jobs: int
+    """Distinct job_ids with a `completed` event."""
+    completions: int
+    """`completed` events: above completed_jobs when SQS delivered a job twice."""
+
+
+def read_archive(folder: Path) -> ArchiveFacts:
+    """The job events under `folder` (the archive's events/)."""
+    events: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.rglob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as stream:
+            for line in stream:
+                event = json.loads(line)
+                events[str(event.get("event_id"))] = event
+    pickups = sorted(
+        float(e["pickup_ms"]) / 1000.0
+        for e in events.values()
+        if e.get("type") == "started" and e.get("pickup_ms") is not None
+    )
+    completed = [str(e.get("job_id")) for e in events.values() if e.get("type") == "completed"]
+    return ArchiveFacts(pickups, len(set(completed)), len(completed))
+
+
+def summarize(
+    *,
+    produced: int,
+    totals: FleetTotals,
+    left: tuple[int, int],
+    dead_lettered: int,
+    events_dead_lettered: int,
+    counters: Sequence[Any],
+    archive: ArchiveFacts,
+    rows: Sequence[TickRow],
+    ingest_counts: dict[str, float],
+    sla_seconds: float,
+) -> DemoSummary:
+    """The summary from what the run measured (all passed in)."""
+    desired_seen = [(row.phase, row.desired) for row in rows if row.desired is not None]
+    values = [d for _, d in desired_seen]
+    pickups = archive.pickups
+    within = sum(1 for p in pickups if p <= sla_seconds)
+    return DemoSummary(
+        jobs_produced=produced,
+        jobs_completed=archive.completed_jobs,
+        duplicate_completions=max(0, totals.completed - archive.completed_jobs),
+        jobs_failed=totals.failed,
+        jobs_left_visible=left[0],
+        jobs_left_in_flight=left[1],
+        jobs_dead_lettered=dead_lettered,
+        jobs_interrupted=totals.interrupted,
+        messages_returned_on_drain=totals.returned_on_drain,
+        workers_started=totals.started_processes,
+        workers_stopped_by_scale_in=totals.stopped_by_scale_in,
+        workers_unclean_exits=totals.unclean_exits,
+        picked_up_within_sla=within / len(pickups) if pickups else 0.0,
+        pickup_p95_seconds=pickups[min(len(pickups) - 1, int(0.95 * len(pickups)))]
+        if pickups
+        else 0.0,
+        pickup_max_seconds=pickups[-1] if pickups else 0.0,
+        worker_seconds=totals.worker_seconds,
+        sla_seconds=sla_seconds,
+        events_accepted=int(ingest_counts["AcceptedEvents"]),
+        events_rejected=int(ingest_counts["RejectedEvents"]),
+        events_dead_lettered=events_dead_lettered,
+        counters_queued=sum(row.queued for row in counters),
+        counters_completed=sum(row.completed for row in counters),
+        ticks=len(rows),
+        controller_errors=sum(len(r.errors) for r in rows),
+        desired_start=values[0] if values else 0,
+        desired_max_quiet=max((d for p, d in desired_seen if p == "quiet"), default=0),
+        desired_max_spike=max((d for p, d in desired_seen if p == "spike"), default=0),
+        desired_end=values[-1] if values else 0,
+        scaling_actions=sum(1 for a, b in itertools.pairwise(values) if a != b),
+    )
+
+
+def counter_rows(dynamodb: Any, table: str, queue: str, until: int) -> list[Any]:
+    """The load table's counter rows for `queue` up to `until` (epoch s)."""
+    return list(LoadTable(dynamodb, table).counter_rows(queue, 0, until))
+
+
+def summary_table(summary: DemoSummary) -> Table:
+    """The closing summary (fits 80 columns)."""
+    table = Table(title="demo summary", show_header=False)
+    table.add_column("what", max_width=52)
+    table.add_column("value", justify="right")
+    left = summary.jobs_left_visible + summary.jobs_left_in_flight
+    rows = [
+        ("jobs produced", summary.jobs_produced),
+        (
+            "completed / failed / dead-lettered / left",
+            f"{summary.jobs_completed} / {summary.jobs_failed} / "
+            f"{summary.jobs_dead_lettered} / {left}",
+        ),
+        ("jobs completed twice (at-least-once delivery)", summary.duplicate_completions),
+        ("jobs interrupted by scale-in (must be 0)", summary.jobs_interrupted),
+        ("messages returned on drain", summary.messages_returned_on_drain),
+        ("messages lost (must be 0)", summary.messages_lost),
+        (
+            "worker processes started / stopped by scale-in",
+            f"{summary.workers_started} / {summary.workers_stopped_by_scale_in}",
+        ),
+        (
+            f"picked up within the SLA ({summary.sla_seconds:.0f} s)",
+            f"{summary.picked_up_within_sla:.1%}",
+        ),
+        (
+            "pickup p95 / max, s",
+            f"{summary.pickup_p95_seconds:.1f} / {summary.pickup_max_seconds:.1f}",
+        ),
+        ("worker-seconds", f"{summary.worker_seconds:.0f}"),
+        (
+            "desiredCount start / quiet / spike / end",
+            f"{summary.desired_start} / {summary.desired_max_quiet} / "
+            f"{summary.desired_max_spike} / {summary.desired_end}",
+        ),
+        ("scaling actions", summary.scaling_actions),
+        (
+            "events accepted / rejected",
+            f"{summary.events_accepted} / {summary.events_rejected}",
+        ),
+        (
+            "DynamoDB counters queued / completed",
+            f"{summary.counters_queued} / {summary.counters_completed}",
+        ),
+        ("evaluate ticks (controller errors)", f"{summary.ticks} ({summary.controller_errors})"),
+        ("archive objects downloaded", summary.archive_objects),
+    ]
+    for what, value in rows:
+        table.add_row(what, str(value))
+    return table
+
+
+def build_report(output: Path, queues_config_json: str, console: Console) -> tuple[str | None, str]:
+    """Run the Spark SLA report on the downloaded archive: (HTML path or None, note)."""
+    try:
+        from glue_jobs.session import local_spark  # noqa: PLC0415 - Spark only when asked
+        from glue_jobs.sla_report import run as sla_report  # noqa: PLC0415
+    except ImportError as error:
+        return None, f"not built: the Spark job is not importable ({error})"
+    console.print("building the Spark SLA report from the archive (local Spark) ...")
+    spark = local_spark("queue-autoscale-demo-report")
+    try:
+        uri = sla_report(
+            str((output / "archive").resolve()),
+            str((output / "report").resolve()),
+            queues_config_json,
+            interval_seconds=10,
+            spark=spark,
+        )
+    except Exception as error:  # the demo's own results stand without the report
+        return None, f"not built: {type(error).__name__}: {error}"
+    finally:
+        spark.stop()
+    return uri, ""
