@@ -379,13 +379,14 @@ def validate_config(
     settings = [c.settings(evaluation_interval_seconds) for c in configs]
     table.add_row("profile", *(c.profile.value for c in configs))
     table.add_row("cluster / service", *(f"{c.cluster} / {c.service}" for c in configs))
+    table.add_row("source", *(c.source_summary() for c in configs))
     for field in QueueSettings.__dataclass_fields__:
         if field == "queue":
             continue
         table.add_row(field, *(str(getattr(s, field)) for s in settings))
     console.print(table)
     for config in configs:
-        for warning in config.warnings(evaluation_interval_seconds):
+        for warning in [*config.warnings(evaluation_interval_seconds), *config.source_warnings()]:
             typer.echo(f"warning: {warning}", err=True)
 
 

@@ -264,6 +264,57 @@ class QueueConfig(BaseModel):
             )
         return found
 
+    def source_summary(self) -> str:
+        """One line naming where the depth is read (validate-config's table)."""
+        source = self.source
+        if isinstance(source, KafkaSource):
+            return (
+                f"kafka {source.cluster_name}: {source.consumer_group} on {source.topic} "
+                f"({source.partitions or '?'} partitions, {source.consumers_per_worker} "
+                f"consumer(s)/worker)"
+            )
+        if isinstance(source, RabbitSource):
+            fallback = f", fallback AWS/AmazonMQ {source.broker}" if source.broker else ""
+            return (
+                f"rabbitmq {source.management_url} {source.vhost} "
+                f"{source.queue or self.queue} (prefetch {source.prefetch}{fallback})"
+            )
+        return f"sqs {self.queue}"
+
+    def source_warnings(self) -> list[str]:
+        """What the source's settings imply for scaling (docs/sources.md); empty when nothing."""
+        found: list[str] = []
+        where = f"queue {self.queue!r}: source"
+        source = self.source
+        if isinstance(source, KafkaSource):
+            cap = self.partition_cap()
+            if cap is None:
+                found.append(f"{where}: no partitions given, so no partition cap")
+            elif cap < self.max_workers:
+                found.append(
+                    f"{where}: the partition cap {cap} is below max_workers = "
+                    f"{self.max_workers}: workers above {cap} would sit idle, never asked for"
+                )
+        elif isinstance(source, RabbitSource):
+            k, prefetch = self.worker_concurrency, source.prefetch
+            if prefetch < k:
+                found.append(
+                    f"{where}: prefetch {prefetch} is below worker_concurrency = {k}: a worker "
+                    f"never holds more than {prefetch} jobs, so sizing uses {prefetch}"
+                )
+            elif prefetch > k:
+                found.append(
+                    f"{where}: prefetch {prefetch} > worker_concurrency = {k}: up to "
+                    f"{prefetch - k} jobs per worker wait in its buffer behind its current one "
+                    f"(counted as waiting), even while another worker is idle"
+                )
+            if source.broker is None:
+                found.append(
+                    f"{where}: no broker name, so no CloudWatch fallback: the queue holds "
+                    f"whenever the management API cannot be read"
+                )
+        return found
+
     def settings(
         self, evaluation_interval_seconds: float = 30.0, partitions: int | None = None
     ) -> QueueSettings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -105,3 +106,39 @@ def test_a_partition_cap_below_min_workers_is_refused() -> None:
 def test_an_sqs_dlq_field_is_refused_on_other_sources() -> None:
     with pytest.raises(ConfigError, match="dlq is an SQS queue"):
         parse_queue({"queue": "q", "dlq": "q-dlq", "source": RABBIT})
+
+
+def test_validate_config_shows_each_source_and_what_it_implies(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from queue_autoscale.cli import app
+
+    path = tmp_path / "queues.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"queue": "orders", "max_workers": 24, "source": KAFKA},
+                {"queue": "mails", "source": RABBIT},
+                {"queue": "plain"},
+            ]
+        )
+    )
+    result = CliRunner().invoke(app, ["validate-config", str(path)])
+    assert result.exit_code == 0, result.stderr
+    for shown in ("kafka prod:", "rabbitmq", "sqs plain", "partition_cap"):
+        assert shown in result.stdout  # (the table wraps long cells)
+    assert "the partition cap 12 is below max_workers = 24" in result.stderr
+    assert "prefetch 10 > worker_concurrency = 1: up to 9 jobs per worker" in result.stderr
+    assert "no CloudWatch fallback" in result.stderr
+
+
+def test_validate_config_fails_naming_the_bad_source_field(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from queue_autoscale.cli import app
+
+    path = tmp_path / "queues.json"
+    path.write_text(json.dumps({"queue": "mails", "source": {**RABBIT, "prefetch": -1}}))
+    result = CliRunner().invoke(app, ["validate-config", str(path)])
+    assert result.exit_code == 2
+    assert "queue 'mails'" in result.stderr and "prefetch" in result.stderr

@@ -7,8 +7,18 @@ from typing import Any
 
 import pytest
 
-from queue_autoscale.adapters.errors import MalformedResponse
-from queue_autoscale.adapters.msk import build_lag_queries, parse_lag_metrics, partition_lag
+from queue_autoscale.adapters.errors import (
+    AccessDenied,
+    MalformedResponse,
+    NotFound,
+    ServiceUnavailable,
+)
+from queue_autoscale.adapters.msk import (
+    KafkaAdminLag,
+    build_lag_queries,
+    parse_lag_metrics,
+    partition_lag,
+)
 from queue_autoscale.adapters.rabbitmq import (
     build_mq_queries,
     parse_mq_metrics,
@@ -204,3 +214,44 @@ def test_partition_lag_sums_log_end_minus_committed(
 def test_partition_lag_refuses_a_commit_past_the_log_end() -> None:
     with pytest.raises(MalformedResponse, match="partition 0"):
         partition_lag({0: 10}, {0: 11}, {})
+
+
+class Offsets:
+    """An OffsetsClient answering from tables, or raising a named error from every call."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+
+    def partitions(self, topic: str) -> list[int]:
+        if self.error:
+            raise self.error
+        return [0, 1]
+
+    def end_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
+        return {0: 100, 1: 40}
+
+    def earliest_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
+        return {0: 0, 1: 10}
+
+    def committed(self, group: str, topic: str) -> dict[int, int | None]:
+        return {0: 70, 1: None}
+
+
+def test_admin_lag_reads_offsets_and_the_partition_count() -> None:
+    lag = KafkaAdminLag(Offsets()).lag("workers", "orders")
+    assert (lag.lag, lag.partitions, lag.max_partition_lag) == (30 + 30, 2, 30)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        pytest.param(type("SaslAuthenticationFailedError", (Exception,), {})(), AccessDenied),
+        pytest.param(type("TopicAuthorizationFailedError", (Exception,), {})(), AccessDenied),
+        pytest.param(type("UnknownTopicOrPartitionError", (Exception,), {})(), NotFound),
+        pytest.param(type("KafkaTimeoutError", (Exception,), {})(), ServiceUnavailable),
+        pytest.param(type("NoBrokersAvailable", (Exception,), {})(), ServiceUnavailable),
+    ],
+)
+def test_admin_client_errors_become_the_projects(error: Exception, kind: type) -> None:
+    with pytest.raises(kind, match="Kafka admin offsets"):
+        KafkaAdminLag(Offsets(error)).lag("workers", "orders")
