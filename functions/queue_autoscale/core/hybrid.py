@@ -506,6 +506,8 @@ def build_decision(
         oldest_age_source=snapshot.oldest_age_source,
         inputs_ok=inputs_ok,
         fleet_usage=m.current / settings.max_workers if settings.max_workers > 0 else None,
+        sla_seconds=settings.sla_seconds,
+        percentile=settings.percentile,
     )
 
 

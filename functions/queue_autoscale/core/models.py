@@ -291,6 +291,10 @@ class Decision:
     """False when missing or stale inputs forced a hold."""
     fleet_usage: float | None = None
     """`current` / max_workers (seed 003's 80%-of-max alert, per queue); None when max is 0."""
+    sla_seconds: float | None = None
+    """The queue's pickup-time SLA the decision aimed at (seed 001's decision record)."""
+    percentile: float | None = None
+    """The share of jobs the SLA promises (0..1)."""
     realized_compliance: float | None = None
     """Share of jobs picked up within the SLA over the SLA loop's window (None: none counted)."""
     headroom: float = 0.0

@@ -50,6 +50,8 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         "fleet_usage": _finite(decision.fleet_usage),
         "realized_compliance": _finite(decision.realized_compliance),
         "headroom": _finite(decision.headroom),
+        "sla_seconds": decision.sla_seconds,
+        "percentile": decision.percentile,
     }
 
 
@@ -88,4 +90,8 @@ def decision_from_dict(record: Mapping[str, Any]) -> Decision:
         oldest_age_source=AgeSource(record["oldest_age_source"]),
         inputs_ok=bool(record["inputs_ok"]),
         fleet_usage=record.get("fleet_usage"),
+        sla_seconds=record.get("sla_seconds"),
+        percentile=record.get("percentile"),
+        realized_compliance=record.get("realized_compliance"),
+        headroom=float(record.get("headroom") or 0.0),
     )

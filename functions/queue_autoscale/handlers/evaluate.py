@@ -357,11 +357,17 @@ def evaluate_queue(
     return outcome
 
 
+SLA_FIELDS = ("sla_seconds", "percentile", "predicted_pickup_seconds")
+"""Every decision event carries the SLA aimed at and the pickup time predicted (seed 001)."""
+
+
 def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
     """ScalingDecisionMade always; WorkersScaled when applied; SlaBreachPredicted when predicted."""
     if outcome.decision is None:
         return []
     decision = outcome.decision
+    record = decision_to_dict(decision)
+    sla = {name: record[name] for name in SLA_FIELDS}
     events = [DecisionEvent(DECISION_EVENT, outcome.record())]
     if outcome.applied:
         events.append(
@@ -374,6 +380,7 @@ def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
                     "to": decision.target,
                     "action": decision.action.value,
                     "reason": decision.reason,
+                    **sla,
                 },
             )
         )
@@ -390,6 +397,7 @@ def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
                     "sla_usage": decision.sla_usage,
                     "current": decision.current,
                     "target": decision.target,
+                    **sla,
                 },
             )
         )

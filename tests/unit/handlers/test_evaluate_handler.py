@@ -240,6 +240,12 @@ def test_the_scheduled_minute_runs_a_tick_every_interval(
     assert kinds.count("ScalingDecisionMade") == 2
     scaled = [e.detail for e in runtime.events.published if e.detail_type == "WorkersScaled"]
     assert [(d["from"], d["to"]) for d in scaled] == [(2, 8)]
+    # AND every event and the decision log carry the SLA aimed at and the predicted pickup
+    decided = [e.detail for e in runtime.events.published if e.detail_type != "WorkersScaled"]
+    for detail in [*scaled, *decided, *(log[0] for log in runtime.archive.logs)]:
+        assert (detail["sla_seconds"], detail["percentile"]) == (30.0, 0.95)
+        assert "predicted_pickup_seconds" in detail
+    assert scaled[0]["predicted_pickup_seconds"] > 30.0  # 120 waiting on 2 workers
     # AND the state was stored twice with increasing versions, and the log archived each tick
     assert runtime.table.states["orders"]["version"] == 2
     assert [len(log) for log in runtime.archive.logs] == [1, 1]
@@ -350,6 +356,8 @@ def test_a_predicted_breach_is_announced(installed: Any, lambda_context: Any) ->
     breach = [e for e in runtime.events.published if e.detail_type == "SlaBreachPredicted"]
     assert len(breach) == 1
     assert breach[0].detail["oldest_age_seconds"] == 25.0
+    assert (breach[0].detail["sla_seconds"], breach[0].detail["percentile"]) == (30.0, 0.95)
+    assert breach[0].detail["predicted_pickup_seconds"] > 0
     assert runtime.archive.logs[0][0]["oldest_age_source"] == "cloudwatch"
 
 

@@ -55,6 +55,8 @@ def peer_decision(
         oldest_age_seconds=m.oldest_age_seconds,
         oldest_age_source=snapshot.oldest_age_source,
         inputs_ok=snapshot.visible is not None and snapshot.running is not None,
+        sla_seconds=settings.sla_seconds,
+        percentile=settings.percentile,
     )
 
 
