@@ -38,4 +38,6 @@ step "checkov -f template.yaml (checkov $CHECKOV_VERSION; skips are justified in
 "$UV" tool run --from "checkov==$CHECKOV_VERSION" checkov -f template.yaml --framework cloudformation \
     --compact --quiet --skip-download
 
+step "examples/worker/template.yaml: cfn-lint, sam validate --lint, checkov"; .venv/bin/cfn-lint examples/worker/template.yaml && "$UV" tool run --from "aws-sam-cli==$SAM_CLI_VERSION" sam validate --lint --template-file examples/worker/template.yaml && "$UV" tool run --from "checkov==$CHECKOV_VERSION" checkov -f examples/worker/template.yaml --framework cloudformation --compact --quiet --skip-download
+
 step "infra lint passed"
