@@ -4,7 +4,7 @@ For each size (configured queues) the script creates the queues, one ECS service
 (all in one cluster), the load table with `--counter-seconds` counter items per queue, the
 archive bucket and the event bus on a moto ThreadedMotoServer bound to 127.0.0.1 (started
 and stopped here, in a child process so it does not share this process's GIL), then runs
-`evaluate.run_tick` once to warm up (queue URLs resolved, STATE items created) and
+`run_tick` once to warm up (queue URLs resolved, STATE items created) and
 `--repeat` more times. API calls are counted with a botocore `before-call` hook on every
 client (one count per API call, keyed by service and operation) and `before-send` (one per
 HTTP attempt, so retries would show). Wall time is best-of-N over the steady ticks: moto
@@ -236,6 +236,7 @@ def run_size(
     from botocore.config import Config
 
     from queue_autoscale.adapters.aws import LAMBDA_CONFIG, make_clients
+    from queue_autoscale.controller.tick import decision_events, run_tick
     from queue_autoscale.handlers import evaluate
     from queue_autoscale.settings import EvaluateSettings
 
@@ -258,7 +259,7 @@ def run_size(
         """(wall s, this process's CPU s, outcomes): the CPU is the controller's own cost."""
         with contextlib.redirect_stdout(io.StringIO()):  # EMF documents, one per queue
             begin, cpu = time.perf_counter(), time.process_time()
-            outcomes = evaluate.run_tick(runtime, at)
+            outcomes = run_tick(runtime, at)
             return time.perf_counter() - begin, time.process_time() - cpu, outcomes
 
     first_seconds, _, _ = tick(now)
@@ -277,7 +278,7 @@ def run_size(
         calls, attempts, latency = counter.snapshot()
     errors = sum(len(outcome.errors) for outcome in outcomes)
     decided = sum(1 for outcome in outcomes if outcome.decision is not None)
-    events = sum(len(evaluate.decision_events(outcome)) for outcome in outcomes)
+    events = sum(len(decision_events(outcome)) for outcome in outcomes)
     best = min(times)
     row = {
         "queues": queues,

@@ -20,6 +20,8 @@ import pytest
 from queue_autoscale.adapters.errors import AccessDenied, NotFound
 from queue_autoscale.adapters.rabbitmq import Credentials, RabbitManagement
 from queue_autoscale.config import parse_queue
+from queue_autoscale.controller import tick
+from queue_autoscale.core import Readings, build_snapshot
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
@@ -172,9 +174,14 @@ def test_every_number_of_the_reading_matches_the_broker(
     assert reading.age.age_seconds == pytest.approx(now - workload.first_stamp, abs=1.0)
 
     # AND the snapshot the tick builds carries the same numbers
-    snapshot = evaluate.build_snapshot(
-        config.queue, now, reading.depth, reading.dlq_depth, reading.age, None, []
+    readings = Readings(
+        depth=reading.depth,
+        oldest_age=reading.age,
+        fleet=None,
+        dlq_depth=reading.dlq_depth,
+        rows=[],
     )
+    snapshot = build_snapshot(config.queue, now, readings)
     assert (snapshot.visible, snapshot.in_flight, snapshot.dlq_depth) == (26, 2, REJECTED)
     assert snapshot.oldest_age_seconds == pytest.approx(reading.age.age_seconds, abs=1e-6)
 
@@ -238,7 +245,7 @@ def test_a_rabbitmq_queue_is_configured_read_decided_and_scaled(
         )
 
     # WHEN one tick runs
-    outcomes = {outcome.queue: outcome for outcome in evaluate.run_tick(runtime, now)}
+    outcomes = {outcome.queue: outcome for outcome in tick.run_tick(runtime, now)}
 
     # THEN the RabbitMQ queue was decided from the broker's numbers and the service scaled
     ours = outcomes[good["queue"]]

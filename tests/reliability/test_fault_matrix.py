@@ -18,6 +18,7 @@ import boto3
 import pytest
 
 from queue_autoscale.adapters.aws import make_clients
+from queue_autoscale.controller import tick
 from queue_autoscale.handlers import evaluate
 from tests.integration.conftest import REGION, Endpoint, Kit
 from tests.reliability.faults import FAULTS, CallLog, Fault, expected_attempts
@@ -107,7 +108,7 @@ def test_evaluate_under_a_failing_call(
 
     # WHEN one tick runs
     with captured_logs(evaluate.logger) as logs:
-        outcomes = {outcome.queue: outcome for outcome in evaluate.run_tick(runtime, NOW)}
+        outcomes = {outcome.queue: outcome for outcome in tick.run_tick(runtime, NOW)}
 
     # THEN botocore tried the call as its standard retry mode says, and then gave up
     injected.active = False

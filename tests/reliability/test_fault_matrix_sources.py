@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.aws import make_clients
+from queue_autoscale.controller import tick
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
 from tests.integration.conftest import REGION, Endpoint, Kit
@@ -217,7 +218,7 @@ def fault_server() -> Iterator[FaultServer]:
 
 
 def run_and_check(world: World, runtime: Any, hurt: str, acts: bool) -> dict[str, Any]:
-    outcomes = {o.queue: o for o in evaluate.run_tick(runtime, NOW)}
+    outcomes = {o.queue: o for o in tick.run_tick(runtime, NOW)}
     metrics = runtime.publish_metrics
     # the SQS queue decided and scaled, with a clean tick
     assert outcomes[world.other].applied, outcomes[world.other].errors
@@ -248,7 +249,7 @@ def test_kafka_lag_read_under_a_failing_call(world: World, clients: Any, fault: 
 def test_kafka_queue_scales_from_its_lag_when_healthy(world: World, clients: Any) -> None:
     # GIVEN 140 messages of lag on the emulator's CloudWatch: the Kafka queue decides and scales
     runtime = world.runtime(clients, world.config(world.kafka))
-    outcomes = {o.queue: o for o in evaluate.run_tick(runtime, NOW)}
+    outcomes = {o.queue: o for o in tick.run_tick(runtime, NOW)}
     kafka = outcomes[world.kafka]
     assert kafka.errors == [] and kafka.applied and kafka.decision is not None
     assert world.desired(world.kafka) == kafka.decision.target > START_WORKERS

@@ -17,8 +17,9 @@ import pytest
 
 from infra.template import load_template, translate
 from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.controller import tick
 from queue_autoscale.demo import sqs_event
-from queue_autoscale.handlers import evaluate, record_events
+from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings
 from tests.reliability.worlds import NOW, Fleet
 
@@ -181,7 +182,7 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
     finally:
         record_events.set_runtime(None)
     current[0] = "EvaluateRole"
-    (outcome,) = evaluate.run_tick(fleet.runtime(), NOW)
+    (outcome,) = tick.run_tick(fleet.runtime(), NOW)
     assert outcome.applied, "the tick must resize the service so UpdateService is seen"
     return seen
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.aws import AwsClients, make_clients
+from queue_autoscale.controller import tick
 from queue_autoscale.core.models import Action
 from queue_autoscale.handlers import evaluate
 from tests.integration.conftest import REGION, Endpoint
@@ -83,7 +84,7 @@ def test_an_impossible_count_holds_the_fleet(
     updates = CallLog("UpdateService").install(hooked.ecs)
 
     # WHEN one tick runs
-    (outcome,) = evaluate.run_tick(runtime, NOW)
+    (outcome,) = tick.run_tick(runtime, NOW)
 
     # THEN the fleet holds: no UpdateService, desiredCount unchanged, the reason says why
     assert updates.calls == []
@@ -103,7 +104,7 @@ def test_an_absurd_backlog_scales_to_max_and_no_further(fleet: Fleet, hooked: An
     updates = CallLog("UpdateService").install(hooked.ecs)
 
     # WHEN one tick runs
-    (outcome,) = evaluate.run_tick(fleet.runtime(hooked), NOW)
+    (outcome,) = tick.run_tick(fleet.runtime(hooked), NOW)
 
     # THEN the target is clamped to max_workers (defined behaviour: clamp, and say so)
     assert outcome.decision is not None
@@ -118,7 +119,7 @@ def test_an_absurd_desired_count_is_brought_back_within_max(fleet: Fleet, hooked
     updates = CallLog("UpdateService").install(hooked.ecs)
 
     # WHEN one tick runs
-    (outcome,) = evaluate.run_tick(fleet.runtime(hooked), NOW)
+    (outcome,) = tick.run_tick(fleet.runtime(hooked), NOW)
 
     # THEN the only UpdateService asks for a count within [min, max]
     assert all(1 <= call["desiredCount"] <= MAX_WORKERS for call in updates.calls)
@@ -134,7 +135,7 @@ def test_an_absurd_running_count_never_scales_below_the_backlog_need(
     updates = CallLog("UpdateService").install(hooked.ecs)
 
     # WHEN one tick runs
-    (outcome,) = evaluate.run_tick(fleet.runtime(hooked), NOW)
+    (outcome,) = tick.run_tick(fleet.runtime(hooked), NOW)
 
     # THEN no UpdateService goes below the current 6 or above max
     assert outcome.decision is not None
@@ -156,7 +157,7 @@ def test_inputs_gathered_slower_than_two_intervals_are_stale_and_hold(
     updates = CallLog("UpdateService").install(hooked.ecs)
 
     # WHEN one tick runs (read at NOW, decided 70 s later)
-    (outcome,) = evaluate.run_tick(runtime, NOW)
+    (outcome,) = tick.run_tick(runtime, NOW)
 
     # THEN the core sees a 70 s old snapshot and holds
     assert outcome.decision is not None
@@ -173,8 +174,8 @@ def test_a_fleet_that_never_starts_stops_the_climb(fleet: Fleet, hooked: Any) ->
     clock = [NOW]
 
     def growing(parsed: dict[str, Any]) -> None:
-        tick = round((clock[0] - NOW) / 30.0)
-        parsed["Attributes"]["ApproximateNumberOfMessages"] = str(120 * (tick + 1))
+        index = round((clock[0] - NOW) / 30.0)
+        parsed["Attributes"]["ApproximateNumberOfMessages"] = str(120 * (index + 1))
 
     rewrite(hooked.sqs, "GetQueueAttributes", growing)
     runtime = evaluate.build_runtime(
@@ -189,9 +190,9 @@ def test_a_fleet_that_never_starts_stops_the_climb(fleet: Fleet, hooked: Any) ->
     # WHEN the controller ticks every 30 s for 10 minutes
     decisions = []
     desired: dict[float, int] = {}
-    for tick in range(20):
-        clock[0] = NOW + 30.0 * tick
-        (outcome,) = evaluate.run_tick(runtime, clock[0])
+    for index in range(20):
+        clock[0] = NOW + 30.0 * index
+        (outcome,) = tick.run_tick(runtime, clock[0])
         assert outcome.decision is not None
         decisions.append(outcome.decision)
         desired[clock[0] - NOW] = fleet.desired(queue)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.aws import make_clients
-from queue_autoscale.handlers import evaluate
+from queue_autoscale.controller import tick
 from tests.integration.conftest import REGION, Endpoint
 from tests.reliability.faults import CallLog
 from tests.reliability.worlds import MAX_WORKERS, NOW, Fleet
@@ -49,11 +49,11 @@ def test_only_one_controller_acts_per_queue_and_tick(
         own.dynamodb.meta.events.register("provide-client-params.dynamodb.PutItem", wait_for_rival)
 
     # WHEN both tick at the same moments, a few times
-    results: list[evaluate.QueueOutcome] = []
+    results: list[tick.QueueOutcome] = []
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for tick in range(TICKS):
-            now = NOW + 30.0 * tick
-            pair = list(pool.map(evaluate.run_tick, controllers, [now, now]))
+        for index in range(TICKS):
+            now = NOW + 30.0 * index
+            pair = list(pool.map(tick.run_tick, controllers, [now, now]))
             results.extend(outcome for ticks in pair for outcome in ticks)
             for queue in fleet.queues:
                 outcomes = [next(o for o in ticks if o.queue == queue) for ticks in pair]
@@ -62,7 +62,7 @@ def test_only_one_controller_acts_per_queue_and_tick(
                 loser = next(o for o in outcomes if o.conflict)
                 assert not loser.applied
                 # AND the state moved by exactly one version per tick
-                assert fleet.state_version(queue) == tick + 1
+                assert fleet.state_version(queue) == index + 1
 
     # AND UpdateService was called at most once per queue and tick, never above max
     calls = Counter(call["service"] for log in updates for call in log.calls)

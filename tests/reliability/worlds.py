@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.controller.runtime import EvaluateRuntime
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
 
@@ -106,9 +107,7 @@ class Fleet:
         )
         return settings
 
-    def runtime(
-        self, clients: AwsClients | None = None, **overrides: Any
-    ) -> evaluate.EvaluateRuntime:
+    def runtime(self, clients: AwsClients | None = None, **overrides: Any) -> EvaluateRuntime:
         """A controller on these resources with a fixed clock and a recording metrics sink."""
         runtime = evaluate.build_runtime(
             self.settings(**overrides),

@@ -2,174 +2,28 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from queue_autoscale.adapters.cloudwatch import OldestAge
-from queue_autoscale.adapters.ecs import ServiceRef, ServiceStatus
-from queue_autoscale.adapters.errors import AdapterError, ServiceUnavailable, Throttled
-from queue_autoscale.adapters.eventbridge import DecisionEvent, EntryFailure
+from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
 from queue_autoscale.adapters.sqs import QueueDepth
+from queue_autoscale.controller import tick
+from queue_autoscale.controller.runtime import EvaluateRuntime
 from queue_autoscale.core import CounterRow
 from queue_autoscale.handlers import evaluate
-from queue_autoscale.settings import EvaluateSettings
-
-NOW = 1_763_000_000.0
-SECOND = int(NOW)
-
-
-class Clock:
-    """A clock that only moves when the handler sleeps."""
-
-    def __init__(self) -> None:
-        self.now = NOW
-        self.naps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.naps.append(seconds)
-        self.now += seconds
-
-
-class FakeSqs:
-    def __init__(self) -> None:
-        self.depths: dict[str, QueueDepth | AdapterError] = {}
-
-    def depth(self, name: str) -> QueueDepth:
-        answer = self.depths[name]
-        if isinstance(answer, AdapterError):
-            raise answer
-        return answer
-
-
-class FakeOldest:
-    def __init__(self) -> None:
-        self.ages: dict[str, OldestAge | None] = {}
-
-    def oldest_ages(self, names: Sequence[str], now: float) -> dict[str, OldestAge | None]:
-        return {name: self.ages.get(name) for name in names}
-
-
-class FakeEcs:
-    def __init__(self) -> None:
-        self.services: dict[ServiceRef, ServiceStatus | AdapterError] = {}
-        self.updates: list[tuple[ServiceRef, int]] = []
-        self.update_error: AdapterError | None = None
-
-    def describe(self, refs: Sequence[ServiceRef]) -> dict[ServiceRef, Any]:
-        return {ref: self.services[ref] for ref in refs}
-
-    def set_desired(self, ref: ServiceRef, desired: int) -> int:
-        if self.update_error:
-            raise self.update_error
-        self.updates.append((ref, desired))
-        status = self.services[ref]
-        if isinstance(status, ServiceStatus):
-            self.services[ref] = ServiceStatus(status.running, desired, 0, False, "ACTIVE")
-        return desired
-
-
-class FakeTable:
-    def __init__(self) -> None:
-        self.rows: dict[str, list[CounterRow]] = {}
-        self.states: dict[str, dict[str, Any]] = {}
-        self.read_error: AdapterError | None = None
-
-    def read_documents(self, queues: Sequence[str]) -> dict[str, tuple[Any, Any]]:
-        if self.read_error:
-            raise self.read_error
-        return {queue: (self.states.get(queue), None) for queue in queues}
-
-    def counter_rows(self, queue: str, first: int, last: int) -> list[CounterRow]:
-        return [row for row in self.rows.get(queue, []) if first <= row.second <= last]
-
-    def write_state(self, queue: str, state: Mapping[str, Any], expected_version: int) -> int:
-        self.states[queue] = {**state, "version": expected_version + 1}
-        return expected_version + 1
-
-
-class FakeArchive:
-    def __init__(self) -> None:
-        self.logs: list[list[dict[str, Any]]] = []
-
-    def put_decisions(self, at: float, tick_id: str, records: Sequence[dict[str, Any]]) -> str:
-        self.logs.append(list(records))
-        return tick_id
-
-
-class FakeEvents:
-    def __init__(self) -> None:
-        self.published: list[DecisionEvent] = []
-        self.refuse: set[str] = set()
-
-    def publish(self, events: Sequence[DecisionEvent]) -> list[EntryFailure]:
-        self.published.extend(events)
-        return [
-            EntryFailure(index, "InternalFailure", "no")
-            for index, event in enumerate(events)
-            if event.detail_type in self.refuse
-        ]
-
-
-class Metrics:
-    def __init__(self) -> None:
-        self.published: list[tuple[str, dict[str, float]]] = []
-
-    def __call__(self, queue: str, values: Mapping[str, float]) -> None:
-        self.published.append((queue, dict(values)))
-
-    def last(self, queue: str) -> dict[str, float]:
-        return [values for name, values in self.published if name == queue][-1]
-
-
-ORDERS = ServiceRef("workers", "orders")
-
-
-def build(
-    interval: float = 30, global_dry_run: bool = False, **queue: Any
-) -> evaluate.EvaluateRuntime:
-    settings = EvaluateSettings.from_environ(
-        {
-            "QUEUES_CONFIG": json.dumps(
-                [{"queue": "orders", "cluster": "workers", "max_workers": 50, **queue}]
-            ),
-            "LOAD_TABLE": "load-table",
-            "ARCHIVE_BUCKET": "archive-bucket",
-            "EVALUATION_INTERVAL_SECONDS": str(interval),
-            "DRY_RUN": str(global_dry_run).lower(),
-        }
-    )
-    clock = Clock()
-    sqs, ecs, table = FakeSqs(), FakeEcs(), FakeTable()
-    sqs.depths["orders"] = QueueDepth(visible=120, in_flight=2, delayed=0)
-    ecs.services[ORDERS] = ServiceStatus(2, 2, 0, False, "ACTIVE")
-    rows = [CounterRow(second=s, queued=6) for s in range(SECOND - 20, SECOND)]
-    rows += [
-        CounterRow(second=s, completed=1, busy_ms=1000) for s in range(SECOND - 300, SECOND - 20)
-    ]
-    table.rows["orders"] = rows
-    return evaluate.EvaluateRuntime(
-        settings=settings,
-        sqs=cast(Any, sqs),
-        oldest=cast(Any, FakeOldest()),
-        ecs=cast(Any, ecs),
-        table=cast(Any, table),
-        archive=cast(Any, FakeArchive()),
-        events=cast(Any, FakeEvents()),
-        clock=clock,
-        sleep=clock.sleep,
-        publish_metrics=Metrics(),
-    )
+from tests.unit.handlers.evaluate_world import (
+    ORDERS,
+    SECOND,
+    build,
+)
 
 
 @pytest.fixture
 def installed() -> Iterator[Any]:
-    def install(runtime: evaluate.EvaluateRuntime) -> evaluate.EvaluateRuntime:
+    def install(runtime: EvaluateRuntime) -> EvaluateRuntime:
         evaluate.set_runtime(runtime)
         return runtime
 
@@ -188,7 +42,7 @@ def installed() -> Iterator[Any]:
     ],
 )
 def test_tick_count_fills_the_minute(interval: float, max_ticks: int | None, count: int) -> None:
-    assert evaluate.tick_count(interval, max_ticks) == count
+    assert tick.tick_count(interval, max_ticks) == count
 
 
 @pytest.mark.parametrize(

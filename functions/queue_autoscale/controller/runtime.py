@@ -1,0 +1,63 @@
+"""What the controller uses, wired once per cold start (tests and the demo build their own)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.adapters.cloudwatch import OldestAgeReader
+from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.ecs import EcsServices
+from queue_autoscale.adapters.eventbridge import EventPublisher
+from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.adapters.sqs import SqsQueues
+from queue_autoscale.settings import EvaluateSettings
+from queue_autoscale.sources import Sources
+from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
+
+
+@dataclass
+class EvaluateRuntime:
+    """The evaluate tick's adapters, clock and limits."""
+
+    settings: EvaluateSettings
+    sqs: SqsQueues
+    oldest: OldestAgeReader
+    ecs: EcsServices
+    table: LoadTable
+    archive: Archive
+    events: EventPublisher
+    clock: Clock = time.time
+    sleep: Callable[[float], None] = time.sleep
+    publish_metrics: MetricsSink = emf_metrics
+    policy: str = "hybrid"
+    sources: Sources | None = None
+    """Kafka and RabbitMQ queues' readers (SQS is read by the tick's batched calls)."""
+    max_concurrency: int = 8
+    """Threads for the tick's reads and per-queue actions (AWS calls are latency-bound)."""
+    tick_budget_seconds: float | None = None
+    """Wall-clock seconds one tick may take before it publishes what it has (None: the
+    evaluation interval, so a tick never runs into the next)."""
+
+
+def build_runtime(
+    settings: EvaluateSettings,
+    clients: AwsClients,
+    clock: Clock = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> EvaluateRuntime:
+    """Wire adapters from clients and settings."""
+    return EvaluateRuntime(
+        settings=settings,
+        sqs=SqsQueues(clients.sqs),
+        oldest=OldestAgeReader(clients.cloudwatch),
+        ecs=EcsServices(clients.ecs),
+        table=LoadTable(clients.dynamodb, settings.load_table),
+        archive=Archive(clients.s3, settings.archive_bucket),
+        events=EventPublisher(clients.events, settings.event_bus_name),
+        sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
+        clock=clock,
+        sleep=sleep,
+    )

@@ -1,0 +1,357 @@
+"""One evaluate tick: gather, decide per queue through the core, act, publish.
+
+A tick stores each queue's controller state under optimistic concurrency, sets desiredCount
+(unless dry-run, hold, or another controller won the state race), and publishes metrics,
+decision events and the decision log. One queue's trouble stays that queue's: its failed or
+slow reads are None (the core holds), its bug or slow action is an error on its own outcome,
+and every tick publishes what it has within its time budget (reads by half of it, decisions by
+four fifths), counting each queue's errors in ControllerErrors.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from queue_autoscale.adapters.ecs import ServiceRef
+from queue_autoscale.adapters.errors import AdapterError, StateConflict
+from queue_autoscale.adapters.eventbridge import DecisionEvent
+from queue_autoscale.config import QueueConfig
+from queue_autoscale.constants import BREACH_EVENT, DECISION_EVENT, SCALED_EVENT
+from queue_autoscale.controller.gather import Inputs, gather
+from queue_autoscale.controller.runtime import EvaluateRuntime
+from queue_autoscale.core import (
+    POLICIES,
+    Action,
+    ControllerState,
+    Decision,
+    Policy,
+    TrendModel,
+    build_snapshot,
+    decision_to_dict,
+    model_from_dict,
+    state_from_dict,
+    state_to_dict,
+)
+from queue_autoscale.telemetry import logger, tracer
+
+MINUTE_SECONDS = 60.0
+"""The scheduler fires once a minute; ticks fill that minute."""
+READ_SHARE = 0.5
+"""Reads still running after this share of the tick's budget count as failed."""
+DECIDE_SHARE = 0.8
+"""A queue not decided and acted on by this share of the budget is left out of the tick; the
+rest of the budget is for publishing."""
+
+
+@dataclass(frozen=True, slots=True)
+class TickBudget:
+    """When a tick's phases must end, as `time.monotonic()` instants."""
+
+    reads_until: float
+    decisions_until: float
+
+    @classmethod
+    def starting_now(cls, seconds: float) -> TickBudget:
+        """The phases of a tick that may take `seconds` from now."""
+        start = time.monotonic()
+        return cls(start + READ_SHARE * seconds, start + DECIDE_SHARE * seconds)
+
+
+@dataclass
+class QueueOutcome:
+    """One queue's result of one tick."""
+
+    queue: str
+    decision: Decision | None = None
+    running: int | None = None
+    desired_before: int | None = None
+    applied: bool = False
+    """True when UpdateService set the new desiredCount."""
+    dry_run: bool = False
+    conflict: bool = False
+    """Another controller wrote the state first: this one did not act."""
+    errors: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The decision-log line: decision_to_dict plus what the handler did."""
+        base: dict[str, Any] = (
+            decision_to_dict(self.decision) if self.decision else {"queue": self.queue}
+        )
+        base.update(
+            running=self.running,
+            applied=self.applied,
+            dry_run=self.dry_run,
+            conflict=self.conflict,
+            errors=list(self.errors),
+        )
+        return base
+
+
+def _trend_model(outcome: QueueOutcome, raw: dict[str, Any] | None) -> TrendModel | None:
+    """The stored trend model; a malformed one costs only the trend term (and is an error)."""
+    if not raw:
+        return None
+    try:
+        return model_from_dict(raw)
+    except (KeyError, TypeError, ValueError) as error:
+        outcome.errors.append(f"trend model unusable, deciding without it: {error!r}")
+        return None
+
+
+def evaluate_queue(
+    runtime: EvaluateRuntime,
+    config: QueueConfig,
+    inputs: Inputs,
+    now: float,
+    decided_at: float | None = None,
+) -> QueueOutcome:
+    """Decide, store the state, act for one queue (raises only on a bug; AWS errors are kept).
+
+    `now` is when the inputs were read (the snapshot's time), `decided_at` when the core
+    decides (default `now`), both epoch seconds: inputs older than the core's stale limit
+    at decision time make it hold.
+    """
+    settings = config.settings(
+        runtime.settings.evaluation_interval_seconds, inputs.partitions.get(config.queue)
+    )
+    dry_run = runtime.settings.dry_run or config.dry_run
+    if dry_run and not settings.dry_run:
+        settings = replace(settings, dry_run=True)
+    queue = config.queue
+    service = inputs.services.get(queue)
+    outcome = QueueOutcome(
+        queue=queue,
+        running=service.running if service else None,
+        desired_before=service.desired if service else None,
+        dry_run=dry_run,
+        errors=list(inputs.errors.get(queue, [])),
+    )
+    if not inputs.documents_ok:
+        outcome.errors.append("controller state unavailable: not deciding")
+        return outcome
+    stored = inputs.states.get(queue)
+    state = state_from_dict(stored) if stored else ControllerState(queue=queue)
+    model = _trend_model(outcome, inputs.models.get(queue))
+    snapshot = build_snapshot(queue, now, inputs.readings(queue))
+    policy: Policy = POLICIES[runtime.policy]
+    evaluation = policy(snapshot, settings, state, now if decided_at is None else decided_at, model)
+    decision = evaluation.decision
+    outcome.decision = decision
+    try:
+        runtime.table.write_state(queue, state_to_dict(evaluation.state), state.version)
+    except StateConflict:
+        outcome.conflict = True
+        logger.info("state race lost: another controller acts this tick", queue=queue)
+        return outcome
+    except AdapterError as error:
+        outcome.errors.append(f"state not stored, not acting: {error}")
+        return outcome
+    wants_change = (
+        decision.action is not Action.HOLD
+        and service is not None
+        and decision.target != service.desired
+    )
+    if wants_change and not dry_run:
+        try:
+            runtime.ecs.set_desired(ServiceRef(config.cluster, config.service), decision.target)
+            outcome.applied = True
+        except AdapterError as error:
+            outcome.errors.append(str(error))
+    return outcome
+
+
+SLA_FIELDS = ("sla_seconds", "percentile", "predicted_pickup_seconds")
+"""Every decision event carries the SLA aimed at and the pickup time predicted (seed 001)."""
+
+
+def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
+    """ScalingDecisionMade always; WorkersScaled when applied; SlaBreachPredicted when predicted."""
+    if outcome.decision is None:
+        return []
+    decision = outcome.decision
+    record = decision_to_dict(decision)
+    sla = {name: record[name] for name in SLA_FIELDS}
+    events = [DecisionEvent(DECISION_EVENT, outcome.record())]
+    if outcome.applied:
+        events.append(
+            DecisionEvent(
+                SCALED_EVENT,
+                {
+                    "queue": decision.queue,
+                    "at": decision.at,
+                    "from": outcome.desired_before,
+                    "to": decision.target,
+                    "action": decision.action.value,
+                    "reason": decision.reason,
+                    **sla,
+                },
+            )
+        )
+    if decision.predicted_breach_seconds is not None:
+        events.append(
+            DecisionEvent(
+                BREACH_EVENT,
+                {
+                    "queue": decision.queue,
+                    "at": decision.at,
+                    "predicted_breach_seconds": decision.predicted_breach_seconds,
+                    "urgency": decision.urgency.value,
+                    "oldest_age_seconds": decision.oldest_age_seconds,
+                    "sla_usage": decision.sla_usage,
+                    "current": decision.current,
+                    "target": decision.target,
+                    **sla,
+                },
+            )
+        )
+    return events
+
+
+def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
+    """The QUEUE_METRICS values of one outcome (ControllerErrors always, 0 when none)."""
+    values: dict[str, float] = {"ControllerErrors": float(len(outcome.errors))}
+    decision = outcome.decision
+    if decision is None:
+        return values
+    values.update(
+        LoadRatio=decision.load_ratio,
+        ArrivalRate=decision.arrival_rate,
+        ServiceRate=decision.service_rate,
+        BacklogPerInstance=decision.backlog_per_instance,
+        OldestJobAgeSeconds=decision.oldest_age_seconds,
+        SlaUsage=decision.sla_usage,
+        CurrentWorkers=float(outcome.running if outcome.running is not None else decision.current),
+        TargetWorkers=float(decision.target),
+    )
+    if decision.predicted_pickup_seconds is not None:
+        values["PredictedPickupSeconds"] = decision.predicted_pickup_seconds
+    if decision.realized_compliance is not None:
+        values["RealizedCompliance"] = decision.realized_compliance
+    if decision.fleet_usage is not None:  # seed 003's per-queue 80%-of-max alarm reads this
+        values["FleetUsage"] = decision.fleet_usage
+    return values
+
+
+def _outcome(config: QueueConfig, call: Future[QueueOutcome]) -> QueueOutcome:
+    """The queue's outcome; a bug or a queue still deciding at the deadline is its error only."""
+    if not call.done():
+        logger.error("queue evaluation past the tick's budget", queue=config.queue)
+        # Its thread may still store state and act later; the state's version keeps that safe.
+        return QueueOutcome(
+            queue=config.queue, errors=["evaluation not finished within the tick's budget"]
+        )
+    error = call.exception()
+    if error is not None:  # one queue's bug must not stop the others
+        logger.error("queue evaluation failed", queue=config.queue, exc_info=error)
+        return QueueOutcome(queue=config.queue, errors=[f"evaluation failed: {error!r}"])
+    return call.result()
+
+
+def _decide_all(
+    runtime: EvaluateRuntime,
+    queues: Sequence[QueueConfig],
+    pool: Executor,
+    now: float,
+    budget: TickBudget,
+) -> list[QueueOutcome]:
+    started = runtime.clock()
+    inputs = gather(runtime, queues, now, pool, budget.reads_until)
+    # A gather slowed by timeouts and retries read the world as it was at `now`: the core
+    # judges that snapshot's age when it decides (stale after 2 intervals: hold).
+    decided_at = now + max(0.0, runtime.clock() - started)
+    calls = [
+        pool.submit(evaluate_queue, runtime, config, inputs, now, decided_at) for config in queues
+    ]
+    wait(calls, timeout=max(0.0, budget.decisions_until - time.monotonic()))
+    return [_outcome(config, call) for config, call in zip(queues, calls, strict=True)]
+
+
+def publish(runtime: EvaluateRuntime, now: float, outcomes: Sequence[QueueOutcome]) -> None:
+    """Decision events, the decision log, metrics and log lines of whatever the tick has."""
+    events = [event for outcome in outcomes for event in decision_events(outcome)]
+    try:
+        refused = runtime.events.publish(events)
+    except AdapterError as error:
+        refused = []
+        for outcome in outcomes:
+            outcome.errors.append(f"decision events not published: {error}")
+    for failure in refused:
+        queue = str(events[failure.index].detail.get("queue", ""))
+        for outcome in outcomes:
+            if outcome.queue == queue:
+                outcome.errors.append(f"event refused: {failure.code} {failure.message}")
+    tick_id = f"{int(now)}-{uuid.uuid4().hex[:12]}"
+    try:
+        runtime.archive.put_decisions(now, tick_id, [outcome.record() for outcome in outcomes])
+    except AdapterError as error:
+        for outcome in outcomes:
+            outcome.errors.append(f"decision log not archived: {error}")
+    for outcome in outcomes:
+        runtime.publish_metrics(outcome.queue, queue_metrics(outcome))
+        if outcome.errors:
+            logger.error("queue tick had errors", queue=outcome.queue, errors=outcome.errors)
+        if outcome.decision is not None:
+            logger.info(
+                "decision",
+                queue=outcome.queue,
+                current=outcome.decision.current,
+                target=outcome.decision.target,
+                action=outcome.decision.action.value,
+                applied=outcome.applied,
+                reason=outcome.decision.reason,
+            )
+
+
+@tracer.capture_method
+def run_tick(
+    runtime: EvaluateRuntime, now: float, budget_seconds: float | None = None
+) -> list[QueueOutcome]:
+    """One evaluation of every configured queue at `now` (epoch seconds), within
+    `budget_seconds` of wall clock (default: the runtime's tick budget, else the interval)."""
+    queues = list(runtime.settings.queues)
+    seconds = budget_seconds or runtime.tick_budget_seconds
+    budget = TickBudget.starting_now(seconds or runtime.settings.evaluation_interval_seconds)
+    workers = max(1, min(runtime.max_concurrency, len(queues) + 3))
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tick")
+    try:
+        outcomes = _decide_all(runtime, queues, pool, now, budget)
+    finally:
+        # A call still hanging keeps its thread; the tick does not wait for it.
+        pool.shutdown(wait=False, cancel_futures=True)
+    publish(runtime, now, outcomes)
+    return outcomes
+
+
+def tick_count(interval_seconds: float, max_ticks: int | None = None) -> int:
+    """Ticks starting within one minute at this interval (ticks at 0, interval, ... < 60 s)."""
+    count = max(1, math.ceil(MINUTE_SECONDS / interval_seconds))
+    return min(count, max_ticks) if max_ticks else count
+
+
+def run(
+    runtime: EvaluateRuntime, max_ticks: int | None = None, deadline: float | None = None
+) -> list[list[QueueOutcome]]:
+    """Run ticks every interval until the minute (or `deadline`, epoch seconds by the runtime's
+    clock: the Lambda's remaining time) is used; a tick never runs past the deadline."""
+    interval = runtime.settings.evaluation_interval_seconds
+    start = runtime.clock()
+    ticks: list[list[QueueOutcome]] = []
+    for index in range(tick_count(interval, max_ticks)):
+        due = start + index * interval
+        if index and deadline is not None and due > deadline:
+            break
+        wait_seconds = due - runtime.clock()
+        if wait_seconds > 0:
+            runtime.sleep(wait_seconds)
+        now = runtime.clock()
+        budget = runtime.tick_budget_seconds or interval
+        if deadline is not None:
+            budget = max(1.0, min(budget, deadline - now))
+        ticks.append(run_tick(runtime, now, budget))
+    return ticks

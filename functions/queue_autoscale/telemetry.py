@@ -1,0 +1,53 @@
+"""Telemetry the handlers and the controller share: Powertools logger, tracer and metrics per
+queue, and a clock type."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.metrics import EphemeralMetrics
+
+from queue_autoscale.constants import (
+    INGEST_METRICS,
+    METRIC_DIMENSION,
+    METRIC_NAMESPACE,
+    QUEUE_METRICS,
+)
+
+SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale"
+logger = Logger(service=SERVICE)
+"""The controller's structured logger (the evaluate handler injects the Lambda context)."""
+tracer = Tracer(service=SERVICE)
+
+Clock = Callable[[], float]
+"""Returns epoch seconds."""
+
+
+MetricsSink = Callable[[str, Mapping[str, float]], None]
+"""Publishes one queue's metrics: (queue, {metric name: value}); units come from constants.py."""
+
+
+def metric_unit(name: str) -> str:
+    """The CloudWatch unit of a project metric."""
+    units = {**QUEUE_METRICS, **INGEST_METRICS}
+    if name not in units:
+        raise KeyError(f"metric {name!r} is not declared in constants.py")
+    return units[name]
+
+
+def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
+    """Print one EMF document (Powertools) holding `values` with dimension Queue=queue.
+
+    Lambda ships stdout to CloudWatch Logs, which turns EMF into metrics: no API call, no
+    latency, no failure mode inside the handler.
+    """
+    if not values:
+        return
+    namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or METRIC_NAMESPACE
+    metrics = EphemeralMetrics(namespace=namespace)
+    metrics.add_dimension(name=METRIC_DIMENSION, value=queue)
+    for name, value in values.items():
+        metrics.add_metric(name=name, unit=metric_unit(name), value=float(value))
+    metrics.flush_metrics()
