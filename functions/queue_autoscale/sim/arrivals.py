@@ -118,6 +118,16 @@ def read_trace(
     return window * np.int64(scale)
 
 
+def minute_rates(counts: Counts) -> npt.NDArray[np.float64]:
+    """Mean arrival rate of each whole minute, jobs/s (a partial last minute is dropped; a
+    window shorter than a minute gives its own mean)."""
+    minutes = counts.size // 60
+    if minutes == 0:
+        return np.array([float(counts.mean()) if counts.size else 0.0])
+    rates: npt.NDArray[np.float64] = counts[: minutes * 60].reshape(minutes, 60).mean(axis=1)
+    return rates
+
+
 # --------------------------------------------------------------------------- scenarios
 
 RateFunction = Callable[[npt.NDArray[np.float64], np.random.Generator], npt.NDArray[np.float64]]

@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from queue_autoscale.sim.arrivals import SCENARIOS, ArrivalError, Counts, read_trace
+from queue_autoscale.sim.arrivals import (
+    SCENARIOS,
+    ArrivalError,
+    Counts,
+    minute_rates,
+    read_trace,
+)
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.console import run_comparison, score_table
 from queue_autoscale.sim.frontier import (
@@ -348,10 +354,7 @@ def core_version() -> str:
 
 def busiest_minute(counts: Counts) -> float:
     """The busiest minute's mean rate, jobs/s."""
-    minutes = counts.size // 60
-    if minutes == 0:
-        return float(counts.mean())
-    return float(counts[: minutes * 60].reshape(minutes, 60).mean(axis=1).max())
+    return float(minute_rates(counts).max())
 
 
 def report(

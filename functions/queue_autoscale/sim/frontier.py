@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from queue_autoscale.core import QueueSettings, workers_for_sla
-from queue_autoscale.sim.arrivals import Counts
+from queue_autoscale.sim.arrivals import Counts, minute_rates
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import Policy, RunResult, Workload, build_workload, run_policy
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy, keda
@@ -88,12 +88,7 @@ def peer_settings(settings: QueueSettings, counts: Counts, points: int) -> list[
         for v in _grid(1, documented_target, points)
     ]
     job, k = settings.expected_job_seconds, settings.worker_concurrency
-    minutes = counts.size // 60
-    per_minute = (
-        counts[: minutes * 60].reshape(minutes, 60).mean(axis=1)
-        if minutes
-        else np.array([counts.mean() if counts.size else 0.0])
-    )
+    per_minute = minute_rates(counts)
     sla, p = settings.sla_seconds, settings.percentile
     low = workers_for_sla(float(counts.mean()), job, k, sla, p)
     high = math.ceil(1.1 * workers_for_sla(float(per_minute.max()), job, k, sla, p))
@@ -366,8 +361,7 @@ def sweep_window(counts: Counts, length: int) -> tuple[Counts, int]:
     where the cut starts; unchanged when already short enough."""
     if counts.size <= length:
         return counts, 0
-    minutes = counts.size // 60
-    busiest = int(np.argmax(counts[: minutes * 60].reshape(minutes, 60).sum(axis=1)))
+    busiest = int(np.argmax(minute_rates(counts)))
     start = min(max(0, 60 * busiest - length // 2), counts.size - length)
     start -= start % 60
     return counts[start : start + length], start

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from queue_autoscale.sim.arrivals import Counts, read_trace
+from queue_autoscale.sim.arrivals import Counts, minute_rates, read_trace
 from queue_autoscale.sim.engine import RunResult, build_workload, run_policy
 from queue_autoscale.sim.policies import initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec
@@ -48,10 +48,10 @@ EXTRA_COLUMNS: tuple[str, ...] = (
 
 def surge_starts(counts: Counts) -> list[int]:
     """Seconds (from the start of `counts`) at which surges begin, per the module's rule."""
-    minutes = counts.size // 60
-    if minutes < 6:
+    rate = minute_rates(counts)
+    minutes = rate.size
+    if counts.size < 6 * 60:
         return []
-    rate = counts[: minutes * 60].reshape(minutes, 60).mean(axis=1)
     starts: list[int] = []
     for m in range(5, minutes):
         before = float(rate[m - 5 : m].mean())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, workers_for_sla
-from queue_autoscale.sim.arrivals import Counts
+from queue_autoscale.sim.arrivals import Counts, minute_rates
 from queue_autoscale.sim.engine import FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
 
@@ -21,11 +21,7 @@ PERCENTILE_RATE = 99.0
 
 def p99_rate(counts: Counts) -> float:
     """99th percentile of the per-minute mean arrival rate, jobs/s."""
-    minutes = counts.size // 60
-    if minutes == 0:
-        return float(counts.mean()) if counts.size else 0.0
-    per_minute = counts[: minutes * 60].reshape(minutes, 60).mean(axis=1)
-    return float(np.percentile(per_minute, PERCENTILE_RATE))
+    return float(np.percentile(minute_rates(counts), PERCENTILE_RATE))
 
 
 def fleet_size(rate: float, settings: QueueSettings, job_seconds: float | None = None) -> int:
