@@ -44,6 +44,9 @@ class DemoSummary:
     pickup_p95_seconds: float = 0.0
     pickup_max_seconds: float = 0.0
     worker_seconds: float = 0.0
+    """Worker processes' lifetimes, start to exit. The SLA report's cost bills ECS running
+    tasks per decision instead (the emulator counts a task from the moment desiredCount
+    rises, before the provisioning delay): the README says why the two differ."""
     sla_seconds: float = 0.0
     events_accepted: int = 0
     events_rejected: int = 0
@@ -225,7 +228,7 @@ def summary_table(summary: DemoSummary) -> Table:
             "pickup p95 / max, s",
             f"{summary.pickup_p95_seconds:.1f} / {summary.pickup_max_seconds:.1f}",
         ),
-        ("worker-seconds", f"{summary.worker_seconds:.0f}"),
+        ("worker-seconds, process start to exit", f"{summary.worker_seconds:.0f}"),
         (
             "desiredCount start / quiet / spike / end",
             f"{summary.desired_start} / {summary.desired_max_quiet} / "
