@@ -49,3 +49,13 @@ def as_int(values: Mapping[str, str | None], name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ValueError(f"option --{name} = {raw!r} is not an integer") from None
+
+
+def as_bool(values: Mapping[str, str | None], name: str, default: bool = False) -> bool:
+    """A true/false option; ValueError naming the option and value otherwise."""
+    raw = values.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.strip().lower() not in ("true", "false"):
+        raise ValueError(f"option --{name} = {raw!r} is not true or false")
+    return raw.strip().lower() == "true"

@@ -7,6 +7,9 @@ from pyspark.sql import types as st
 CORRUPT_COLUMN = "_corrupt_record"
 """Spark puts a line it cannot parse as JSON here (PERMISSIVE mode)."""
 
+RAW_DAY_COLUMN = "raw_dt"
+"""The `dt=` folder (UTC day the archive wrote the object) a raw line came from."""
+
 EVENT_TYPES = ("queued", "started", "completed", "failed")
 
 EVENT_FIELDS = st.StructType(

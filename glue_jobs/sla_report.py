@@ -10,27 +10,58 @@ backlog, rejected_events) and the self-contained <output_uri>/report.html.
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
 
 import pandas as pd
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as sf
 
-from glue_jobs.io import join_uri, read_decisions, read_events, write_table, write_text
-from glue_jobs.options import as_int, resolve_options
+from glue_jobs.compact import (
+    COMPACTED,
+    DEFAULT_LATE_DAYS,
+    REJECTED,
+    compact,
+    list_changes,
+    load_state,
+    read_compacted,
+    save_state,
+)
+from glue_jobs.io import (
+    ArchiveError,
+    join_uri,
+    list_day_folders,
+    read_days,
+    read_decisions,
+    write_days,
+    write_text,
+)
+from glue_jobs.options import as_bool, as_int, resolve_options
 from glue_jobs.report import detail_period, render_report
 from glue_jobs.session import get_spark
+from glue_jobs.state import RunState, day_of, day_start_ms, first_day_to_redo, shift_day
 from glue_jobs.transforms.backlog import interval_inputs, reconstruct_backlog
 from glue_jobs.transforms.cost import cost_metrics
-from glue_jobs.transforms.events import dedupe_events, pair_attempts, split_events
+from glue_jobs.transforms.events import pair_attempts
+from glue_jobs.transforms.periods import HOUR_MS, PERIOD_SECONDS
 from glue_jobs.transforms.sla import DEFAULT_SLA_SECONDS, sla_metrics
 
+DEFAULT_PAIRING_HOURS = 6
+DEFAULT_REPORT_DAYS = 31
 REQUIRED = ("input_uri", "output_uri")
-OPTIONAL: dict[str, str | None] = {"queues_config": None, "interval_seconds": "60"}
+OPTIONAL: dict[str, str | None] = {
+    "queues_config": None,
+    "interval_seconds": "60",
+    "pairing_hours": str(DEFAULT_PAIRING_HOURS),
+    "late_days": str(DEFAULT_LATE_DAYS),
+    "full_rebuild": "false",
+    "report_days": str(DEFAULT_REPORT_DAYS),
+}
 CHART_POINTS = 2_000
 """The backlog chart keeps at most about this many points per queue (max per bucket)."""
 
@@ -87,6 +118,133 @@ def chart_backlog(backlog: DataFrame, interval_seconds: int) -> pd.DataFrame:
     return to_pandas(bucketed)
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What the tables depend on besides the archive; a change forces a full rebuild."""
+
+    interval_seconds: int = 60
+    pairing_hours: int = DEFAULT_PAIRING_HOURS
+    sla_seconds: Mapping[str, float] = field(default_factory=dict)
+    concurrency: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.interval_seconds <= 0 or PERIOD_SECONDS["day"] % self.interval_seconds:
+            raise ValueError(
+                f"interval_seconds must be > 0 and divide a day (86,400 s), "
+                f"got {self.interval_seconds!r}"
+            )
+        if not 1 <= self.pairing_hours <= 24:
+            raise ValueError(f"pairing_hours must be 1..24, got {self.pairing_hours!r}")
+
+    @property
+    def pairing_ms(self) -> int:
+        """The pairing window in milliseconds."""
+        return self.pairing_hours * HOUR_MS
+
+    def fingerprint(self) -> dict[str, str]:
+        """The settings as the state file records them."""
+        return {
+            "interval_seconds": str(self.interval_seconds),
+            "pairing_hours": str(self.pairing_hours),
+            "sla_seconds": json.dumps(dict(sorted(self.sla_seconds.items()))),
+            "concurrency": json.dumps(dict(sorted(self.concurrency.items()))),
+        }
+
+
+def with_day(df: DataFrame, stamp: str) -> DataFrame:
+    """Add `dt` ('YYYY-MM-DD', UTC) of the timestamp column `stamp`."""
+    return df.withColumn("dt", sf.date_format(sf.col(stamp), "yyyy-MM-dd"))
+
+
+def carried_backlog(spark: SparkSession, output_uri: str, first_day: str) -> DataFrame | None:
+    """Per queue, the last backlog row (queue, stamp, backlog, workers) of the week before
+    `first_day`, from the `backlog_carry` table; None when there is none."""
+    uri = join_uri(output_uri, "backlog_carry")
+    week = {shift_day(first_day, -days) for days in range(1, 8)}
+    days = [folder.removeprefix("dt=") for folder in list_day_folders(spark, uri)]
+    carry = read_days(spark, uri, [day for day in days if day in week])
+    if carry is None:
+        return None
+    latest = Window.partitionBy("queue").orderBy(sf.desc("stamp"))
+    return (
+        carry.withColumn("_rank", sf.row_number().over(latest))
+        .where(sf.col("_rank") == 1)
+        .select("queue", "stamp", "backlog", "workers")
+    )
+
+
+def build_tables(
+    spark: SparkSession,
+    input_uri: str,
+    output_uri: str,
+    settings: Settings,
+    first_day: str,
+    event_days: Sequence[str],
+    data_end_ms: int | None,
+    replace_all: bool,
+) -> dict[str, DataFrame]:
+    """Every output table's rows for the days from `first_day` on (each with its `dt`).
+
+    Reads the compacted events from `pairing` x 2 before `first_day` (so every attempt begun
+    from `pairing` before it is whole), keeps the attempts begun from there, and keeps only
+    output rows of `first_day` and later. With `replace_all`, it reads everything."""
+    start_ms = day_start_ms(first_day)
+    pairing = settings.pairing_ms
+    read_from = None if replace_all else start_ms - 2 * pairing
+    days = [day for day in event_days if replace_all or day >= day_of(start_ms - 2 * pairing)]
+    events = read_compacted(spark, output_uri, days, read_from)
+    if events is None:
+        raise ArchiveError(f"no compacted events under {join_uri(output_uri, COMPACTED)}")
+    attempts = pair_attempts(events)
+    if not replace_all:
+        attempts = attempts.where(sf.col("first_at_ms") >= start_ms - pairing)
+    attempts = attempts.persist(StorageLevel.MEMORY_AND_DISK)
+    decisions_root = join_uri(input_uri, "decisions")
+    decision_days = [
+        folder.removeprefix("dt=") for folder in list_day_folders(spark, decisions_root)
+    ]
+    decisions = read_decisions(
+        spark, input_uri, [day for day in decision_days if replace_all or day >= first_day]
+    )
+    seed = None if replace_all else carried_backlog(spark, output_uri, first_day)
+    first = sf.timestamp_seconds(sf.lit(start_ms // 1000))
+
+    def from_first(df: DataFrame, stamp: str = "period_start") -> DataFrame:
+        return with_day(df.where(sf.col(stamp) >= first), stamp)
+
+    sla = dict(settings.sla_seconds)
+    tables: dict[str, DataFrame] = {
+        f"sla_{name}": from_first(
+            sla_metrics(attempts, period, sla, DEFAULT_SLA_SECONDS, data_end_ms or 0, pairing)
+        )
+        for name, period in (("hourly", "hour"), ("daily", "day"))
+    }
+    inputs = interval_inputs(
+        attempts,
+        decisions,
+        settings.interval_seconds,
+        settings.concurrency,
+        initial=seed,
+    ).where(sf.col("stamp") > first)
+    backlog = reconstruct_backlog(inputs, settings.interval_seconds, initial=seed)
+    # a row belongs to the day its interval starts in
+    interval_start = sf.timestamp_seconds(
+        sf.unix_seconds(sf.col("stamp")) - sf.lit(settings.interval_seconds)
+    )
+    backlog = backlog.withColumn("dt", sf.date_format(interval_start, "yyyy-MM-dd"))
+    tables["backlog"] = backlog
+    last = Window.partitionBy("queue", "dt").orderBy(sf.desc("stamp"))
+    tables["backlog_carry"] = (
+        backlog.withColumn("_rank", sf.row_number().over(last))
+        .where(sf.col("_rank") == 1)
+        .select("queue", "stamp", "backlog", "workers", "dt")
+    )
+    if decisions is not None:
+        for name, period in (("hourly", "hour"), ("daily", "day")):
+            tables[f"cost_{name}"] = from_first(cost_metrics(decisions, attempts, period))
+    return tables
+
+
 def run(
     input_uri: str,
     output_uri: str,
@@ -94,75 +252,142 @@ def run(
     interval_seconds: int = 60,
     spark: SparkSession | None = None,
     progress: Progress | None = None,
+    *,
+    pairing_hours: int = DEFAULT_PAIRING_HOURS,
+    late_days: int = DEFAULT_LATE_DAYS,
+    full_rebuild: bool = False,
+    report_days: int = DEFAULT_REPORT_DAYS,
 ) -> str:
-    """Build every table and the HTML report from the archive at `input_uri`; return the
-    report's URI (<output_uri>/report.html). `progress` is told each of STEPS as it starts."""
-    if interval_seconds <= 0:
-        raise ValueError(f"interval_seconds must be > 0, got {interval_seconds!r}")
+    """Compact what is new in the archive at `input_uri`, rebuild the output days it
+    changes, record the state, and render the report over the last `report_days` days;
+    return the report's URI (<output_uri>/report.html). See docs/spark.md. `progress` is
+    told each of STEPS as it starts."""
     step = progress or (lambda _name: None)
-    spark = spark or get_spark("queue-autoscale-sla-report")
     sla_seconds, concurrency, percentiles = queue_parameters(queues_config_json)
-
+    settings = Settings(interval_seconds, pairing_hours, sla_seconds, concurrency)
+    if report_days < 1:
+        raise ValueError(f"report_days must be >= 1, got {report_days!r}")
+    spark = spark or get_spark("queue-autoscale-sla-report")
+    previous = load_state(spark, output_uri, full_rebuild)
+    if previous is not None and previous.settings != settings.fingerprint():
+        print("settings differ from the last run's: rebuilding every table")
+        previous = None
+    decisions_root = join_uri(input_uri, "decisions")
+    known_decisions = {} if previous is None else dict(previous.raw_decisions)
     step(STEPS[0])
-    valid, rejected = split_events(read_events(spark, input_uri))
-    valid = valid.persist(StorageLevel.MEMORY_AND_DISK)
-    events = dedupe_events(valid)
-    attempts = pair_attempts(events).persist(StorageLevel.MEMORY_AND_DISK)
-    decisions = read_decisions(spark, input_uri)
-
-    step(STEPS[1])
-    tables: dict[str, DataFrame] = {
-        "sla_hourly": sla_metrics(attempts, "hour", sla_seconds, DEFAULT_SLA_SECONDS),
-        "sla_daily": sla_metrics(attempts, "day", sla_seconds, DEFAULT_SLA_SECONDS),
-        "backlog": reconstruct_backlog(
-            interval_inputs(attempts, decisions, interval_seconds, concurrency), interval_seconds
-        ),
-        "rejected_events": rejected,
-    }
-    if decisions is not None:
-        tables["cost_hourly"] = cost_metrics(decisions, attempts, "hour")
-        tables["cost_daily"] = cost_metrics(decisions, attempts, "day")
-    for name, table in tables.items():
-        if name == "backlog":
-            step(STEPS[2])
-        write_table(table, join_uri(output_uri, name))
-
-    def load(name: str) -> DataFrame:
-        return spark.read.parquet(join_uri(output_uri, name))
-
-    step(STEPS[3])
-    daily = to_pandas(load("sla_daily").orderBy("queue", "period_start"))
-    hourly = to_pandas(load("sla_hourly").orderBy("queue", "period_start"))
-    detail = hourly
-    if detail_period(hourly) == "minute":  # a short run: its charts read by the minute
-        detail = to_pandas(
-            sla_metrics(attempts, "minute", sla_seconds, DEFAULT_SLA_SECONDS).orderBy(
-                "queue", "period_start"
-            )
+    decision_changes = list_changes(spark, decisions_root, known_decisions, late_days)
+    compaction = compact(spark, input_uri, output_uri, previous, late_days)
+    if compaction.data_end_ms is None:
+        raise ArchiveError(f"cannot read events under {join_uri(input_uri, 'events')}: none")
+    replace_all = previous is None
+    if replace_all:
+        first_day = min(compaction.event_days, default=None)
+    else:
+        first_day = first_day_to_redo(
+            compaction.touched_hours,
+            sorted(decision_changes),
+            previous.data_end_ms if previous is not None else None,
+            settings.pairing_ms,
         )
-    cost_daily = (
-        to_pandas(load("cost_daily").orderBy("queue", "period_start"))
-        if decisions is not None
-        else None
+    if first_day is not None:
+        tables = build_tables(
+            spark,
+            input_uri,
+            output_uri,
+            settings,
+            first_day,
+            sorted(compaction.event_days),
+            compaction.data_end_ms,
+            replace_all,
+        )
+        step(STEPS[1])
+        for name, table in tables.items():
+            if name == "backlog":
+                step(STEPS[2])
+            write_days(table, join_uri(output_uri, name), replace_all)
+        how = "every table replaced" if replace_all else "incremental"
+        print(f"rebuilt the days from {first_day} on ({how})")
+    state = RunState(
+        settings=settings.fingerprint(),
+        raw_events=compaction.raw_events,
+        raw_decisions={**known_decisions, **decision_changes},
+        event_days=compaction.event_days,
+        data_end_ms=compaction.data_end_ms,
     )
-    rejected_counts = to_pandas(
-        load("rejected_events").groupBy("reason").count().orderBy(sf.desc("count"))
+    save_state(spark, output_uri, state)
+    step(STEPS[3])
+    return render(spark, input_uri, output_uri, settings, state, report_days, percentiles, step)
+
+
+def render(
+    spark: SparkSession,
+    input_uri: str,
+    output_uri: str,
+    settings: Settings,
+    state: RunState,
+    report_days: int,
+    percentiles: Mapping[str, float] | None = None,
+    step: Progress | None = None,
+) -> str:
+    """Read the last `report_days` days of the tables and write report.html; return its URI.
+    A report of a few hours charts by the minute, from the compacted events of those days."""
+    last_day = day_of(state.data_end_ms or 0)
+    wanted = {shift_day(last_day, -back) for back in range(report_days)}
+
+    def load(name: str) -> DataFrame | None:
+        uri = join_uri(output_uri, name)
+        days = [folder.removeprefix("dt=") for folder in list_day_folders(spark, uri)]
+        return read_days(spark, uri, [day for day in days if day in wanted])
+
+    def frame(name: str, *order: str) -> pd.DataFrame | None:
+        table = load(name)
+        return None if table is None else to_pandas(table.drop("dt").orderBy(*order))
+
+    empty = pd.DataFrame(columns=["queue", "period_start", "sla_share"])
+    daily = frame("sla_daily", "queue", "period_start")
+    hourly = frame("sla_hourly", "queue", "period_start")
+    backlog = load("backlog")
+    rejected = load(REJECTED)
+    rejected_counts = (
+        pd.DataFrame(columns=["reason", "count"])
+        if rejected is None
+        else to_pandas(rejected.groupBy("reason").count().orderBy(sf.desc("count")))
     )
-    read, kept = valid.count(), events.count()
-    valid.unpersist()
-    attempts.unpersist()
+    daily = empty if daily is None else daily
+    hourly = empty if hourly is None else hourly
+    detail = hourly
+    if len(hourly) and detail_period(hourly) == "minute":  # a short run: charts by the minute
+        events = read_compacted(spark, output_uri, sorted(set(state.event_days) & wanted))
+        if events is not None:
+            minute = sla_metrics(
+                pair_attempts(events),
+                "minute",
+                dict(settings.sla_seconds),
+                DEFAULT_SLA_SECONDS,
+                state.data_end_ms,
+                settings.pairing_ms,
+            )
+            detail = to_pandas(minute.orderBy("queue", "period_start"))
+    accepted = sum(found.valid_lines for found in state.raw_events.values())
+    kept = sum(state.event_days.values())
     summary = {
         "archive": input_uri,
         "generated at (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-        "events accepted": read,
-        "duplicates dropped (same event_id)": read - kept,
-        "lines rejected": int(rejected_counts["count"].sum()) if len(rejected_counts) else 0,
+        "days shown": f"{min(wanted)} to {last_day}",
+        "events accepted": accepted,
+        "duplicates dropped (same event_id)": accepted - kept,
+        "lines rejected": sum(found.rejected_lines for found in state.raw_events.values()),
         "queues": ", ".join(sorted(daily["queue"].unique())) if len(daily) else "-",
-        "backlog interval, s": interval_seconds,
+        "backlog interval, s": settings.interval_seconds,
         "default SLA, s (queues not in the config)": DEFAULT_SLA_SECONDS,
     }
-    backlog_points = chart_backlog(load("backlog"), interval_seconds)
-    step(STEPS[4])
+    backlog_points = (
+        pd.DataFrame(columns=["queue", "stamp", "backlog", "workers"])
+        if backlog is None
+        else chart_backlog(backlog, settings.interval_seconds)
+    )
+    cost_daily = frame("cost_daily", "queue", "period_start")
+    (step or (lambda _name: None))(STEPS[4])
     html = render_report(
         "Queue SLA report",
         summary,
@@ -185,6 +410,10 @@ def main(argv: Sequence[str] | None = None) -> str:
         output_uri=str(options["output_uri"]),
         queues_config_json=options.get("queues_config"),
         interval_seconds=as_int(options, "interval_seconds", 60),
+        pairing_hours=as_int(options, "pairing_hours", DEFAULT_PAIRING_HOURS),
+        late_days=as_int(options, "late_days", DEFAULT_LATE_DAYS),
+        full_rebuild=as_bool(options, "full_rebuild"),
+        report_days=as_int(options, "report_days", DEFAULT_REPORT_DAYS),
     )
     print(f"report: {report}")
     return report

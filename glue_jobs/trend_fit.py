@@ -1,6 +1,7 @@
 """Trend fit job: Glue job script, spark-submit script and an in-process `run()`.
 
-Options (Glue DefaultArguments / command line): --input_uri (archive root holding events/),
+Options (Glue DefaultArguments / command line): --input_uri (where `sla_report` writes its
+tables: the model is fitted on the hourly arrivals of its `sla_hourly`, never on raw events),
 --output_uri, --table_name (optional: the load table to put the MODEL items in),
 --holdout_days (back-test holdout, default 7).
 
@@ -20,12 +21,11 @@ from typing import Any
 import boto3
 from pyspark.sql import SparkSession
 
-from glue_jobs.io import join_uri, read_events, write_table, write_text
+from glue_jobs.io import join_uri, write_table, write_text
 from glue_jobs.model_store import models_from_rows, write_models
 from glue_jobs.options import as_int, resolve_options
 from glue_jobs.session import get_spark
-from glue_jobs.transforms.events import dedupe_events, pair_attempts, split_events
-from glue_jobs.transforms.trend import fit_trend, hourly_rates
+from glue_jobs.transforms.trend import fit_trend, hourly_arrivals, hourly_rates
 from queue_autoscale.core.state import model_to_dict
 
 REQUIRED = ("input_uri", "output_uri")
@@ -40,7 +40,8 @@ def run(
     spark: SparkSession | None = None,
     dynamodb_client: Any = None,
 ) -> str:
-    """Fit every queue's model from the archive; return the URI of the JSON models file.
+    """Fit every queue's model from the hourly arrivals in `<input_uri>/sla_hourly` (the SLA
+    report's output); return the URI of the JSON models file.
 
     With `table_name`, also put the MODEL items (through `dynamodb_client`, by default
     boto3.client("dynamodb"), which honours AWS_ENDPOINT_URL).
@@ -48,10 +49,9 @@ def run(
     if holdout_days < 1:
         raise ValueError(f"holdout_days must be >= 1, got {holdout_days!r}")
     spark = spark or get_spark("queue-autoscale-trend-fit")
-    valid, _rejected = split_events(read_events(spark, input_uri))
-    attempts = pair_attempts(dedupe_events(valid))
+    hourly = spark.read.parquet(join_uri(input_uri, "sla_hourly"))
     model_uri = join_uri(output_uri, "trend_model")
-    write_table(fit_trend(hourly_rates(attempts), holdout_days), model_uri)
+    write_table(fit_trend(hourly_rates(hourly_arrivals(hourly)), holdout_days), model_uri)
     models = models_from_rows(spark.read.parquet(model_uri).collect())
     document = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -16,6 +16,7 @@ from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 
 from glue_jobs.transforms.cost import decision_ticks
+from glue_jobs.transforms.periods import PERIOD_SECONDS
 
 REQUIRED_COLUMNS: dict[str, tuple[type[st.DataType], ...]] = {
     "queue": (st.StringType,),
@@ -37,7 +38,9 @@ def check_columns(df: DataFrame, required: dict[str, tuple[type[st.DataType], ..
             raise ValueError(f"column {name!r} has type {kind}, not {wanted}")
 
 
-def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
+def reconstruct_backlog(
+    df: DataFrame, interval_seconds: float, initial: DataFrame | None = None
+) -> DataFrame:
     """Add `backlog` (double, jobs waiting at the end of each interval) to `df`.
 
     Input: one row per (queue, stamp): `stamp` is the end of an interval, `arrivals` the jobs
@@ -45,10 +48,23 @@ def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
     stamp order; the time since the previous stamp, in intervals, multiplies the capacity, and
     the first row of a queue counts as one interval after an empty backlog. Null arrivals or
     capacity count as 0. Returns the input columns plus `backlog`.
+
+    `initial` (queue, stamp, backlog), at most one row per queue and earlier than its rows in
+    `df`, continues an earlier reconstruction: the queue starts from that backlog at that stamp
+    (an incremental run carries the last backlog of the day before the days it rebuilds).
     """
     if interval_seconds <= 0:
         raise ValueError(f"interval_seconds must be > 0, got {interval_seconds!r}")
     check_columns(df, REQUIRED_COLUMNS)
+    df = df.withColumn("_seed", sf.lit(None).cast("double"))
+    if initial is not None:
+        # A seed row is an interval that brought exactly its backlog to an empty queue.
+        seeds = initial.select(
+            "queue",
+            sf.col("stamp").cast(df.schema["stamp"].dataType).alias("stamp"),
+            sf.col("backlog").cast("double").alias("_seed"),
+        )
+        df = df.unionByName(seeds, allowMissingColumns=True)
     ordered = Window.partitionBy("queue").orderBy("stamp")
     running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     # unix_micros, not a cast: ANSI mode (Spark 4's default) rejects timestamp -> number casts.
@@ -56,9 +72,11 @@ def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
     elapsed = sf.coalesce(
         (seconds - sf.lag(seconds).over(ordered)) / sf.lit(float(interval_seconds)), sf.lit(1.0)
     )
-    drift = sf.coalesce(sf.col("arrivals").cast("double"), sf.lit(0.0)) - sf.coalesce(
-        sf.col("capacity").cast("double"), sf.lit(0.0)
-    ) * sf.col("_elapsed")
+    drift = sf.coalesce(
+        sf.col("_seed"),
+        sf.coalesce(sf.col("arrivals").cast("double"), sf.lit(0.0))
+        - sf.coalesce(sf.col("capacity").cast("double"), sf.lit(0.0)) * sf.col("_elapsed"),
+    )
     with_sum = (
         df.withColumn("_elapsed", elapsed)
         .withColumn("_drift", drift)
@@ -67,7 +85,7 @@ def reconstruct_backlog(df: DataFrame, interval_seconds: float) -> DataFrame:
     with_backlog = with_sum.withColumn(
         "backlog", sf.col("_sum") - sf.least(sf.lit(0.0), sf.min("_sum").over(running))
     )
-    return with_backlog.drop("_elapsed", "_drift", "_sum")
+    return with_backlog.where(sf.col("_seed").isNull()).drop("_elapsed", "_drift", "_sum", "_seed")
 
 
 def interval_inputs(
@@ -76,15 +94,18 @@ def interval_inputs(
     interval_seconds: float,
     concurrency: Mapping[str, int] | None = None,
     default_tick_seconds: float = 60.0,
+    initial: DataFrame | None = None,
 ) -> DataFrame:
     """Per (queue, interval end `stamp`): arrivals, completions, workers and capacity.
 
     Arrivals count queued events in the interval; workers is the mean fleet the decision log
-    shows in it, carried forward over intervals without a tick; capacity (jobs per interval) =
-    workers * concurrency * interval / the queue's mean job seconds. Where that cannot be
-    computed (no decision yet, or no finished job to time), the completions observed in the
-    interval stand in: a fleet served at least what it finished. Only intervals with an arrival,
-    a completion or a tick get a row; `reconstruct_backlog` charges the gaps.
+    shows in it, carried forward over intervals without a tick (from `initial`'s `workers`,
+    (queue, stamp, workers), before the first tick); capacity (jobs per interval) =
+    workers * concurrency * interval / the queue's mean job seconds that UTC day (of the
+    attempts finished that day). Where that cannot be computed (no decision yet, or no
+    finished job to time), the completions observed in the interval stand in: a fleet served
+    at least what it finished. Only intervals with an arrival, a completion or a tick get a
+    row; `reconstruct_backlog` charges the gaps.
     """
     if interval_seconds <= 0:
         raise ValueError(f"interval_seconds must be > 0, got {interval_seconds!r}")
@@ -113,16 +134,34 @@ def interval_inputs(
         joined = joined.join(workers, ["queue", "stamp_s"], "full_outer")
     else:
         joined = joined.withColumn("tick_workers", sf.lit(None).cast("double"))
-    mean_job = attempts.groupBy("queue").agg((sf.avg("duration_ms") / 1000.0).alias("mean_job_s"))
+    day = sf.lit(float(PERIOD_SECONDS["day"]))
+    mean_job = (
+        attempts.where(sf.col("finished_at_ms").isNotNull())
+        .groupBy("queue", sf.floor(sf.col("finished_at_ms") / 1000 / day).alias("_day"))
+        .agg((sf.avg("duration_ms") / 1000.0).alias("mean_job_s"))
+    )
+    if initial is not None:
+        seeds = initial.select(
+            "queue",
+            sf.unix_seconds(sf.col("stamp").cast("timestamp")).cast("double").alias("stamp_s"),
+            sf.col("workers").cast("double").alias("tick_workers"),
+            sf.lit(True).alias("_seed"),
+        )
+        joined = joined.unionByName(seeds, allowMissingColumns=True)
     carried = (
         Window.partitionBy("queue")
         .orderBy("stamp_s")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     per_worker = concurrency_column(concurrency or {}) * width / sf.col("mean_job_s")
+    interval_day = sf.floor((sf.col("stamp_s") - width) / day)
+    if "_seed" not in joined.columns:
+        joined = joined.withColumn("_seed", sf.lit(None).cast("boolean"))
     return (
-        joined.join(sf.broadcast(mean_job), "queue", "left")
+        joined.withColumn("_day", interval_day)
+        .join(sf.broadcast(mean_job), ["queue", "_day"], "left")
         .withColumn("workers", sf.last("tick_workers", ignorenulls=True).over(carried))
+        .where(sf.col("_seed").isNull())
         .select(
             "queue",
             sf.timestamp_seconds(sf.col("stamp_s")).alias("stamp"),

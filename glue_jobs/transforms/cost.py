@@ -1,9 +1,10 @@
 """Cost from the decision log: worker-seconds per queue and period, and utilization.
 
 Worker-seconds integrate each tick's workers (`running`, else `current`) until the next tick
-of the same queue; a gap longer than twice the queue's median tick gap is capped at that, so a
-controller outage does not bill the last fleet for hours. The last tick of a queue counts one
-median gap (or `default_tick_seconds` when the queue has a single tick). A tick's
+of the same queue; a gap longer than twice the queue's median tick gap that UTC day is capped
+at that, so a controller outage does not bill the last fleet for hours. The last tick of a
+queue counts one median gap (or `default_tick_seconds` when the day has a single tick). The
+median is the day's, so a day's cost depends on that day and the next tick only. A tick's
 worker-seconds go to the period its time falls in.
 Utilization = busy seconds (durations of completed and failed attempts, in the period they
 finished) / worker-seconds.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as sf
 
-from glue_jobs.transforms.periods import period_start
+from glue_jobs.transforms.periods import PERIOD_SECONDS, period_start
 
 
 def decision_ticks(decisions: DataFrame, default_tick_seconds: float = 60.0) -> DataFrame:
@@ -29,10 +30,11 @@ def decision_ticks(decisions: DataFrame, default_tick_seconds: float = 60.0) -> 
         )
         .withColumn("gap", sf.lead("at").over(ordered) - sf.col("at"))
     )
-    medians = gaps.groupBy("queue").agg(sf.expr("percentile(gap, 0.5)").alias("median_gap"))
+    gaps = gaps.withColumn("_day", sf.floor(sf.col("at") / sf.lit(PERIOD_SECONDS["day"])))
+    medians = gaps.groupBy("queue", "_day").agg(sf.expr("percentile(gap, 0.5)").alias("median_gap"))
     typical = sf.coalesce(sf.col("median_gap"), sf.lit(float(default_tick_seconds)))
     return (
-        gaps.join(sf.broadcast(medians), "queue")
+        gaps.join(sf.broadcast(medians), ["queue", "_day"])
         .withColumn("seconds", sf.least(sf.coalesce(sf.col("gap"), typical), typical * 2))
         .select("queue", "at", sf.coalesce("workers", sf.lit(0.0)).alias("workers"), "seconds")
     )

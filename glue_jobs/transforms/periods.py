@@ -6,6 +6,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as sf
 
 PERIOD_SECONDS = {"minute": 60, "hour": 3_600, "day": 86_400}
+HOUR_MS = PERIOD_SECONDS["hour"] * 1000
+DAY_MS = PERIOD_SECONDS["day"] * 1000
 
 
 def period_seconds(period: str) -> int:

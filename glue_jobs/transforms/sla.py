@@ -6,10 +6,12 @@ Attempts are placed in the period of their earliest known time (normally enqueue
 - `sla_share` = attempts picked up within the SLA / (attempts with a known pickup + attempts
   never started that had already waited longer than the SLA when the data ends). Attempts
   with unknown pickup (started without a queued event and without the worker's `pickup_ms`)
-  are counted in `unknown_pickup` only.
+  are counted in `unknown_pickup` only. The data ends at the latest event time of the whole
+  archive (every queue), and a never-started attempt is counted as waiting at most the
+  pairing window after it was queued.
 - `breach_minutes`: distinct minutes in which some attempt of the queue had waited longer than
-  its SLA (from queued + SLA until started, or until the data ends if it never started),
-  counted in the period the minute falls in.
+  its SLA (from queued + SLA until started, or until its wait ends as above if it never
+  started), counted in the period the minute falls in.
 - `arrival_rate` = queued events in the period / period length (jobs/s).
 """
 
@@ -37,17 +39,29 @@ def sla_column(sla_seconds: Mapping[str, float], default_sla_seconds: float) -> 
     return sf.coalesce(sf.try_element_at(sf.create_map(*pairs), sf.col("queue")), default)
 
 
-def with_data_end(attempts: DataFrame) -> DataFrame:
-    """Add `data_end_ms`: the latest time seen in the queue's attempts (epoch ms)."""
-    latest = sf.greatest("queued_at_ms", "started_at_ms", "finished_at_ms")
-    ends = attempts.groupBy("queue").agg(sf.max(latest).alias("data_end_ms"))
-    return attempts.join(sf.broadcast(ends), "queue")
+def with_wait_end(
+    attempts: DataFrame, data_end_ms: int | None = None, pairing_ms: int | None = None
+) -> DataFrame:
+    """Add `wait_end_ms`: when each attempt stopped waiting, epoch ms.
+
+    That is its start; for an attempt never started, the end of the data (`data_end_ms`, by
+    default the latest time among all `attempts`), but at most `pairing_ms` after it was
+    queued: the incremental run reads an attempt's events only that far (DESIGN section 8).
+    """
+    if data_end_ms is None:
+        latest = sf.greatest("queued_at_ms", "started_at_ms", "finished_at_ms")
+        end_row = attempts.agg(sf.max(latest)).first()
+        data_end_ms = int(end_row[0]) if end_row is not None and end_row[0] is not None else 0
+    waited_until = sf.lit(int(data_end_ms))
+    if pairing_ms is not None:
+        waited_until = sf.least(waited_until, sf.col("queued_at_ms") + sf.lit(int(pairing_ms)))
+    return attempts.withColumn("wait_end_ms", sf.coalesce(sf.col("started_at_ms"), waited_until))
 
 
 def breach_minutes(attempts: DataFrame, period: str) -> DataFrame:
-    """(queue, period_start, breach_minutes) from attempts with `sla_s` and `data_end_ms`."""
+    """(queue, period_start, breach_minutes) from attempts with `sla_s` and `wait_end_ms`."""
     start = sf.col("queued_at_ms") + (sf.col("sla_s") * 1000).cast("long")
-    end = sf.coalesce(sf.col("started_at_ms"), sf.col("data_end_ms"))
+    end = sf.col("wait_end_ms")
     late = attempts.where(sf.col("queued_at_ms").isNotNull() & (end > start)).select(
         "queue",
         sf.explode(sf.sequence(sf.floor(start / MINUTE_MS), sf.floor((end - 1) / MINUTE_MS))).alias(
@@ -67,70 +81,85 @@ def sla_metrics(
     period: str,
     sla_seconds: Mapping[str, float] | None = None,
     default_sla_seconds: float = DEFAULT_SLA_SECONDS,
+    data_end_ms: int | None = None,
+    pairing_ms: int | None = None,
 ) -> DataFrame:
-    """SLA metrics per (queue, period_start) for period 'hour' or 'day' (see module doc)."""
+    """SLA metrics per (queue, period_start) for period 'hour' or 'day' (see module doc);
+    `data_end_ms` and `pairing_ms` as in `with_wait_end`."""
     length = period_seconds(period)
-    prepared = with_data_end(attempts).withColumn(
+    prepared = with_wait_end(attempts, data_end_ms, pairing_ms).withColumn(
         "sla_s", sla_column(sla_seconds or {}, default_sla_seconds)
     )
     pickup = sf.col("pickup_seconds")
     not_started = sf.col("queued_at_ms").isNotNull() & sf.col("started_at_ms").isNull()
     late_not_started = not_started & (
-        (sf.col("data_end_ms") - sf.col("queued_at_ms")) > sf.col("sla_s") * 1000
+        (sf.col("wait_end_ms") - sf.col("queued_at_ms")) > sf.col("sla_s") * 1000
     )
     percentiles = sf.expr("percentile(pickup_seconds, array(0.5, 0.95, 0.99))")
-    metrics = (
-        prepared.withColumn("period_start", period_start(sf.col("first_at_ms") / 1000, period))
+    prepared = prepared.withColumn(
+        "period_start", period_start(sf.col("first_at_ms") / 1000, period)
+    )
+    metrics = prepared.groupBy("queue", "period_start").agg(
+        sf.count("*").alias("attempts"),
+        sf.count(sf.when(sf.col("attempt") > 1, True)).alias("retries"),
+        sf.count("queued_at_ms").alias("arrivals"),
+        sf.count(sf.when(sf.col("started_at_ms").isNotNull() & pickup.isNull(), 1)).alias(
+            "unknown_pickup"
+        ),
+        sf.count(sf.when(not_started, 1)).alias("not_started"),
+        sf.count(sf.when(late_not_started, 1)).alias("late_not_started"),
+        sf.count(pickup).alias("picked_up"),
+        sf.count(sf.when(pickup <= sf.col("sla_s"), 1)).alias("within_sla"),
+        percentiles.alias("_pct"),
+        sf.max(pickup).alias("pickup_max"),
+        sf.count(sf.when(sf.col("outcome") == "completed", 1)).alias("completed"),
+        sf.count(sf.when(sf.col("outcome") == "failed", 1)).alias("failures"),
+        (sf.avg("duration_ms") / 1000.0).alias("mean_job_seconds"),
+    )
+    # Jobs apart: a distinct count in the same aggregation makes Spark carry every other
+    # buffer (the percentiles' value maps) through its extra distinct phases, per job.
+    jobs = (
+        prepared.select("queue", "period_start", "job_id")
+        .distinct()
         .groupBy("queue", "period_start")
-        .agg(
-            sf.count("*").alias("attempts"),
-            sf.countDistinct("job_id").alias("jobs"),
-            sf.count(sf.when(sf.col("attempt") > 1, True)).alias("retries"),
-            sf.count("queued_at_ms").alias("arrivals"),
-            sf.count(sf.when(sf.col("started_at_ms").isNotNull() & pickup.isNull(), 1)).alias(
-                "unknown_pickup"
-            ),
-            sf.count(sf.when(not_started, 1)).alias("not_started"),
-            sf.count(sf.when(late_not_started, 1)).alias("late_not_started"),
-            sf.count(pickup).alias("picked_up"),
-            sf.count(sf.when(pickup <= sf.col("sla_s"), 1)).alias("within_sla"),
-            percentiles.alias("_pct"),
-            sf.max(pickup).alias("pickup_max"),
-            sf.count(sf.when(sf.col("outcome") == "completed", 1)).alias("completed"),
-            sf.count(sf.when(sf.col("outcome") == "failed", 1)).alias("failures"),
-            (sf.avg("duration_ms") / 1000.0).alias("mean_job_seconds"),
-        )
+        .agg(sf.count("*").alias("jobs"))
     )
     denominator = sf.col("picked_up") + sf.col("late_not_started")
     breaches = breach_minutes(prepared, period)
-    return metrics.join(breaches, ["queue", "period_start"], "full_outer").select(
-        "queue",
-        sf.lit(period).alias("period"),
-        "period_start",
-        # from the queue, so a period holding only breach minutes still shows its SLA
-        sla_column(sla_seconds or {}, default_sla_seconds).alias("sla_seconds"),
-        *[
-            sf.coalesce(sf.col(name), sf.lit(0)).cast("long").alias(name)
-            for name in (
-                "attempts",
-                "jobs",
-                "retries",
-                "arrivals",
-                "unknown_pickup",
-                "not_started",
-                "late_not_started",
-                "picked_up",
-                "within_sla",
-                "completed",
-                "failures",
-                "breach_minutes",
-            )
-        ],
-        sf.col("_pct")[0].alias("pickup_p50"),
-        sf.col("_pct")[1].alias("pickup_p95"),
-        sf.col("_pct")[2].alias("pickup_p99"),
-        "pickup_max",
-        sf.when(denominator > 0, sf.col("within_sla") / denominator).alias("sla_share"),
-        "mean_job_seconds",
-        (sf.coalesce(sf.col("arrivals"), sf.lit(0)) / sf.lit(float(length))).alias("arrival_rate"),
+    return (
+        metrics.join(jobs, ["queue", "period_start"], "left")
+        .join(breaches, ["queue", "period_start"], "full_outer")
+        .select(
+            "queue",
+            sf.lit(period).alias("period"),
+            "period_start",
+            # from the queue, so a period holding only breach minutes still shows its SLA
+            sla_column(sla_seconds or {}, default_sla_seconds).alias("sla_seconds"),
+            *[
+                sf.coalesce(sf.col(name), sf.lit(0)).cast("long").alias(name)
+                for name in (
+                    "attempts",
+                    "jobs",
+                    "retries",
+                    "arrivals",
+                    "unknown_pickup",
+                    "not_started",
+                    "late_not_started",
+                    "picked_up",
+                    "within_sla",
+                    "completed",
+                    "failures",
+                    "breach_minutes",
+                )
+            ],
+            sf.col("_pct")[0].alias("pickup_p50"),
+            sf.col("_pct")[1].alias("pickup_p95"),
+            sf.col("_pct")[2].alias("pickup_p99"),
+            "pickup_max",
+            sf.when(denominator > 0, sf.col("within_sla") / denominator).alias("sla_share"),
+            "mean_job_seconds",
+            (sf.coalesce(sf.col("arrivals"), sf.lit(0)) / sf.lit(float(length))).alias(
+                "arrival_rate"
+            ),
+        )
     )

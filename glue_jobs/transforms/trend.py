@@ -40,15 +40,22 @@ def hour_of_week(epoch_hour: Column) -> Column:
     return sf.pmod(epoch_hour + sf.lit(EPOCH_MONDAY_OFFSET_HOURS), sf.lit(HOURS_PER_WEEK))
 
 
-def hourly_rates(attempts: DataFrame) -> DataFrame:
-    """(queue, hour, rate): queued attempts per epoch hour / 3600 (jobs/s), with the hours
-    between a queue's first and last arrival that saw none filled with 0."""
-    counts = (
-        attempts.where(sf.col("queued_at_ms").isNotNull())
-        .withColumn("hour", sf.floor(sf.col("queued_at_ms") / 3_600_000).cast("long"))
-        .groupBy("queue", "hour")
-        .agg(sf.count("*").alias("arrivals"))
-    )
+def hourly_arrivals(sla_hourly: DataFrame) -> DataFrame:
+    """(queue, hour, arrivals) from the `sla_hourly` table: its `arrivals` are the queued
+    attempts of each queue and hour (hour = epoch-hour index of `period_start`)."""
+    return sla_hourly.select(
+        "queue",
+        sf.floor(sf.unix_seconds(sf.col("period_start").cast("timestamp")) / 3600)
+        .cast("long")
+        .alias("hour"),
+        sf.col("arrivals").cast("long").alias("arrivals"),
+    ).where(sf.col("arrivals") > 0)
+
+
+def hourly_rates(arrivals: DataFrame) -> DataFrame:
+    """(queue, hour, rate) from (queue, hour, arrivals): arrivals / 3600 (jobs/s), with the
+    hours between a queue's first and last arrival that saw none filled with 0."""
+    counts = arrivals.groupBy("queue", "hour").agg(sf.sum("arrivals").alias("arrivals"))
     spans = counts.groupBy("queue").agg(sf.min("hour").alias("lo"), sf.max("hour").alias("hi"))
     grid = spans.select("queue", sf.explode(sf.sequence("lo", "hi")).alias("hour"))
     return grid.join(counts, ["queue", "hour"], "left").select(

@@ -89,11 +89,19 @@ def archive(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     return root, expected
 
 
-def test_sla_report_main_writes_tables_and_a_self_contained_html(spark, archive, tmp_path):
-    root, expected = archive
-    out = tmp_path / "report"
+@pytest.fixture(scope="module")
+def reported(spark, archive, tmp_path_factory) -> tuple[Path, str]:
+    """sla_report run once through main() over the archive: (output root, report URI)."""
+    root, _ = archive
+    out = tmp_path_factory.mktemp("report")
     argv = ["sla_report.py", "--input_uri", str(root), "--output_uri", str(out)]
     report = sla_report.main([*argv, "--queues_config", CONFIG, "--interval_seconds", "60"])
+    return out, report
+
+
+def test_sla_report_main_writes_tables_and_a_self_contained_html(spark, archive, reported):
+    _, expected = archive
+    out, report = reported
 
     html = Path(report).read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") == 3
@@ -102,7 +110,8 @@ def test_sla_report_main_writes_tables_and_a_self_contained_html(spark, archive,
     assert "<script" not in html
     assert 'src="http' not in html
     for table in ("sla_hourly", "sla_daily", "cost_hourly", "cost_daily", "backlog"):
-        assert list((out / table).glob("*.parquet")), table
+        assert list((out / table / "dt=2026-11-02").glob("*.parquet")), table
+    assert list((out / "compacted_events" / "dt=2026-11-02" / "hour=9").glob("*.parquet"))
     daily = {row.queue: row for row in spark.read.parquet(str(out / "sla_daily")).collect()}
     assert daily["emails"].jobs == expected["jobs_emails"]
     assert daily["emails"].sla_seconds == 20.0
@@ -121,8 +130,8 @@ def test_sla_report_main_writes_tables_and_a_self_contained_html(spark, archive,
     assert f"duplicates dropped (same event_id)</th><td>{expected['duplicates']}<" in html
 
 
-def test_trend_fit_writes_parquet_json_and_model_items(spark, archive, tmp_path):
-    root, _ = archive
+def test_trend_fit_writes_parquet_json_and_model_items(spark, reported, tmp_path):
+    root, _ = reported  # trend_fit reads the SLA report's hourly table
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(

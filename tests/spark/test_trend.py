@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from glue_jobs.transforms.trend import fit_trend, hourly_rates
+from glue_jobs.transforms.trend import fit_trend, hourly_arrivals, hourly_rates
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -71,15 +71,17 @@ def test_short_history_gets_no_backtest(spark) -> None:
 
 
 def test_hourly_rates_fill_quiet_hours_with_zero(spark) -> None:
-    base = MONDAY * 3_600_000
-    attempts = spark.createDataFrame(
+    # GIVEN sla_hourly rows: 2 arrivals at hour 0, an hour with breach minutes only, 1 at hour 3
+    hour = datetime.fromtimestamp(MONDAY * 3600, UTC).replace(tzinfo=None)
+    sla_hourly = spark.createDataFrame(
         [
-            ("q", base + 10),
-            ("q", base + 20),
-            ("q", base + 3 * 3_600_000 + 5),
-            ("q", None),  # started without a queued event: not an arrival
+            ("q", hour, 2),
+            ("q", hour.replace(hour=1), 0),
+            ("q", hour.replace(hour=3), 1),
         ],
-        "queue string, queued_at_ms long",
+        "queue string, period_start timestamp, arrivals long",
     )
-    got = sorted((row.hour - MONDAY, row.rate) for row in hourly_rates(attempts).collect())
+    got = sorted(
+        (row.hour - MONDAY, row.rate) for row in hourly_rates(hourly_arrivals(sla_hourly)).collect()
+    )
     assert got == [(0, 2 / 3600), (1, 0.0), (2, 0.0), (3, 1 / 3600)]

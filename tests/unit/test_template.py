@@ -436,20 +436,29 @@ def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
     args = props["DefaultArguments"]
     assert args["--extra-py-files"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/glue_jobs.zip"}
     assert args["--additional-python-modules"] == "pydantic==2.12.3"
-    assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
     assert args["--output_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
     if job == "SlaReportJob":
+        assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
         assert args["--queues_config"] == {"Ref": "QueuesConfig"}
         assert args["--interval_seconds"] == "60"
     else:
+        # trend_fit reads the SLA report's hourly table
+        assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
         assert args["--table_name"] == {"Ref": "LoadTable"}
         assert args["--holdout_days"] == "7"
         # only options trend_fit takes: the same script also runs under argparse, which
         # rejects unknown ones
         assert "--queues_config" not in args and "--interval_seconds" not in args
-    trigger = resources_of(translated, "AWS::Glue::Trigger")["DailySparkTrigger"]
-    assert {"JobName": {"Ref": job}} in trigger["Actions"]
-    assert trigger["Type"] == "SCHEDULED"
+    triggers = resources_of(translated, "AWS::Glue::Trigger")
+    daily, after = triggers["DailySparkTrigger"], triggers["TrendFitAfterReportTrigger"]
+    assert daily["Type"] == "SCHEDULED"
+    assert daily["Actions"] == [{"JobName": {"Ref": "SlaReportJob"}}]
+    # the trend fit reads the report's tables, so it runs once the report succeeded
+    assert after["Type"] == "CONDITIONAL"
+    assert after["Actions"] == [{"JobName": {"Ref": "TrendFitJob"}}]
+    assert after["Predicate"]["Conditions"] == [
+        {"LogicalOperator": "EQUALS", "JobName": {"Ref": "SlaReportJob"}, "State": "SUCCEEDED"}
+    ]
 
 
 def object_patterns(document: dict[str, Any], role: str, action: str) -> list[str]:
