@@ -150,6 +150,21 @@ def benches() -> list[Bench]:
             "sla_report_vs_duckdb.md",
             "sla_report_vs_duckdb.quick.md",
         ),
+        Bench(
+            "incremental_cost_curve",
+            _py("incremental_cost_curve.py"),
+            _py(
+                "incremental_cost_curve.py",
+                "--days",
+                "5",
+                "--jobs-per-day",
+                "20000",
+                "--out",
+                "incremental_cost_curve.quick.md",
+            ),
+            "incremental_cost_curve.md",
+            "incremental_cost_curve.quick.md",
+        ),
     ]
 
 

@@ -115,6 +115,7 @@ def events_table(
                 "duration_ms": pa.array(durations[mask], pa.int64())
                 if durations is not None
                 else pa.nulls(size, pa.int64()),
+                "pickup_ms": pa.nulls(size, pa.int64()),
                 "attempt": pa.array(all_attempt[mask], pa.int64()),
                 "event_id": pc.binary_join_element_wise(job_id, attempt_s, kind_arr, "-"),
             }
@@ -205,12 +206,13 @@ def explain_spark(spark, compacted_dir: Path) -> str:
 DUCKDB_ATTEMPTS = """
 CREATE OR REPLACE TEMP TABLE attempts AS
 WITH events AS (
-    SELECT type, queue, job_id, "at", duration_ms, attempt
+    SELECT type, queue, job_id, "at", duration_ms, pickup_ms, attempt
     FROM read_parquet('{path}/*/*/*.parquet')
 ), paired AS (
     SELECT queue, job_id, attempt,
            min("at") FILTER (WHERE type = 'queued') AS queued_at_ms,
            min("at") FILTER (WHERE type = 'started') AS started_at_ms,
+           min(pickup_ms) FILTER (WHERE type = 'started') AS worker_pickup_ms,
            -- a failed event wins over a completed one, then the later one (as in Spark)
            arg_max("at", (type = 'failed')::BIGINT * 100000000000000 + "at")
                FILTER (WHERE type IN ('completed', 'failed')) AS finished_at_ms,
@@ -222,9 +224,10 @@ WITH events AS (
 ), data_end AS (
     SELECT max("at") AS data_end_ms FROM events
 )
-SELECT paired.*,
+SELECT paired.* EXCLUDE (worker_pickup_ms),
        CASE WHEN started_at_ms IS NOT NULL AND queued_at_ms IS NOT NULL
-            THEN greatest(0.0, (started_at_ms - queued_at_ms) / 1000.0) END AS pickup_seconds,
+            THEN greatest(0.0, (started_at_ms - queued_at_ms) / 1000.0)
+            ELSE worker_pickup_ms / 1000.0 END AS pickup_seconds,
        coalesce(queued_at_ms, started_at_ms, finished_at_ms) AS first_at_ms,
        coalesce(started_at_ms, least(data_end_ms, queued_at_ms + {pairing_ms})) AS wait_end_ms,
        coalesce(s.sla, {default_sla}) AS sla_s
@@ -239,7 +242,7 @@ WITH metrics AS (
            count(*) AS attempts, count(DISTINCT job_id) AS jobs,
            count(*) FILTER (WHERE attempt > 1) AS retries,
            count(queued_at_ms) AS arrivals,
-           count(*) FILTER (WHERE started_at_ms IS NOT NULL AND queued_at_ms IS NULL)
+           count(*) FILTER (WHERE started_at_ms IS NOT NULL AND pickup_seconds IS NULL)
                AS unknown_pickup,
            count(*) FILTER (WHERE queued_at_ms IS NOT NULL AND started_at_ms IS NULL)
                AS not_started,
