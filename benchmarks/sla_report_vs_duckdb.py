@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -378,10 +379,14 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
         spark.stop()
 
-    operators = {
-        name: plan.count(name + " ") + plan.count(name + "(")
-        for name in ("SortAggregate", "ObjectHashAggregate", "HashAggregate", "Exchange", "Sort")
+    patterns = {
+        "SortAggregate": r"\bSortAggregate\(",
+        "ObjectHashAggregate": r"\bObjectHashAggregate\(",
+        "HashAggregate": r"\bHashAggregate\(",
+        "Exchange": r"\bExchange ",
+        "Sort": r"\bSort \[",
     }
+    operators = {name: len(re.findall(pattern, plan)) for name, pattern in patterns.items()}
     lines = [
         header(
             "SLA aggregates: Spark local[2] vs DuckDB on the same compacted Parquet",
