@@ -15,6 +15,7 @@ from rich.table import Table
 
 from queue_autoscale.config import ConfigError, QueueConfig, load_config, load_json, read_text
 from queue_autoscale.core import (
+    DEFAULT_EVALUATION_INTERVAL_SECONDS,
     POLICIES,
     AgeSource,
     ControllerState,
@@ -155,11 +156,12 @@ def explain_one(
     state_path: Path | None,
     model_path: Path | None,
     policy: str,
+    evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS,
 ) -> Decision:
-    """Decide once for one snapshot file with the named policy."""
+    """Decide once for one snapshot file with the named policy at the given interval (s)."""
     snapshot = read_snapshot(snapshot_path)
     config = pick_queue(load_config(config_path), snapshot.queue, config_path)
-    settings = config.settings()
+    settings = config.settings(evaluation_interval_seconds)
     if policy in POLICIES:
         state = read_state(state_path, snapshot.queue)
         model = read_model(model_path)
@@ -278,6 +280,15 @@ def explain(
         typer.Option("--stack", help="Explain the live decision of a deployed stack's --queue."),
     ] = None,
     queue: Annotated[str | None, typer.Option("--queue", help="The queue, with --stack.")] = None,
+    evaluation_interval_seconds: Annotated[
+        float,
+        typer.Option(
+            "--interval",
+            min=5,
+            max=60,
+            help="The stack's EvaluationIntervalSeconds (stale limit, forecast horizon), s.",
+        ),
+    ] = DEFAULT_EVALUATION_INTERVAL_SECONDS,
 ) -> None:
     """Decide once for a snapshot and say why (or explain a deployed stack's live decision)."""
     try:
@@ -285,7 +296,7 @@ def explain(
             explain_live(stack, queue, as_json)
             return
         if examples is not None:
-            rows = run_examples(examples)
+            rows = run_examples(examples, evaluation_interval_seconds)
             if as_json:
                 rows_json = [{"example": n, **decision_to_dict(d)} for n, d in rows]
                 print(json.dumps(rows_json, allow_nan=False))
@@ -294,7 +305,7 @@ def explain(
             return
         if config is None or snapshot is None:
             raise InputError("--config and --snapshot are required (or --examples DIR)")
-        decision = explain_one(config, snapshot, state, model, policy)
+        decision = explain_one(config, snapshot, state, model, policy, evaluation_interval_seconds)
     except (InputError, ConfigError) as error:
         raise _fail(str(error)) from None
     if as_json:
@@ -336,7 +347,9 @@ def explain_live(stack: str, queue: str | None, as_json: bool) -> None:
     console.print(table)
 
 
-def run_examples(folder: Path) -> list[tuple[str, Decision]]:
+def run_examples(
+    folder: Path, evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS
+) -> list[tuple[str, Decision]]:
     """Decide every example snapshot in a folder with hybrid and seed-hybrid."""
     snapshots = sorted(folder.glob("*.snapshot.json"))
     if not snapshots:
@@ -355,6 +368,7 @@ def run_examples(folder: Path) -> list[tuple[str, Decision]]:
                 state_path if state_path.exists() else None,
                 None,
                 policy,
+                evaluation_interval_seconds,
             )
             rows.append((name, decision))
     return rows
@@ -364,7 +378,7 @@ def validate_config(
     file: Annotated[Path, typer.Argument(help="Config JSON: one queue, a list, or {queues: []}.")],
     evaluation_interval_seconds: Annotated[
         float, typer.Option("--interval", min=5, max=60, help="Evaluation interval, s.")
-    ] = 30.0,
+    ] = DEFAULT_EVALUATION_INTERVAL_SECONDS,
 ) -> None:
     """Check a config file: print what is wrong, or the effective settings of every queue and a
     warning for each SLA the poll interval and start-up lead make unreachable (exit 0)."""

@@ -18,7 +18,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from queue_autoscale.core.models import DEFAULT_MAX_JOB_SECONDS, QueueSettings
+from queue_autoscale.core.models import (
+    DEFAULT_EVALUATION_INTERVAL_SECONDS,
+    DEFAULT_MAX_JOB_SECONDS,
+    QueueSettings,
+)
 
 ENV_VAR = "QUEUES_CONFIG"
 """Environment variable holding the JSON config (what the Lambda functions read)."""
@@ -241,7 +245,9 @@ class QueueConfig(BaseModel):
             return min(self.worker_concurrency, self.source.prefetch)
         return self.worker_concurrency
 
-    def warnings(self, evaluation_interval_seconds: float = 30.0) -> list[str]:
+    def warnings(
+        self, evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS
+    ) -> list[str]:
         """Why this SLA may not be met whatever the controller does (seed 001's floors), each
         saying what would be needed; empty when none applies."""
         sla, found = self.sla_seconds, []
@@ -316,7 +322,9 @@ class QueueConfig(BaseModel):
         return found
 
     def settings(
-        self, evaluation_interval_seconds: float = 30.0, partitions: int | None = None
+        self,
+        evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS,
+        partitions: int | None = None,
     ) -> QueueSettings:
         """The frozen settings the core takes (`partitions`: a live partition count)."""
         return QueueSettings(

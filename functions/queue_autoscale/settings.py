@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from queue_autoscale.config import ConfigError, QueueConfig, parse_json
+from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
 
 
 class SettingsError(ValueError):
@@ -102,7 +103,9 @@ class EvaluateSettings(_EnvSettings):
     load_table: str = Field(min_length=3, max_length=255)
     archive_bucket: str = Field(min_length=3, max_length=63)
     event_bus_name: str = Field(default="default", min_length=1, max_length=1600)
-    evaluation_interval_seconds: float = Field(default=30.0, ge=5, le=60)
+    evaluation_interval_seconds: float = Field(
+        default=DEFAULT_EVALUATION_INTERVAL_SECONDS, ge=5, le=60
+    )
     """Seconds between ticks within one scheduled minute."""
     dry_run: bool = False
     """Decide and publish, never call UpdateService."""

@@ -28,6 +28,8 @@ def test_explain_json_has_the_documented_keys() -> None:
         str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
         "--state",
         str(EXAMPLES / "seed001-spike-1002.state.json"),
+        "--interval",
+        "30",  # the seed's worked example evaluates every 30 s
         "--json",
     )
     assert code == 0
@@ -66,6 +68,8 @@ def test_explain_seed_hybrid_policy() -> None:
         str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
         "--state",
         str(EXAMPLES / "seed001-spike-1002.state.json"),
+        "--interval",
+        "30",  # the seed's worked example evaluates every 30 s
     )
     assert code == 0
     assert json.loads(out)["terms"] == {"steady": 100, "trend": 120, "drain": 27}

@@ -14,6 +14,7 @@ from queue_autoscale.core.counters import (
 from queue_autoscale.core.hybrid import decide
 from queue_autoscale.core.measures import Measures, measure
 from queue_autoscale.core.models import (
+    DEFAULT_EVALUATION_INTERVAL_SECONDS,
     Action,
     AgeSource,
     ControllerState,
@@ -61,6 +62,7 @@ Policy = Callable[
 POLICIES: dict[str, Policy] = {"hybrid": decide, "seed-hybrid": decide_seed_hybrid}
 
 __all__ = [
+    "DEFAULT_EVALUATION_INTERVAL_SECONDS",
     "POLICIES",
     "Action",
     "AgeSource",

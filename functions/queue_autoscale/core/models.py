@@ -26,6 +26,12 @@ class Urgency(StrEnum):
     BREACH = "BREACH"
 
 
+DEFAULT_EVALUATION_INTERVAL_SECONDS = 15.0
+"""Seconds between evaluations when nothing sets it: the one default of the evaluate function,
+the CLI and the simulator (template.yaml's EvaluationIntervalSeconds default; a test keeps the
+two equal)."""
+
+
 class AgeSource(StrEnum):
     """Which estimate gave the oldest waiting job's age."""
 
@@ -65,7 +71,7 @@ class QueueSettings:
     """Jobs one worker runs at once (k); per-worker service rate mu = k / mean job seconds."""
     provisioning_lead_seconds: float = 60.0
     """Time from UpdateService until a new task takes jobs."""
-    evaluation_interval_seconds: float = 30.0
+    evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS
     scale_up_cooldown_seconds: float = 0.0
     scale_down_cooldown_seconds: float = 60.0
     stabilization_window_seconds: float = 300.0

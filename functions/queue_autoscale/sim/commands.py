@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from queue_autoscale.core import decision_to_dict
+from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, decision_to_dict
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.bench import QUICK_VARIANTS, SweepOptions, parse_slas, run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         ] = 60,
         interval: Annotated[
             int, typer.Option(help="Our controller's evaluation interval, s.")
-        ] = 10,
+        ] = int(DEFAULT_EVALUATION_INTERVAL_SECONDS),
         percentile: Annotated[
             float, typer.Option(help="SLA percentile our sizing aims at.")
         ] = 0.999,

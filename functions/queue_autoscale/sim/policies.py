@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from queue_autoscale.core import (
+    DEFAULT_EVALUATION_INTERVAL_SECONDS,
     POLICIES,
     ControllerState,
     Decision,
@@ -61,7 +62,7 @@ def sim_settings(
     service_seconds: float = 1.0,
     concurrency: int = 1,
     provision_delay_seconds: float = 60.0,
-    interval_seconds: float = 10.0,
+    interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS,
     percentile: float = 0.999,
     min_workers: int = 1,
     max_workers: int = 1000,

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from queue_autoscale.core import Decision, QueueSettings
+from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, Decision, QueueSettings
 from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
 from queue_autoscale.sim.engine import FleetSpec, RunResult, Workload, build_workload, run_policy
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy, sim_settings
@@ -28,7 +28,8 @@ class RunSpec:
     provision_delay_seconds: int = 60
     provision_jitter_seconds: float = 0.0
     """Each new worker lands a further uniform 0..this many seconds later (seeded by `seed`)."""
-    interval_seconds: int = 10
+    interval_seconds: int = int(DEFAULT_EVALUATION_INTERVAL_SECONDS)
+    """Our controller's evaluation interval (the evaluate function's default)."""
     percentile: float = 0.999
     min_workers: int = 1
     max_workers: int = 1000

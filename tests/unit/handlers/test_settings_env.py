@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS
 from queue_autoscale.settings import EvaluateSettings, RecordSettings, SettingsError
 
 QUEUES = json.dumps([{"queue": "orders"}, {"queue": "emails", "profile": "bursty"}])
@@ -16,7 +17,7 @@ def test_evaluate_defaults() -> None:
     settings = EvaluateSettings.from_environ(BASE)
     assert settings.queue_names == frozenset({"orders", "emails"})
     assert (settings.evaluation_interval_seconds, settings.dry_run, settings.event_bus_name) == (
-        30.0,
+        DEFAULT_EVALUATION_INTERVAL_SECONDS,
         False,
         "default",
     )
