@@ -41,12 +41,15 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
     """Print one EMF document (Powertools) holding `values` with dimension Queue=queue.
 
     Lambda ships stdout to CloudWatch Logs, which turns EMF into metrics: no API call, no
-    latency, no failure mode inside the handler.
+    latency, no failure mode inside the handler. The dimensions are exactly [Queue], what
+    template.yaml's alarms and dashboard query: `service=""` stops Powertools from adding a
+    `service` dimension taken from POWERTOOLS_SERVICE_NAME (which the functions set for logs
+    and traces).
     """
     if not values:
         return
     namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or METRIC_NAMESPACE
-    metrics = EphemeralMetrics(namespace=namespace)
+    metrics = EphemeralMetrics(namespace=namespace, service="")
     metrics.add_dimension(name=METRIC_DIMENSION, value=queue)
     for name, value in values.items():
         metrics.add_metric(name=name, unit=metric_unit(name), value=float(value))
