@@ -6,6 +6,8 @@ from queue_autoscale.demo.template import (
     PLACEHOLDER_CODE_URI,
     ROOT,
     TEMPLATE_PATH,
+    expand_for_each,
+    function_environment,
     load_template,
     translate,
 )
@@ -15,6 +17,8 @@ __all__ = [
     "PLACEHOLDER_CODE_URI",
     "ROOT",
     "TEMPLATE_PATH",
+    "expand_for_each",
+    "function_environment",
     "load_template",
     "translate",
 ]

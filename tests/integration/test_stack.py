@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import urllib.request
 import uuid
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from infra.emulator import EmulatorStack, bootstrap, session
 from queue_autoscale.config import parse_config
 from queue_autoscale.constants import METRIC_NAMESPACE
+from tests.integration.conftest import reset_moto
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -19,10 +19,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 @pytest.fixture(scope="module")
 def stack(aws_endpoint: Any) -> EmulatorStack:
     # One stack for the module (bootstrapping takes seconds); it starts from a reset server.
-    if aws_endpoint.embedded:
-        request = urllib.request.Request(f"{aws_endpoint.url}/moto-api/reset", method="POST")
-        with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
-            answer.read()
+    if aws_endpoint.moto_url:
+        reset_moto(aws_endpoint.moto_url)
+    # the stack's CloudFormation creates the table and the functions on the endpoint itself
+    aws_endpoint.require("dynamodb", "ecs")
     suffix = uuid.uuid4().hex[:8]
     endpoint = aws_endpoint
     queues = parse_config(
@@ -131,19 +131,25 @@ def test_schedule_glue_alarms_and_dashboard(stack: EmulatorStack) -> None:
         "MetricAlarms"
     ]
     names = {alarm["AlarmName"].removeprefix(f"{stack.stack_name}-") for alarm in alarms}
+    queue = stack.work_queues[0].name
+    # the queue's own alarms (Fn::ForEach over QueueNames) and the fleet-wide ones
     assert {
-        "overloading",
-        "overloaded",
-        "sla-breach",
-        "fleet-near-max",
+        f"{queue}-overloading",
+        f"{queue}-overloaded",
+        f"{queue}-sla-breach",
+        f"{queue}-fleet-near-max",
+        f"{queue}-controller-errors",
+        f"{queue}-controller-silent",
         "events-dlq-not-empty",
-        "controller-errors",
-        "controller-silent",
+        "function-errors",
     } <= names
+    fleet = next(a for a in alarms if a["AlarmName"].endswith(f"{queue}-fleet-near-max"))
+    assert (fleet["MetricName"], fleet["Threshold"]) == ("FleetUsage", 0.8)
+    assert fleet["Dimensions"] == [{"Name": "Queue", "Value": queue}]
     dlq_alarm = next(a for a in alarms if a["AlarmName"].endswith("events-dlq-not-empty"))
     assert dlq_alarm["Dimensions"] == [
         {"Name": "QueueName", "Value": stack.events_dlq_url.rsplit("/", 1)[-1]}
     ]
     body = client("cloudwatch").get_dashboard(DashboardName=stack.stack_name)["DashboardBody"]
-    assert f"{stack.stack_name}-overloading" in body
+    assert f"{stack.stack_name}-events-dlq-not-empty" in body
     assert "${" not in body  # every substitution was resolved

@@ -10,16 +10,23 @@ import copy
 import fnmatch
 import importlib.util
 import json
+import os
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from infra import sync_dashboard
-from infra.template import TEMPLATE_PATH, load_template, translate
+from infra.template import (
+    TEMPLATE_PATH,
+    expand_for_each,
+    function_environment,
+    load_template,
+    translate,
+)
 from queue_autoscale.adapters import s3 as s3_keys
 from queue_autoscale.constants import (
     INGEST_METRICS,
@@ -27,6 +34,7 @@ from queue_autoscale.constants import (
     METRIC_NAMESPACE,
     QUEUE_METRICS,
 )
+from queue_autoscale.handlers._common import emf_metrics
 
 PUBLISHED = set(QUEUE_METRICS) | set(INGEST_METRICS)
 # AWS's own metrics an alarm may use, with the dimensions they carry.
@@ -52,9 +60,19 @@ def template() -> dict[str, Any]:
     return load_template()
 
 
+QUEUES = ("orders", "billing-v2")
+"""The QueueNames the expanded and translated templates are made for."""
+
+
+@pytest.fixture(scope="module")
+def expanded(template: dict[str, Any]) -> dict[str, Any]:
+    """The template after Fn::ForEach, as CloudFormation expands it for QUEUES."""
+    return expand_for_each(template, {"QueueNames": ",".join(QUEUES)})
+
+
 @pytest.fixture(scope="module")
 def translated(template: dict[str, Any]) -> dict[str, Any]:
-    return translate(template)
+    return translate(template, {"QueueNames": ",".join(QUEUES)})
 
 
 def resources_of(document: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -107,8 +125,8 @@ def metric_problems(namespace: str, metric: str, dims: frozenset[str]) -> list[s
     return [] if dims == expected else [f"{namespace}/{metric}: dimensions {sorted(dims)}"]
 
 
-def test_every_alarm_reads_only_metrics_the_code_publishes(template: dict[str, Any]) -> None:
-    alarms = resources_of(template, "AWS::CloudWatch::Alarm")
+def test_every_alarm_reads_only_metrics_the_code_publishes(expanded: dict[str, Any]) -> None:
+    alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
     problems = [
         f"{name}: {problem}"
         for name, alarm in alarms.items()
@@ -142,16 +160,16 @@ def test_the_metric_check_rejects_a_misspelt_metric() -> None:
     ("logical_id", "metric", "operator"),
     [
         pytest.param(
-            "OverloadingAlarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloading"
+            "Overloading{}Alarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloading"
         ),
         pytest.param(
-            "OverloadedAlarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloaded"
+            "Overloaded{}Alarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloaded"
         ),
         pytest.param(
-            "SlaBreachAlarm", "SlaUsage", "GreaterThanOrEqualToThreshold", id="sla-breach"
+            "SlaBreach{}Alarm", "SlaUsage", "GreaterThanOrEqualToThreshold", id="sla-breach"
         ),
         pytest.param(
-            "FleetNearMaxAlarm", "CurrentWorkers", "GreaterThanOrEqualToThreshold", id="fleet"
+            "FleetNearMax{}Alarm", "FleetUsage", "GreaterThanOrEqualToThreshold", id="fleet"
         ),
         pytest.param(
             "EventsDlqNotEmptyAlarm",
@@ -160,30 +178,188 @@ def test_the_metric_check_rejects_a_misspelt_metric() -> None:
             id="dlq",
         ),
         pytest.param(
-            "ControllerErrorsAlarm",
+            "ControllerErrors{}Alarm",
             "ControllerErrors",
             "GreaterThanOrEqualToThreshold",
             id="errors",
         ),
-        pytest.param("ControllerSilentAlarm", "TargetWorkers", "LessThanThreshold", id="silent"),
+        pytest.param("ControllerSilent{}Alarm", "TargetWorkers", "LessThanThreshold", id="silent"),
     ],
 )
 def test_design_alarms_exist(
-    template: dict[str, Any], logical_id: str, metric: str, operator: str
+    expanded: dict[str, Any], logical_id: str, metric: str, operator: str
 ) -> None:
-    alarm = resources_of(template, "AWS::CloudWatch::Alarm")[logical_id]
-    assert metric in {named[1] for named in metrics_named(alarm)}
-    assert alarm["ComparisonOperator"] == operator
+    # one alarm per queue for the queue alarms (logical IDs keep letters and digits only)
+    alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
+    if "{}" not in logical_id:
+        assert metric in {named[1] for named in metrics_named(alarms[logical_id])}
+        assert alarms[logical_id]["ComparisonOperator"] == operator
+        return
+    for queue, compact in zip(QUEUES, ("orders", "billingv2"), strict=True):
+        alarm = alarms[logical_id.format(compact)]
+        # a plain metric alarm on this queue's dimension: what CloudWatch and LocalStack evaluate
+        assert (alarm["Namespace"], alarm["MetricName"]) == (METRIC_NAMESPACE, metric)
+        assert alarm["Dimensions"] == [{"Name": METRIC_DIMENSION, "Value": queue}]
+        assert "Metrics" not in alarm
+        assert alarm["ComparisonOperator"] == operator
+        assert alarm["AlarmName"]["Fn::Sub"].startswith(f"${{AWS::StackName}}-{queue}-")
 
 
-def test_thresholds_come_from_parameters(template: dict[str, Any]) -> None:
-    alarms = resources_of(template, "AWS::CloudWatch::Alarm")
-    assert alarms["OverloadingAlarm"]["Threshold"] == {"Ref": "OverloadingThreshold"}
-    assert alarms["OverloadedAlarm"]["Threshold"] == {"Ref": "OverloadedThreshold"}
-    assert alarms["SlaBreachAlarm"]["Threshold"] == {"Ref": "SlaUsageThreshold"}
-    assert template["Parameters"]["OverloadingThreshold"]["Default"] == 0.8
+def test_thresholds_come_from_parameters(expanded: dict[str, Any]) -> None:
+    alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
+    assert alarms["OverloadingordersAlarm"]["Threshold"] == {"Ref": "OverloadingThreshold"}
+    assert alarms["OverloadedordersAlarm"]["Threshold"] == {"Ref": "OverloadedThreshold"}
+    assert alarms["SlaBreachordersAlarm"]["Threshold"] == {"Ref": "SlaUsageThreshold"}
+    assert alarms["FleetNearMaxordersAlarm"]["Threshold"] == {"Ref": "FleetUsageThreshold"}
+    assert expanded["Parameters"]["OverloadingThreshold"]["Default"] == 0.8
+    assert expanded["Parameters"]["FleetUsageThreshold"]["Default"] == 0.8
     # silence is what the silent alarm is for: missing data must breach
-    assert alarms["ControllerSilentAlarm"]["TreatMissingData"] == "breaching"
+    silent = alarms["ControllerSilentordersAlarm"]
+    assert (silent["TreatMissingData"], silent["Statistic"]) == ("breaching", "SampleCount")
+    assert silent["EvaluationPeriods"] == {"Ref": "SilentAlarmMinutes"}
+
+
+def test_for_each_expands_like_cloudformation() -> None:
+    # GIVEN a ForEach over a list parameter, with &{} in the key and the item in Ref and Sub
+    template = {
+        "Transform": ["AWS::LanguageExtensions", "AWS::Serverless-2016-10-31"],
+        "Parameters": {"Names": {"Type": "CommaDelimitedList", "Default": "a-1,b"}},
+        "Resources": {
+            "Keep": {"Type": "AWS::SQS::Queue"},
+            "Fn::ForEach::Each": [
+                "N",
+                {"Ref": "Names"},
+                {
+                    "Q&{N}": {
+                        "Type": "T",
+                        "Properties": {"A": {"Ref": "N"}, "B": {"Fn::Sub": "x-${N}"}},
+                    }
+                },
+            ],
+        },
+    }
+    # WHEN expanded with the default, and with a given value
+    default = expand_for_each(template)
+    given = expand_for_each(template, {"Names": ["c"]})
+    # THEN one resource per item, the rest untouched, the transform consumed
+    assert default["Resources"] == {
+        "Keep": {"Type": "AWS::SQS::Queue"},
+        "Qa1": {"Type": "T", "Properties": {"A": "a-1", "B": {"Fn::Sub": "x-a-1"}}},
+        "Qb": {"Type": "T", "Properties": {"A": "b", "B": {"Fn::Sub": "x-b"}}},
+    }
+    assert default["Transform"] == "AWS::Serverless-2016-10-31"
+    assert set(given["Resources"]) == {"Keep", "Qc"}
+    # AND two items that compact to one logical ID are refused, not silently merged
+    with pytest.raises(ValueError, match="repeats the logical ID Qab"):
+        expand_for_each(template, {"Names": "a-b,ab"})
+
+
+# ------------------------------------------------------------------ what is emitted vs queried
+
+TEMPLATE_VALUES = {
+    "QueuesConfig": '{"queue": "orders"}',
+    "LoadTable": "stack-load",
+    "ArchiveBucket": "stack-archive",
+    "EventsDeadLetterQueue": "https://sqs.us-east-1.amazonaws.com/123456789012/stack-events-dlq",
+    "EventBusName": "default",
+    "EvaluationIntervalSeconds": "15",
+    "DryRun": "false",
+}
+
+
+def emitted_under(
+    template: dict[str, Any],
+    logical_id: str,
+    names: Iterable[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> list[tuple[str, str, dict[str, str]]]:
+    """(namespace, metric, {dimension: value}) for every metric the function's publishing
+    path prints under exactly the environment template.yaml gives it (queue "orders")."""
+    for name in list(os.environ):
+        if name.startswith("POWERTOOLS_"):
+            monkeypatch.delenv(name)
+    for name, value in function_environment(template, logical_id, TEMPLATE_VALUES).items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    emf_metrics("orders", dict.fromkeys(names, 1.0))
+    emitted = []
+    for line in capsys.readouterr().out.splitlines():
+        document = json.loads(line)
+        for declared in document["_aws"]["CloudWatchMetrics"]:
+            for dimension_set in declared["Dimensions"]:
+                dimensions = {name: document[name] for name in dimension_set}
+                emitted.extend(
+                    (declared["Namespace"], metric["Name"], dimensions)
+                    for metric in declared["Metrics"]
+                )
+    return emitted
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "names"),
+    [
+        pytest.param("EvaluateFunction", QUEUE_METRICS, id="evaluate"),
+        pytest.param("RecordEventsFunction", INGEST_METRICS, id="record-events"),
+    ],
+)
+def test_emitted_metrics_carry_exactly_what_alarms_and_dashboard_query(
+    template: dict[str, Any],
+    logical_id: str,
+    names: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN the function's environment from template.yaml (POWERTOOLS_SERVICE_NAME included)
+    # WHEN the real publishing path prints its EMF
+    emitted = emitted_under(template, logical_id, names, monkeypatch, capsys)
+    # THEN every metric is published once, in the namespace, with the dimension Queue only
+    assert sorted(metric for _, metric, _ in emitted) == sorted(names)
+    assert {(ns, tuple(sorted(dims.items()))) for ns, _, dims in emitted} == {
+        (METRIC_NAMESPACE, ((METRIC_DIMENSION, "orders"),))
+    }
+    published = {metric: (ns, dims) for ns, metric, dims in emitted}
+    # AND each of that queue's alarms on these metrics finds them: same namespace, same
+    # dimension names and values (a plain metric alarm matches dimensions exactly)
+    alarms = resources_of(
+        expand_for_each(template, {"QueueNames": "orders"}), "AWS::CloudWatch::Alarm"
+    )
+    matched = 0
+    for name, alarm in alarms.items():
+        if alarm.get("Namespace") != METRIC_NAMESPACE or alarm["MetricName"] not in published:
+            continue
+        wanted = {d["Name"]: d["Value"] for d in alarm["Dimensions"]}
+        assert published[alarm["MetricName"]] == (alarm["Namespace"], wanted), name
+        matched += 1
+    assert matched >= (6 if logical_id == "EvaluateFunction" else 0)
+    # AND every dashboard query's SCHEMA names exactly the emitted dimensions
+    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
+    queries = re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text)
+    for query in queries:
+        for namespace, metric, dims in insights_metrics(query.replace('\\"', '"')):
+            if metric in published:
+                assert (namespace, set(dims)) == (
+                    published[metric][0],
+                    set(published[metric][1]),
+                ), query
+
+
+def test_the_emitted_check_sees_a_service_dimension(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN Powertools' default behaviour (service taken from POWERTOOLS_SERVICE_NAME)
+    from aws_lambda_powertools.metrics import EphemeralMetrics
+
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "evaluate")
+    capsys.readouterr()
+    metrics = EphemeralMetrics(namespace=METRIC_NAMESPACE)
+    metrics.add_dimension(name=METRIC_DIMENSION, value="orders")
+    metrics.add_metric(name="LoadRatio", unit="None", value=1.0)
+    metrics.flush_metrics()
+    # THEN the document carries [Queue, service], which no alarm or widget would match:
+    # the bug emf_metrics avoids, so the check above is not vacuous
+    document = json.loads(capsys.readouterr().out.strip())
+    assert document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Queue", "service"]]
 
 
 def test_dashboard_is_the_committed_json_and_reads_published_metrics(
@@ -397,7 +573,8 @@ REQUIRED_ENVIRONMENT = {
 def test_functions(translated: dict[str, Any], logical_id: str, handler: str) -> None:
     function = resources_of(translated, "AWS::Lambda::Function")[logical_id]
     assert function["Handler"] == handler
-    assert function["Runtime"] in {"python3.11", "python3.12"}
+    # python3.13: supported by Lambda to mid-2029; the test suite also runs on 3.13 (.venv313)
+    assert function["Runtime"] == "python3.13"
     variables = function["Environment"]["Variables"]
     assert REQUIRED_ENVIRONMENT - set(variables) == set()
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == METRIC_NAMESPACE

@@ -229,6 +229,7 @@ def stack_parameters(
     clusters = sorted({w.cluster for w in work})
     return {
         "QueuesConfig": json.dumps(config, separators=(",", ":")),
+        "QueueNames": ",".join(queue.queue for queue in queues),
         "QueueArns": ",".join(queue_arns),
         "ServiceArns": ",".join(w.service_arn for w in work),
         "EcsClusterName": clusters[0] if clusters else "default",

@@ -1,5 +1,8 @@
 """Load template.yaml and translate it (SAM -> plain CloudFormation) without AWS calls.
 
+The translation first expands `Fn::ForEach` (AWS::LanguageExtensions) as CloudFormation
+would, then runs aws-sam-translator.
+
 Used by the template tests and by the emulator bootstrap, so both read exactly what
 `sam deploy` would deploy. Needs the repository checkout (template.yaml at its root) and the
 dev extra (aws-sam-translator).
@@ -8,6 +11,7 @@ dev extra (aws-sam-translator).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,71 @@ def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
     return document
 
 
+FOR_EACH = "Fn::ForEach::"
+LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
+_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
+
+
+def expand_for_each(
+    template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The template after the AWS::LanguageExtensions transform's `Fn::ForEach` (Resources).
+
+    Each `Fn::ForEach::Name: [Id, collection, {key: resource}]` becomes one resource per item
+    of the collection (a list, or a Ref to a CommaDelimitedList parameter given in
+    `parameters` or defaulted): `${Id}` in keys is the item, `&{Id}` the item's letters and
+    digits only; inside the resource, `{"Ref": Id}` and `${Id}` in `Fn::Sub` are the item.
+    sam-translator, moto and LocalStack do not run this transform; CloudFormation does.
+    """
+    document = copy.deepcopy(dict(template))
+    resources: dict[str, Any] = {}
+    for key, value in document.get("Resources", {}).items():
+        if not key.startswith(FOR_EACH):
+            resources[key] = value
+            continue
+        identifier, collection, body = value
+        for item in _collection(collection, document, parameters or {}):
+            for name, resource in body.items():
+                logical_id = name.replace(f"${{{identifier}}}", item).replace(
+                    f"&{{{identifier}}}", _ALPHANUMERIC.sub("", item)
+                )
+                if logical_id in resources:
+                    raise ValueError(f"{key}: {item!r} repeats the logical ID {logical_id}")
+                resources[logical_id] = _substitute(resource, identifier, item)
+    document["Resources"] = resources
+    transforms = document.get("Transform", [])
+    if isinstance(transforms, list):
+        remaining = [name for name in transforms if name != LANGUAGE_EXTENSIONS]
+        document["Transform"] = remaining[0] if len(remaining) == 1 else remaining
+    return document
+
+
+def _collection(
+    value: Any, document: Mapping[str, Any], parameters: Mapping[str, Any]
+) -> list[str]:
+    if isinstance(value, dict) and set(value) == {"Ref"}:
+        name = value["Ref"]
+        given = parameters.get(name, document.get("Parameters", {}).get(name, {}).get("Default"))
+        if given is None:
+            raise ValueError(f"Fn::ForEach over parameter {name}, which has no value")
+        value = given.split(",") if isinstance(given, str) else given
+    if not isinstance(value, list):
+        raise ValueError(f"Fn::ForEach collection is not a list: {value!r}")
+    return [str(item).strip() for item in value]
+
+
+def _substitute(value: Any, identifier: str, item: str) -> Any:
+    if isinstance(value, dict):
+        if value == {"Ref": identifier}:
+            return item
+        if set(value) == {"Fn::Sub"} and isinstance(value["Fn::Sub"], str):
+            return {"Fn::Sub": value["Fn::Sub"].replace(f"${{{identifier}}}", item)}
+        return {key: _substitute(inner, identifier, item) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_substitute(inner, identifier, item) for inner in value]
+    return value
+
+
 def translate(
     template: Mapping[str, Any],
     parameters: Mapping[str, Any] | None = None,
@@ -43,7 +112,7 @@ def translate(
     account_id: str = "123456789012",
 ) -> dict[str, Any]:
     """The CloudFormation template `sam deploy` would submit, with the code at `code_uri`."""
-    document = copy.deepcopy(dict(template))
+    document = expand_for_each(template, parameters)
     document.setdefault("Globals", {}).setdefault("Function", {})["CodeUri"] = code_uri
     for resource in document.get("Resources", {}).values():
         if resource.get("Type") == "AWS::Serverless::Function":
@@ -60,3 +129,29 @@ def translate(
     translator = Translator(None, Parser(), boto_session=session)
     translated = translator.translate(document, values, get_managed_policy_map=dict)
     return dict(translated)
+
+
+def function_environment(
+    template: Mapping[str, Any], logical_id: str, values: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment variables template.yaml gives one function: Globals, then its own.
+
+    Literal values are kept as strings; `!Ref Name` becomes `values[Name]` (a parameter or a
+    resource's physical name, as the caller knows it); anything else raises ValueError.
+    """
+    merged: dict[str, Any] = dict(
+        template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
+    )
+    own = template["Resources"][logical_id]["Properties"].get("Environment", {})
+    merged.update(own.get("Variables", {}))
+    environment: dict[str, str] = {}
+    for name, value in merged.items():
+        if isinstance(value, dict):
+            if set(value) != {"Ref"}:
+                raise ValueError(f"{logical_id}: {name} is {value!r}, only literals and Refs")
+            if value["Ref"] not in values:
+                raise KeyError(f"{logical_id}: {name} needs a value for {value['Ref']}")
+            environment[name] = str(values[value["Ref"]])
+        else:
+            environment[name] = str(value)
+    return environment
