@@ -3,49 +3,101 @@
 With AWS_ENDPOINT_URL unset, one embedded moto server (ThreadedMotoServer on 127.0.0.1, a
 free port) serves the whole session and is reset before every test; with it set, the
 tests run against that endpoint (e.g. LocalStack) and every resource gets a unique name.
-Credentials and region are dummies either way. Services an endpoint lacks are skipped
-with the reason, never faked.
+Credentials and region are dummies either way.
+
+A capability probe (one cheap call per service, 3 s, no retries) finds the services the
+endpoint cannot serve: LocalStack's free edition has no ECS, and its DynamoDB needs a
+download it cannot make offline. Those services alone are routed to the embedded moto
+server through botocore's own per-service setting (AWS_ENDPOINT_URL_DYNAMODB, ...), and
+the session's header says so; the rest (SQS, S3, EventBridge, CloudWatch) stay on the
+endpoint. A test that needs the endpoint itself for a routed service skips with the reason.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 
+from infra.template import function_environment, load_template
 from queue_autoscale.adapters import dynamodb as dynamodb_adapter
 from queue_autoscale.adapters.aws import AwsClients, make_clients
 
 REGION = "us-east-1"
+PROBE_CONFIG = Config(
+    connect_timeout=2, read_timeout=3, retries={"mode": "standard", "total_max_attempts": 1}
+)
+"""A capability probe answers in seconds or the service counts as missing."""
+PROBES: dict[str, Callable[[Any], Any]] = {
+    "dynamodb": lambda client: client.list_tables(Limit=1),
+    "ecs": lambda client: client.list_clusters(maxResults=1),
+}
+"""The services the suite needs that an emulator may lack, each with a cheap call."""
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """The endpoint under test; `embedded` when this session started it."""
+    """The endpoint under test; `embedded` when this session started it.
+
+    `routed` maps a service the endpoint could not serve to (moto URL, the probe's reason).
+    """
 
     url: str
     embedded: bool
+    routed: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    moto_url: str | None = None
+
+    def require(self, *services: str) -> None:
+        """Skip unless the endpoint itself serves these services."""
+        for service in services:
+            if service in self.routed:
+                pytest.skip(f"{service} is not served by {self.url}: {self.routed[service][1]}")
+
+
+@functools.cache
+def probe(url: str, service: str) -> str | None:
+    """None when `url` serves `service`, else why not (first line of the error)."""
+    client = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION
+    ).client(service, endpoint_url=url, config=PROBE_CONFIG)
+    try:
+        PROBES[service](client)
+    except Exception as error:  # any failure means: not usable here
+        return str(error).splitlines()[0][:200]
+    return None
+
+
+def reset_moto(url: str) -> None:
+    """Empty the embedded moto server."""
+    request = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
+        answer.read()
 
 
 @pytest.fixture(scope="session")
 def aws_endpoint() -> Iterator[Endpoint]:
-    """Start the embedded moto server unless AWS_ENDPOINT_URL names an endpoint."""
+    """Start the embedded moto server unless AWS_ENDPOINT_URL names an endpoint that
+    serves everything; route each service it lacks to moto."""
     patch = pytest.MonkeyPatch()
     patch.setenv("AWS_ACCESS_KEY_ID", "testing")
     patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     patch.setenv("AWS_SESSION_TOKEN", "testing")
     patch.setenv("AWS_DEFAULT_REGION", REGION)
     patch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    patch.setenv("POWERTOOLS_METRICS_NAMESPACE", "QueueAutoscale")
     given = os.environ.get("AWS_ENDPOINT_URL")
-    if given:
+    missing = {name: why for name in PROBES if (why := probe(given, name))} if given else {}
+    if given and not missing:
         yield Endpoint(given, embedded=False)
         patch.undo()
         return
@@ -54,27 +106,81 @@ def aws_endpoint() -> Iterator[Endpoint]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    moto_url = f"http://{host}:{port}"
     try:
-        yield Endpoint(f"http://{host}:{port}", embedded=True)
+        if not given:
+            yield Endpoint(moto_url, embedded=True, moto_url=moto_url)
+            return
+        for name in missing:
+            # botocore's per-service endpoint: every client built without endpoint_url obeys it
+            patch.setenv(f"AWS_ENDPOINT_URL_{name.upper()}", moto_url)
+        routed = {name: (moto_url, why) for name, why in missing.items()}
+        yield Endpoint(given, embedded=False, routed=routed, moto_url=moto_url)
     finally:
         server.stop()
         patch.undo()
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say where the suite runs, and which services go to the embedded moto server."""
+    given = os.environ.get("AWS_ENDPOINT_URL")
+    if not given:
+        return ["integration endpoint: embedded moto server"]
+    lines = [f"integration endpoint: {given}"]
+    for name in PROBES:
+        why = probe(given, name)
+        if why:
+            lines.append(f"  {name}: embedded moto server ({given} cannot: {why})")
+    return lines
+
+
 @pytest.fixture
 def endpoint(aws_endpoint: Endpoint) -> Endpoint:
-    """The endpoint, reset (embedded moto only) so each test starts from nothing."""
-    if aws_endpoint.embedded:
-        request = urllib.request.Request(f"{aws_endpoint.url}/moto-api/reset", method="POST")
-        with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
-            answer.read()
+    """The endpoint, with the embedded moto server reset so each test starts from nothing."""
+    if aws_endpoint.moto_url:
+        reset_moto(aws_endpoint.moto_url)
     return aws_endpoint
 
 
 @pytest.fixture
 def clients(endpoint: Endpoint) -> AwsClients:
-    """Project-configured boto3 clients pointed at the endpoint."""
+    """Project-configured boto3 clients pointed at the endpoint (routed services at moto)."""
+    if endpoint.routed:
+        # no endpoint_url: botocore reads AWS_ENDPOINT_URL and the per-service overrides
+        return make_clients(region_name=REGION)
     return make_clients(endpoint_url=endpoint.url, region_name=REGION)
+
+
+TEMPLATE_VALUES = {
+    "QueuesConfig": "[]",
+    "LoadTable": "unset-load-table",
+    "ArchiveBucket": "unset-archive-bucket",
+    "EventsDeadLetterQueue": "",
+    "EventBusName": "default",
+    "EvaluationIntervalSeconds": "15",
+    "DryRun": "false",
+}
+"""Stand-ins for the template's Refs; tests give the names of what they created."""
+
+
+def template_environment(logical_id: str, **resources: str) -> dict[str, str]:
+    """The environment template.yaml gives a function, with this test's resource names
+    (keyword arguments named like the template's parameters and resources)."""
+    return function_environment(load_template(), logical_id, {**TEMPLATE_VALUES, **resources})
+
+
+@pytest.fixture
+def function_environ(monkeypatch: pytest.MonkeyPatch) -> Callable[..., dict[str, str]]:
+    """Put a function's template environment into os.environ (what Lambda does) and
+    return it; Powertools reads its settings (service name, namespace) from there."""
+
+    def apply(logical_id: str, **resources: str) -> dict[str, str]:
+        environment = template_environment(logical_id, **resources)
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        return environment
+
+    return apply
 
 
 @pytest.fixture
@@ -106,6 +212,57 @@ def queue_arn(clients: AwsClients, url: str) -> str:
     return str(answer["Attributes"]["QueueArn"])
 
 
+def receive_until(
+    clients: AwsClients, url: str, count: int, timeout: float = 30.0
+) -> list[dict[str, Any]]:
+    """Messages from a queue, polled until `count` have arrived or `timeout` seconds passed.
+
+    For queues fed asynchronously (an EventBridge target): AWS and LocalStack deliver after
+    PutEvents has returned, so reading once right after the handler would race them.
+    """
+    messages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while len(messages) < count and time.monotonic() < deadline:
+        answer = clients.sqs.receive_message(
+            QueueUrl=url,
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
+            WaitTimeSeconds=1,
+            VisibilityTimeout=60,
+        )
+        messages.extend(answer.get("Messages", []))
+    return messages
+
+
+def event_sink(clients: AwsClients, name: str, pattern: Mapping[str, Any]) -> str:
+    """A queue receiving the default bus's events that match `pattern`; returns its URL.
+
+    The queue policy lets EventBridge (events.amazonaws.com) send for this rule only, as
+    AWS requires: without it AWS drops every delivery (moto does not check).
+    """
+    url = create_queue(clients, name)
+    arn = queue_arn(clients, url)
+    rule_arn = clients.events.put_rule(
+        Name=name, EventPattern=json.dumps(pattern), State="ENABLED"
+    )["RuleArn"]
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "EventBridgeRule",
+                "Effect": "Allow",
+                "Principal": {"Service": "events.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": arn,
+                "Condition": {"ArnEquals": {"aws:SourceArn": rule_arn}},
+            }
+        ],
+    }
+    clients.sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(policy)})
+    clients.events.put_targets(Rule=name, Targets=[{"Id": "sink", "Arn": arn}])
+    return url
+
+
 def receive_all(clients: AwsClients, url: str, limit: int = 1000) -> list[dict[str, Any]]:
     """Every message currently receivable on a queue (with all attributes)."""
     messages: list[dict[str, Any]] = []
@@ -126,7 +283,7 @@ def receive_all(clients: AwsClients, url: str, limit: int = 1000) -> list[dict[s
 
 
 def require_ecs(clients: AwsClients) -> None:
-    """Skip the test when the endpoint has no ECS (e.g. LocalStack's free edition)."""
+    """Skip the test when no ECS answers (the probe routes a missing one to moto first)."""
     try:
         clients.ecs.list_clusters()
     except Exception as error:  # any failure means: no usable ECS here
@@ -215,6 +372,14 @@ class Kit:
     def receive_all(self, url: str) -> list[dict[str, Any]]:
         """Every message receivable now."""
         return receive_all(self.clients, url)
+
+    def receive_until(self, url: str, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Messages polled until `count` arrived or the deadline passed."""
+        return receive_until(self.clients, url, count, timeout)
+
+    def event_sink(self, base: str, pattern: Mapping[str, Any]) -> str:
+        """A queue (base-suffix) that receives matching events, with its EventBridge policy."""
+        return event_sink(self.clients, self.name(base), pattern)
 
     def require_ecs(self) -> None:
         """Skip unless the endpoint has ECS."""

@@ -25,6 +25,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     endpoint: Any, tmp_path: Path
 ) -> None:
+    # the demo drives one endpoint for everything, ECS and DynamoDB included
+    endpoint.require("ecs", "dynamodb")
     # GIVEN a compressed run: 3 jobs/s, 18 jobs/s in the middle third, fast provisioning
     options = DemoOptions(
         duration_seconds=24.0,

@@ -11,7 +11,7 @@ import pytest
 from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.config import parse_config
-from queue_autoscale.constants import QUEUE_METRICS
+from queue_autoscale.constants import EVENT_SOURCE, QUEUE_METRICS
 from queue_autoscale.core import AgeSource, ControllerState, decide
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
@@ -27,39 +27,34 @@ SECOND = int(NOW)
 class World:
     """One queue, its ECS service, the load table, archive and a decision-event sink."""
 
-    def __init__(self, kit: Any, clients: Any, running: int, **overrides: Any) -> None:
+    def __init__(
+        self, kit: Any, clients: Any, environ: Any, running: int, **overrides: Any
+    ) -> None:
         kit.require_ecs()
         self.kit = kit
         self.clients = clients
+        self.environ = environ
         self.queue = kit.name("orders")
         self.queue_url = kit.queue("orders")
         self.cluster = kit.name("workers")
         kit.service(self.cluster, self.queue, running)
         self.table = kit.load_table()
         self.bucket = kit.bucket()
-        self.sink_url = kit.queue("decisions")
-        clients.events.put_rule(
-            Name=kit.name("decisions"),
-            EventPattern=json.dumps({"source": ["queue-autoscale"]}),
-            State="ENABLED",
-        )
-        clients.events.put_targets(
-            Rule=kit.name("decisions"),
-            Targets=[{"Id": "sink", "Arn": kit.queue_arn(self.sink_url)}],
-        )
+        self.sink_url = kit.event_sink("decisions", {"source": [EVENT_SOURCE]})
         self.config = {"queue": self.queue, "cluster": self.cluster, **overrides}
         self.counters = LoadTable(clients.dynamodb, self.table)
 
     def runtime(self, *extra_queues: dict[str, Any], dry_run: bool = False) -> Any:
+        # the evaluate function's environment as template.yaml sets it, with this world's names
         settings = EvaluateSettings.from_environ(
-            {
-                "QUEUES_CONFIG": json.dumps([self.config, *extra_queues]),
-                "LOAD_TABLE": self.table,
-                "ARCHIVE_BUCKET": self.bucket,
-                "EVENT_BUS_NAME": "default",
-                "EVALUATION_INTERVAL_SECONDS": "30",
-                "DRY_RUN": "true" if dry_run else "false",
-            }
+            self.environ(
+                "EvaluateFunction",
+                QueuesConfig=json.dumps([self.config, *extra_queues]),
+                LoadTable=self.table,
+                ArchiveBucket=self.bucket,
+                EvaluationIntervalSeconds="30",
+                DryRun="true" if dry_run else "false",
+            )
         )
         runtime = evaluate.build_runtime(settings, self.clients, clock=lambda: NOW)
         evaluate.set_runtime(runtime)
@@ -95,8 +90,12 @@ class World:
         answer = self.clients.ecs.describe_services(cluster=self.cluster, services=[self.queue])
         return int(answer["services"][0]["desiredCount"])
 
-    def decision_events(self) -> list[dict[str, Any]]:
-        return [json.loads(m["Body"]) for m in self.kit.receive_all(self.sink_url)]
+    def decision_events(self, count: int) -> list[dict[str, Any]]:
+        """The events delivered to the sink, polled until `count` arrived (EventBridge
+        delivers after PutEvents returns), plus any that arrive within a second more."""
+        messages = self.kit.receive_until(self.sink_url, count)
+        messages += self.kit.receive_until(self.sink_url, 1, timeout=1.0)
+        return [json.loads(m["Body"]) for m in messages]
 
 
 @pytest.fixture
@@ -105,9 +104,9 @@ def reset_runtime() -> Iterator[None]:
     evaluate.set_runtime(None)
 
 
-def backlog_world(kit: Any, clients: Any) -> World:
+def backlog_world(kit: Any, clients: Any, environ: Any) -> World:
     """120 jobs waiting, all queued in the last 20 s (6/s), 1 s jobs, 2 workers."""
-    world = World(kit, clients, running=2, max_workers=50)
+    world = World(kit, clients, environ, running=2, max_workers=50)
     world.send_jobs(120)
     world.count(range(SECOND - 20, SECOND), queued=6)
     world.count(range(SECOND - 300, SECOND - 20), completed=1, busy_ms=1_000)
@@ -135,10 +134,15 @@ def expected_backlog_target(world: World) -> int:
 
 
 def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
-    kit: Any, clients: Any, lambda_context: Any, reset_runtime: Any, emf_output: Any
+    kit: Any,
+    clients: Any,
+    function_environ: Any,
+    lambda_context: Any,
+    reset_runtime: Any,
+    emf_output: Any,
 ) -> None:
     # GIVEN a backlogged queue and a second configured queue that does not exist
-    world = backlog_world(kit, clients)
+    world = backlog_world(kit, clients, function_environ)
     missing = {"queue": kit.name("ghost"), "cluster": world.cluster}
     world.runtime(missing)
     expected = expected_backlog_target(world)
@@ -168,7 +172,7 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
     assert metrics[missing["queue"]]["ControllerErrors"][0] >= 1
     assert metrics[world.queue]["ControllerErrors"] == [0.0]
     # AND the decision events went out: a decision per queue and one scaling event
-    kinds = sorted(event["detail-type"] for event in world.decision_events())
+    kinds = sorted(event["detail-type"] for event in world.decision_events(3))
     assert kinds.count("ScalingDecisionMade") == 2
     assert kinds.count("WorkersScaled") == 1
     # AND the decision log holds both queues, with what the oldest-age rule chose
@@ -185,10 +189,14 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
 
 
 def test_dry_run_decides_but_changes_nothing(
-    kit: Any, clients: Any, lambda_context: Any, reset_runtime: Any
+    kit: Any,
+    clients: Any,
+    function_environ: Any,
+    lambda_context: Any,
+    reset_runtime: Any,
 ) -> None:
     # GIVEN the backlogged queue and DRY_RUN=true
-    world = backlog_world(kit, clients)
+    world = backlog_world(kit, clients, function_environ)
     world.runtime(dry_run=True)
 
     # WHEN one tick runs
@@ -199,16 +207,21 @@ def test_dry_run_decides_but_changes_nothing(
     assert (decision["action"], decision["applied"], decision["dry_run"]) == ("up", False, True)
     assert decision["target"] == expected_backlog_target(world)
     assert world.desired() == 2
-    kinds = [event["detail-type"] for event in world.decision_events()]
+    kinds = [event["detail-type"] for event in world.decision_events(1)]
     assert "WorkersScaled" not in kinds
     assert "ScalingDecisionMade" in kinds
 
 
 def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
-    kit: Any, clients: Any, lambda_context: Any, reset_runtime: Any, emf_output: Any
+    kit: Any,
+    clients: Any,
+    function_environ: Any,
+    lambda_context: Any,
+    reset_runtime: Any,
+    emf_output: Any,
 ) -> None:
     # GIVEN seed 002's case: 10 jobs/s arrive and complete, 1 s jobs, 20 workers, no backlog
-    world = World(kit, clients, running=20, max_workers=50)
+    world = World(kit, clients, function_environ, running=20, max_workers=50)
     # (each second's 10 starts waited 0.2 s on average: within the SLA)
     world.count(
         range(SECOND - 300, SECOND),
@@ -235,6 +248,7 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     assert document["ArrivalRate"] == [pytest.approx(10.0)]
     assert document["ServiceRate"] == [pytest.approx(1.0)]
     assert document["CurrentWorkers"] == [20.0]
+    assert document["FleetUsage"] == [pytest.approx(20 / 50)]  # the fleet-near-max alarm's
     assert document["OldestJobAgeSeconds"] == [0.0]
     assert document["BacklogPerInstance"] == [0.0]
     assert document["RealizedCompliance"] == [1.0]
@@ -245,10 +259,14 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
 
 
 def test_a_lost_state_race_backs_off_without_scaling(
-    kit: Any, clients: Any, lambda_context: Any, reset_runtime: Any
+    kit: Any,
+    clients: Any,
+    function_environ: Any,
+    lambda_context: Any,
+    reset_runtime: Any,
 ) -> None:
     # GIVEN the backlogged queue and another controller that writes the state first
-    world = backlog_world(kit, clients)
+    world = backlog_world(kit, clients, function_environ)
     runtime = world.runtime()
     rival = LoadTable(clients.dynamodb, world.table)
 

@@ -35,13 +35,17 @@ def test_a_missing_queue_is_not_found(kit: Any, clients: Any) -> None:
         SqsQueues(clients.sqs).depth(kit.name("nowhere"))
 
 
+TEST_SQS_NAMESPACE = "QueueAutoscaleTest/SQS"
+"""Stands in for AWS/SQS, where only AWS may publish (PutMetricData there is refused)."""
+
+
 def test_oldest_age_reads_the_latest_datapoint_of_each_queue(kit: Any, clients: Any) -> None:
-    # GIVEN SQS-style age datapoints for two of three queues
+    # GIVEN SQS-style age datapoints for two of three queues, in a namespace a test may use
     now = time.time()
     minute = int(now // 60) * 60
     for name, series in (("a", [40.0, 55.0]), ("b", [7.0])):
         clients.cloudwatch.put_metric_data(
-            Namespace="AWS/SQS",
+            Namespace=TEST_SQS_NAMESPACE,
             MetricData=[
                 {
                     "MetricName": "ApproximateAgeOfOldestMessage",
@@ -55,7 +59,7 @@ def test_oldest_age_reads_the_latest_datapoint_of_each_queue(kit: Any, clients: 
         )
 
     # WHEN one GetMetricData asks for all three
-    ages = OldestAgeReader(clients.cloudwatch).oldest_ages(
+    ages = OldestAgeReader(clients.cloudwatch, namespace=TEST_SQS_NAMESPACE).oldest_ages(
         [kit.name("a"), kit.name("b"), kit.name("c")], now
     )
 

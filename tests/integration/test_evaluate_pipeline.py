@@ -25,7 +25,7 @@ def runtimes() -> Iterator[None]:
 
 
 def test_events_from_the_client_drive_the_scaling_decision(
-    kit: Any, clients: Any, lambda_context: Any, runtimes: None
+    kit: Any, clients: Any, function_environ: Any, lambda_context: Any, runtimes: None
 ) -> None:
     # GIVEN the resources, one worker, and handlers wired to them on the real clock
     kit.require_ecs()
@@ -33,17 +33,20 @@ def test_events_from_the_client_drive_the_scaling_decision(
     work_url = kit.queue("orders")
     events_url, dlq_url = kit.queue("events"), kit.queue("events-dlq")
     kit.service(cluster, queue, running=1)
-    environment = {
-        "QUEUES_CONFIG": json.dumps([{"queue": queue, "cluster": cluster}]),
-        "LOAD_TABLE": kit.load_table(),
-        "ARCHIVE_BUCKET": kit.bucket(),
-        "EVENTS_DLQ_URL": dlq_url,
+    # each function's environment from template.yaml, with this test's resource names
+    names = {
+        "QueuesConfig": json.dumps([{"queue": queue, "cluster": cluster}]),
+        "LoadTable": kit.load_table(),
+        "ArchiveBucket": kit.bucket(),
+        "EventsDeadLetterQueue": dlq_url,
     }
+    environment = function_environ("RecordEventsFunction", **names)
     record_events.set_runtime(
         record_events.build_runtime(RecordSettings.from_environ(environment), clients)
     )
+    evaluate_environment = function_environ("EvaluateFunction", **names)
     evaluate.set_runtime(
-        evaluate.build_runtime(EvaluateSettings.from_environ(environment), clients)
+        evaluate.build_runtime(EvaluateSettings.from_environ(evaluate_environment), clients)
     )
 
     # WHEN a producer sends 60 jobs and a worker reports 10 of them as 2 s jobs

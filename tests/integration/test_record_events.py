@@ -24,20 +24,20 @@ TTL = 3 * 86_400
 
 
 @pytest.fixture
-def setup(kit: Any, clients: Any) -> Iterator[dict[str, Any]]:
+def setup(kit: Any, clients: Any, function_environ: Any) -> Iterator[dict[str, Any]]:
     table = kit.load_table()
     bucket = kit.bucket()
     events_url = kit.queue("events")
     dlq_url = kit.queue("events-dlq")
-    settings = RecordSettings.from_environ(
-        {
-            "QUEUES_CONFIG": json.dumps([{"queue": "orders"}, {"queue": "emails"}]),
-            "LOAD_TABLE": table,
-            "ARCHIVE_BUCKET": bucket,
-            "EVENTS_DLQ_URL": dlq_url,
-            "COUNTER_TTL_SECONDS": str(TTL),
-        }
+    # the record function's environment from template.yaml, with this test's names
+    environment = function_environ(
+        "RecordEventsFunction",
+        QueuesConfig=json.dumps([{"queue": "orders"}, {"queue": "emails"}]),
+        LoadTable=table,
+        ArchiveBucket=bucket,
+        EventsDeadLetterQueue=dlq_url,
     )
+    settings = RecordSettings.from_environ({**environment, "COUNTER_TTL_SECONDS": str(TTL)})
     record_events.set_runtime(record_events.build_runtime(settings, clients, clock=lambda: NOW))
     yield {
         "table": table,

@@ -26,6 +26,8 @@ __all__ = [
     "query_id",
 ]
 
+SQS_NAMESPACE = "AWS/SQS"
+"""Where SQS publishes ApproximateAgeOfOldestMessage (reserved: only AWS may publish there)."""
 MAX_QUERIES = 500
 """GetMetricData takes at most 500 metric queries per call."""
 PERIOD_SECONDS = 60
@@ -39,7 +41,9 @@ def query_id(index: int) -> str:
 
 
 def build_queries(
-    queue_names: Sequence[str], period_seconds: int = PERIOD_SECONDS
+    queue_names: Sequence[str],
+    period_seconds: int = PERIOD_SECONDS,
+    namespace: str = SQS_NAMESPACE,
 ) -> list[dict[str, Any]]:
     """One MetricDataQuery per queue, ids `q0`, `q1`, ... in order."""
     return [
@@ -47,7 +51,7 @@ def build_queries(
             "Id": query_id(index),
             "MetricStat": {
                 "Metric": {
-                    "Namespace": "AWS/SQS",
+                    "Namespace": namespace,
                     "MetricName": "ApproximateAgeOfOldestMessage",
                     "Dimensions": [{"Name": "QueueName", "Value": name}],
                 },
@@ -116,9 +120,13 @@ def parse_metric_data(
 class OldestAgeReader:
     """Reads the oldest-message age of many queues (one GetMetricData per 500 queues)."""
 
-    def __init__(self, client: Any, period_seconds: int = PERIOD_SECONDS) -> None:
+    def __init__(
+        self, client: Any, period_seconds: int = PERIOD_SECONDS, namespace: str = SQS_NAMESPACE
+    ) -> None:
+        """`namespace` is AWS/SQS in production; tests read a namespace they may publish to."""
         self._client = client
         self._period = period_seconds
+        self._namespace = namespace
 
     def oldest_ages(
         self, queue_names: Sequence[str], now: float, lookback_seconds: float = LOOKBACK_SECONDS
@@ -135,7 +143,7 @@ class OldestAgeReader:
             token: str | None = None
             while True:
                 kwargs: dict[str, Any] = {
-                    "MetricDataQueries": build_queries(names, self._period),
+                    "MetricDataQueries": build_queries(names, self._period, self._namespace),
                     "StartTime": start,
                     "EndTime": end,
                     "ScanBy": "TimestampDescending",
