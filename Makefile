@@ -3,11 +3,12 @@ SHELL := /bin/bash
 UV_VERSION := 0.13.8
 UV := .tools/bin/uv
 VENV := .venv
+VENV313 := .venv313
 PY := $(VENV)/bin/python
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo test lint check bench setup java rabbitmq chromium clean
+.PHONY: demo test test313 test-localstack lint check bench setup java rabbitmq chromium clean
 
 demo: setup ## The end-to-end demo on the embedded AWS emulator
 	$(VENV)/bin/queue-autoscale demo
@@ -17,6 +18,12 @@ test: setup rabbitmq chromium ## Lint, type-check and run every test
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
+
+test313: $(VENV313)/.synced java ## The functions' unit and integration tests on Python 3.13 (the Lambda runtime)
+	$(VENV313)/bin/pytest -n 2 --dist loadgroup tests/unit tests/integration
+
+test-localstack: setup ## The integration suite on LocalStack (host mode, its own 3.13 venv); see docs/deploy.md
+	bash infra/localstack.sh run
 
 lint: setup ## Template checks: cfn-lint, sam validate --lint, sam build, checkov
 	bash infra/lint.sh
@@ -34,6 +41,11 @@ $(VENV)/.synced: pyproject.toml uv.lock $(UV)
 	$(UV) sync --locked --extra dev --python python3.11
 	touch $@
 
+# A second environment from the same lock on Python 3.13 (pyenv's; infra/python313.sh finds it).
+$(VENV313)/.synced: pyproject.toml uv.lock $(UV)
+	UV_PROJECT_ENVIRONMENT=$(VENV313) $(UV) sync --locked --extra dev --python "$$(bash infra/python313.sh)"
+	touch $@
+
 java: ## Spark needs a JDK 17; install it from Debian when missing
 	@command -v java >/dev/null 2>&1 || bash infra/install_java.sh
 
@@ -44,4 +56,4 @@ chromium: ## The report's browser test needs headless Chromium; install Debian's
 	@command -v chromium >/dev/null 2>&1 || bash infra/install_chromium.sh
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV313) .localstack .tools .pytest_cache .mypy_cache .ruff_cache
