@@ -17,7 +17,6 @@ QUEUE_METRICS: Final[dict[str, str]] = {
     "SlaUsage": "None",
     "PredictedPickupSeconds": "Seconds",
     "CurrentWorkers": "Count",
-    "FleetUsage": "None",  # running workers / the queue's max_workers
     "TargetWorkers": "Count",
     "FleetUsage": "None",
     "ControllerErrors": "Count",
