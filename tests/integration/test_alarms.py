@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from infra.emulator import Resolver, create_direct, session
 from infra.template import load_template, translate
 from queue_autoscale.constants import METRIC_NAMESPACE
+from queue_autoscale.demo.emulator import Resolver, create_direct, session
 from queue_autoscale.handlers._common import emf_metrics
 from tests.integration.conftest import REGION, emf_documents
 
