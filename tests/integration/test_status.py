@@ -127,10 +127,12 @@ def test_status_shows_the_live_decision_last_action_compliance_and_alarms(
     # 8 of the 10 started jobs were picked up within the SLA
     assert queue["compliance_jobs"] == 10 and queue["compliance"] == pytest.approx(0.8)
     assert not queue["compliance_partial"]
-    # the stack's alarms, by the names template.yaml gives them
+    # the stack's alarms, by the names template.yaml gives them (per queue: stack-queue-kind)
     names = {alarm["name"] for alarm in status["alarms"]}
-    assert f"{stack.stack_name}-sla-breach" in names
-    assert f"{stack.stack_name}-controller-silent" in names
+    queue_prefix = f"{stack.stack_name}-{stack.work_queues[0].name}"
+    assert f"{queue_prefix}-sla-breach" in names
+    assert f"{queue_prefix}-controller-silent" in names
+    assert f"{stack.stack_name}-events-dlq-not-empty" in names
     assert all(alarm["state"] in {"OK", "ALARM", "INSUFFICIENT_DATA"} for alarm in status["alarms"])
     assert status["errors"] == []
 
