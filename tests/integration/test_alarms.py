@@ -21,7 +21,7 @@ import pytest
 from infra.template import load_template, translate
 from queue_autoscale.constants import METRIC_NAMESPACE
 from queue_autoscale.demo.emulator import Resolver, create_direct, session
-from queue_autoscale.handlers._common import emf_metrics
+from queue_autoscale.telemetry import emf_metrics
 from tests.integration.conftest import REGION, emf_documents
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("alarms")]

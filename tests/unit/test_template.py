@@ -34,7 +34,7 @@ from queue_autoscale.constants import (
     METRIC_NAMESPACE,
     QUEUE_METRICS,
 )
-from queue_autoscale.handlers._common import emf_metrics
+from queue_autoscale.telemetry import emf_metrics
 
 PUBLISHED = set(QUEUE_METRICS) | set(INGEST_METRICS)
 # AWS's own metrics an alarm may use, with the dimensions they carry.
