@@ -273,6 +273,12 @@ def bootstrap(
     translated = translate(
         load_template(), parameters, code_uri=f"s3://{code_bucket}/functions.zip", region=region
     )
+    # A resource whose Condition is false is not part of the stack (e.g. no source secrets).
+    conditions = Resolver(client, translated, parameters, {}, stack_name, region).conditions
+    resources = translated["Resources"]
+    translated["Resources"] = {
+        name: r for name, r in resources.items() if conditions.get(r.get("Condition"), True)
+    }
     stack_template, direct, skipped = split_template(translated)
     cfn = client("cloudformation")
     try:
@@ -422,6 +428,11 @@ class Resolver:
         self._conditions = {
             name: bool(self.resolve(body)) for name, body in template.get("Conditions", {}).items()
         }
+
+    @property
+    def conditions(self) -> dict[str, bool]:
+        """Every condition of the template, evaluated with the stack's parameters."""
+        return dict(self._conditions)
 
     def resolve(self, value: Any) -> Any:
         """The value with every intrinsic function replaced (AWS::NoValue entries dropped)."""
