@@ -284,7 +284,3 @@ def _rejection(
         index=index,
     )
 
-
-def encode_events(events: list[Mapping[str, Any]]) -> str:
-    """Events -> a message body (a compact JSON array)."""
-    return json.dumps(events, separators=(",", ":"))

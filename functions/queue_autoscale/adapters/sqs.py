@@ -183,15 +183,6 @@ class SqsQueues:
             failures.extend(parse_send_batch(response))
         return failures
 
-    def send(self, queue: str, body: str, attributes: Mapping[str, Any] | None = None) -> str:
-        """Send one message; return its MessageId."""
-        url = self.queue_url(queue)
-        kwargs: dict[str, Any] = {"QueueUrl": url, "MessageBody": body}
-        if attributes:
-            kwargs["MessageAttributes"] = dict(attributes)
-        with aws_call("SendMessage", queue):
-            response = self._client.send_message(**kwargs)
-        return str(response["MessageId"])
 
 
 REASON_ATTRIBUTE = "reason"
@@ -221,19 +212,11 @@ class DeadLetters:
         self._queues = queues
         self._url = queue_url
 
-    def reject(self, body: str, reason: str, source_message_id: str) -> None:
-        """Send one rejection (the wrapper must fit in a message: see `dead_letter_body`)."""
-        self.reject_wrapped(dead_letter_body(body, reason, source_message_id), reason)
-
     def reject_many(self, items: Sequence[tuple[str, str]]) -> list[SendFailure]:
         """Send (wrapper body, reason) pairs in batches; return the entries SQS refused."""
         bodies = [wrapper for wrapper, _ in items]
         attributes = [reason_attribute(reason) for _, reason in items]
         return self._queues.send_batch(self._url, bodies, attributes)
-
-    def reject_wrapped(self, wrapper: str, reason: str) -> None:
-        """Send an already built wrapper body, with the reason also as a message attribute."""
-        self._queues.send(self._url, wrapper, reason_attribute(reason))
 
 
 def reason_attribute(reason: str) -> dict[str, Any]:
