@@ -283,4 +283,3 @@ def _rejection(
         queue=queue if known and isinstance(queue, str) else "unknown",
         index=index,
     )
-

@@ -184,7 +184,6 @@ class SqsQueues:
         return failures
 
 
-
 REASON_ATTRIBUTE = "reason"
 """Message attribute on a dead-lettered event holding the rejection reason."""
 
