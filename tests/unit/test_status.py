@@ -207,7 +207,7 @@ def test_watch_prints_each_refresh_in_a_log_until_interrupted(monkeypatch) -> No
 
     monkeypatch.setattr(commands, "read_status", fake_read)
     monkeypatch.setattr(commands.StackClients, "create", classmethod(lambda cls: None))
-    monkeypatch.setattr(commands.time, "sleep", fake_sleep)
+    monkeypatch.setattr(commands, "pause", fake_sleep)
 
     answer = CliRunner().invoke(app, ["status", "--stack", "st", "--watch", "--every", "5"])
     as_json = CliRunner().invoke(app, ["status", "--stack", "st", "--json"])

@@ -32,6 +32,11 @@ StackOption = Annotated[
 ]
 
 
+def pause(seconds: float) -> None:
+    """Wait between two `status --watch` refreshes (tests replace it)."""
+    time.sleep(seconds)
+
+
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code=2)
@@ -70,12 +75,12 @@ def status(
             # once, or a log / a script: each refresh printed after the last
             show(first)
             while watch:
-                time.sleep(every)
+                pause(every)
                 show(read())
             return
         with Live(first, console=console, auto_refresh=False) as live:
             while True:
-                time.sleep(every)
+                pause(every)
                 live.update(read(), refresh=True)
     except StatusError as error:
         raise _fail(str(error)) from None
