@@ -25,9 +25,8 @@ from queue_autoscale.adapters.errors import (
     MalformedResponse,
     NotFound,
     ServiceUnavailable,
-    aws_call,
 )
-from queue_autoscale.adapters.rabbitmq import PERIOD_SECONDS, latest_values, metric_window
+from queue_autoscale.adapters.rabbitmq import PERIOD_SECONDS, latest_values, recent_metric_results
 
 CLOUDWATCH_OPERATION = "GetMetricData AWS/Kafka"
 ADMIN_OPERATION = "Kafka admin offsets"
@@ -109,13 +108,9 @@ class MskLagMetrics:
     def lag(self, cluster: str, group: str, topic: str, now: float) -> ConsumerLag | None:
         """The latest reading (None: no datapoint, e.g. lag monitoring off or no commits)."""
         resource = f"{cluster}/{group}/{topic}"
-        with aws_call(CLOUDWATCH_OPERATION, resource):
-            response = self._client.get_metric_data(
-                MetricDataQueries=build_lag_queries(cluster, group, topic),
-                ScanBy="TimestampDescending",
-                **metric_window(now),
-            )
-        return parse_lag_metrics(response.get("MetricDataResults"), now, resource)
+        queries = build_lag_queries(cluster, group, topic)
+        results = recent_metric_results(self._client, queries, now, CLOUDWATCH_OPERATION, resource)
+        return parse_lag_metrics(results, now, resource)
 
 
 def partition_lag(

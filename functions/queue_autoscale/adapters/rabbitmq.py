@@ -262,10 +262,20 @@ def parse_mq_metrics(results: Any, resource: str) -> RabbitQueue | None:
     )
 
 
-def metric_window(now: float, lookback_seconds: float = LOOKBACK_SECONDS) -> dict[str, datetime]:
-    """StartTime and EndTime on whole periods around `now` (epoch seconds)."""
+def recent_metric_results(
+    client: Any, queries: list[dict[str, Any]], now: float, operation: str, resource: str
+) -> Any:
+    """MetricDataResults of one GetMetricData over the lookback, on whole periods up to `now`
+    (epoch seconds); AWS errors leave as the project's."""
     end = datetime.fromtimestamp(math.ceil(now / PERIOD_SECONDS) * PERIOD_SECONDS, UTC)
-    return {"StartTime": end - timedelta(seconds=lookback_seconds), "EndTime": end}
+    with aws_call(operation, resource):
+        response = client.get_metric_data(
+            MetricDataQueries=queries,
+            ScanBy="TimestampDescending",
+            StartTime=end - timedelta(seconds=LOOKBACK_SECONDS),
+            EndTime=end,
+        )
+    return response.get("MetricDataResults")
 
 
 class AmazonMqMetrics:
@@ -277,10 +287,6 @@ class AmazonMqMetrics:
     def queue(self, broker: str, vhost: str, name: str, now: float) -> RabbitQueue | None:
         """The latest counts (None: no datapoint within the lookback)."""
         resource = f"{broker}/{vhost}/{name}"
-        with aws_call(CLOUDWATCH_OPERATION, resource):
-            response = self._client.get_metric_data(
-                MetricDataQueries=build_mq_queries(broker, vhost, name),
-                ScanBy="TimestampDescending",
-                **metric_window(now),
-            )
-        return parse_mq_metrics(response.get("MetricDataResults"), resource)
+        queries = build_mq_queries(broker, vhost, name)
+        results = recent_metric_results(self._client, queries, now, CLOUDWATCH_OPERATION, resource)
+        return parse_mq_metrics(results, resource)
