@@ -16,7 +16,7 @@ from queue_autoscale.demo.fleet import WorkerFleet, WorkerLaunch
 from queue_autoscale.demo.live import TickRow, compact_table, full_table, tick_line
 from queue_autoscale.demo.options import DemoOptions
 from queue_autoscale.demo.run import run_demo
-from queue_autoscale.demo.summary import DemoSummary, summary_table
+from queue_autoscale.demo.summary import DemoSummary, queue_counts, summary_table
 from tests.integration.conftest import REGION, Kit
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
@@ -76,17 +76,6 @@ def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     assert sum(1 for line in text.splitlines() if "depth" in line) == summary.ticks
 
 
-def _counts(kit: Kit, url: str) -> tuple[int, int]:
-    attributes = kit.clients.sqs.get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return (
-        int(attributes["ApproximateNumberOfMessages"]),
-        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
-    )
-
-
 def test_scale_in_sigterms_busy_workers_and_their_jobs_finish(
     endpoint: Any, kit: Kit, tmp_path: Path
 ) -> None:
@@ -107,9 +96,12 @@ def test_scale_in_sigterms_busy_workers_and_their_jobs_finish(
     for _ in range(6):
         kit.clients.sqs.send_message(QueueUrl=work, MessageBody='{"work_seconds": 2.0}')
     deadline = time.monotonic() + 20
-    while _counts(kit, work) != (0, 6) and time.monotonic() < deadline:
+    while queue_counts(kit.clients.sqs, work) != (0, 6) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _counts(kit, work) == (0, 6)  # each holds one running and one prefetched
+    assert queue_counts(kit.clients.sqs, work) == (
+        0,
+        6,
+    )  # each holds one running and one prefetched
     time.sleep(0.3)
     try:
         # WHEN desiredCount falls to 1: two are stopped at once, a rise waits for provisioning

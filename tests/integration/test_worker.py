@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from queue_autoscale.demo.summary import queue_counts
 from tests.integration.conftest import REGION, Endpoint, Kit
 from tests.worker.fake_agent import FakeAgent, serve_agent
 
@@ -40,18 +41,6 @@ def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"not within {seconds:g} s: {what}")
-
-
-def counts(kit: Kit, url: str) -> tuple[int, int]:
-    """(visible, not visible) messages on a queue."""
-    attributes = kit.clients.sqs.get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return (
-        int(attributes["ApproximateNumberOfMessages"]),
-        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
-    )
 
 
 def send(kit: Kit, url: str, body: dict[str, Any]) -> str:
@@ -158,13 +147,19 @@ def test_sigterm_mid_job_finishes_the_job_returns_the_prefetched_and_exits_0(
     events_url = kit.queue("events")
     ids = [send(kit, work, {"work_seconds": 3.0}) for _ in range(4)]
     worker = start_worker(work, events_url, worker_prefetch=3, worker_drain_seconds=10)
-    wait_for(lambda: counts(kit, work) == (0, 4), 15, "the worker holds all four messages")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, work) == (0, 4),
+        15,
+        "the worker holds all four messages",
+    )
     time.sleep(0.5)  # the first job is under way
     # WHEN ECS stops the task
     signalled = time.monotonic()
     worker.stop()
     # THEN the prefetched three are visible again within a second
-    wait_for(lambda: counts(kit, work)[0] == 3, 1.0, "three messages visible again")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, work)[0] == 3, 1.0, "three messages visible again"
+    )
     # and the process exits 0 before its drain deadline, after the job finished
     code, stats, err = worker.result(timeout=15)
     took = time.monotonic() - signalled
@@ -193,7 +188,7 @@ def test_a_job_that_cannot_finish_by_the_deadline_is_released_not_lost(
     events_url = kit.queue("events")
     job = send(kit, work, {"work_seconds": 30.0})
     worker = start_worker(work, events_url, worker_drain_seconds=1)
-    wait_for(lambda: counts(kit, work) == (0, 1), 15, "the worker took the job")
+    wait_for(lambda: queue_counts(kit.clients.sqs, work) == (0, 1), 15, "the worker took the job")
     time.sleep(0.3)
     # WHEN it is stopped
     worker.stop()
@@ -201,7 +196,9 @@ def test_a_job_that_cannot_finish_by_the_deadline_is_released_not_lost(
     # THEN it exits 0, the message is visible again for another worker, the events say failed
     assert code == 0, err
     assert stats["released_at_deadline"] == 1 and stats["interrupted"] == 1
-    wait_for(lambda: counts(kit, work)[0] == 1, 2, "the released job is visible again")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, work)[0] == 1, 2, "the released job is visible again"
+    )
     assert of(job, events(kit, events_url)) == [("started", 1), ("failed", 1)]
 
 
@@ -220,8 +217,12 @@ def test_a_job_longer_than_the_visibility_timeout_is_not_delivered_twice(
         for _ in range(2)
     ]
     # WHEN the job runs to the end (the heartbeat keeps it invisible meanwhile)
-    wait_for(lambda: counts(kit, work) == (0, 1), 15, "a worker took the job")
-    wait_for(lambda: counts(kit, work) == (0, 0), 20, "the job finished and was deleted")
+    wait_for(lambda: queue_counts(kit.clients.sqs, work) == (0, 1), 15, "a worker took the job")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, work) == (0, 0),
+        20,
+        "the job finished and was deleted",
+    )
     for worker in workers:
         worker.stop()
     results = [worker.result(timeout=15) for worker in workers]
@@ -241,7 +242,9 @@ def test_a_failing_job_is_retried_then_dead_lettered_and_the_events_say_so(
     job = send(kit, work, {"work_seconds": 0.1, "fail": True})
     worker = start_worker(work, events_url, worker_retry_base=1, worker_retry_max=2)
     # WHEN the worker keeps receiving it
-    wait_for(lambda: counts(kit, dlq)[0] == 1, 25, "the poison job reached the DLQ")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, dlq)[0] == 1, 25, "the poison job reached the DLQ"
+    )
     worker.stop()
     code, stats, err = worker.result(timeout=15)
     # THEN it failed on both attempts, with a back-off between, and sits in the DLQ
@@ -254,7 +257,7 @@ def test_a_failing_job_is_retried_then_dead_lettered_and_the_events_say_so(
         ("failed", 2),
     ]
     assert [m["MessageId"] for m in kit.receive_all(dlq)] == [job]
-    assert counts(kit, work) == (0, 0)
+    assert queue_counts(kit.clients.sqs, work) == (0, 0)
 
 
 def test_a_hung_job_is_released_at_the_hard_limit_and_the_worker_exits_2(
@@ -267,7 +270,11 @@ def test_a_hung_job_is_released_at_the_hard_limit_and_the_worker_exits_2(
     code, stats, err = worker.result(timeout=20)
     assert code == 2, err
     assert stats["hung"] == 1
-    wait_for(lambda: counts(kit, work)[0] == 1, 5, "the hung job's message is visible again")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, work)[0] == 1,
+        5,
+        "the hung job's message is visible again",
+    )
     assert of(job, events(kit, events_url)) == [("started", 1), ("failed", 1)]
 
 
@@ -286,7 +293,9 @@ def test_protection_is_on_while_a_job_runs_and_off_when_idle_with_an_expiry(
     time.sleep(1.5)  # idle: nothing to protect
     assert agent.requests == []
     send(kit, work, {"work_seconds": 1.0})
-    wait_for(lambda: counts(kit, work) == (0, 0), 15, "the job ran and was deleted")
+    wait_for(
+        lambda: queue_counts(kit.clients.sqs, work) == (0, 0), 15, "the job ran and was deleted"
+    )
     wait_for(lambda: len(agent.requests) >= 2, 5, "protect and unprotect")
     worker.stop()
     code, _, err = worker.result(timeout=15)
@@ -310,7 +319,7 @@ def test_a_worker_whose_agent_endpoint_fails_keeps_working(
     for _ in range(3):
         send(kit, work, {"work_seconds": 0.2})
     worker = start_worker(work, events_url, ecs_agent_uri=uri)
-    wait_for(lambda: counts(kit, work) == (0, 0), 15, "every job ran")
+    wait_for(lambda: queue_counts(kit.clients.sqs, work) == (0, 0), 15, "every job ran")
     worker.stop()
     code, stats, err = worker.result(timeout=15)
     assert code == 0, err

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.demo.fleet import FleetTotals
 from queue_autoscale.demo.live import TickRow
 
@@ -88,14 +89,8 @@ class DemoSummary:
 
 def queue_counts(sqs: Any, url: str) -> tuple[int, int]:
     """(visible, in flight) on a queue."""
-    attributes = sqs.get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return (
-        int(attributes["ApproximateNumberOfMessages"]),
-        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
-    )
+    depth = SqsQueues(sqs).depth(url)
+    return depth.visible, depth.in_flight
 
 
 def download_archive(s3: Any, bucket: str, folder: Path) -> int:
