@@ -208,12 +208,12 @@ def test_a_job_that_cannot_finish_by_the_deadline_is_released_not_lost(
 def test_a_job_longer_than_the_visibility_timeout_is_not_delivered_twice(
     kit: Kit, start_worker: Callable[..., WorkerProcess]
 ) -> None:
-    # GIVEN a 3 s visibility timeout, a 7 s job and two workers polling the queue
-    work, _ = work_queue(kit, visibility=3)
+    # GIVEN a 5 s visibility timeout, an 11 s job (two timeouts over) and two workers polling
+    work, _ = work_queue(kit, visibility=5)
     events_url = kit.queue("events")
-    job = send(kit, work, {"work_seconds": 7.0})
+    job = send(kit, work, {"work_seconds": 11.0})
     workers = [
-        start_worker(work, events_url, worker_visibility_timeout=3, worker_drain_seconds=5)
+        start_worker(work, events_url, worker_visibility_timeout=5, worker_drain_seconds=5)
         for _ in range(2)
     ]
     # WHEN the job runs to the end (the heartbeat keeps it invisible meanwhile)
