@@ -60,14 +60,11 @@ def test_stack_resources_are_created(stack: EmulatorStack) -> None:
         "SchedulerRole",
         "GlueJobRole",
     } <= set(stack.created_by_stack)
-    # only the SQS mapping, the TLS-only bucket policy and the RabbitMQ credentials policy
-    # (no RabbitMQ source here, so AWS would not create it either) are left out, with reasons
+    # only the SQS mapping and the TLS-only bucket policy are left out, with reasons; the source
+    # credentials policy's Condition is false here (no secrets), so it is not in the stack at all
     skipped = dict(stack.skipped)
-    assert set(skipped) == {
-        "RecordEventsFunctionEvents",
-        "ArchiveBucketPolicy",
-        "EvaluateSourceCredentialsPolicy",
-    }
+    assert set(skipped) == {"RecordEventsFunctionEvents", "ArchiveBucketPolicy"}
+    assert "EvaluateSourceCredentialsPolicy" not in stack.created_by_stack
     assert "in-process" in skipped["RecordEventsFunctionEvents"]
     assert "plain HTTP" in skipped["ArchiveBucketPolicy"]
 

@@ -563,7 +563,10 @@ def create_direct(client: Callable[[str], Any], kind: str, p: Mapping[str, Any])
         client("glue").create_job(Name=p["Name"], **_pick(p, kind))
         return str(p["Name"])
     if kind == "AWS::Glue::Trigger":
-        client("glue").create_trigger(Name=p["Name"], **_pick(p, kind))
+        arguments = _pick(p, kind)
+        if "Predicate" in arguments:  # CloudFormation's default; moto requires it spelled out
+            arguments["Predicate"] = {"Logical": "AND", **arguments["Predicate"]}
+        client("glue").create_trigger(Name=p["Name"], **arguments)
         return str(p["Name"])
     if kind == "AWS::Scheduler::Schedule":
         client("scheduler").create_schedule(Name=p["Name"], **_pick(p, kind))
@@ -593,7 +596,14 @@ API_ARGUMENTS: dict[str, tuple[str, ...]] = {
         "Command",
         "DefaultArguments",
     ),
-    "AWS::Glue::Trigger": ("Description", "Type", "Schedule", "Actions", "StartOnCreation"),
+    "AWS::Glue::Trigger": (
+        "Description",
+        "Type",
+        "Schedule",
+        "Predicate",
+        "Actions",
+        "StartOnCreation",
+    ),
     "AWS::Scheduler::Schedule": (
         "Description",
         "ScheduleExpression",
