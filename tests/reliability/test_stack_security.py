@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from infra.template import load_template, translate
+from infra.template import expand_for_each, load_template, translate
 from queue_autoscale.adapters.aws import AwsClients
 from queue_autoscale.controller import tick
 from queue_autoscale.demo import sqs_event
@@ -31,6 +31,8 @@ PREFIX = {
     "cloudwatch": "cloudwatch",
     "eventbridge": "events",
 }
+# The per-queue alarms are generated from QueueNames (Fn::ForEach), so the template needs one.
+QUEUE_PARAMETERS = {"QueueNames": "orders"}
 IAM_NAME = {"SendMessageBatch": "SendMessage"}
 """Operations authorised under another action's name."""
 PLATFORM = {
@@ -59,12 +61,12 @@ PLATFORM = {
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    return load_template()
+    return expand_for_each(load_template(), QUEUE_PARAMETERS)
 
 
 @pytest.fixture(scope="module")
 def translated(template: dict[str, Any]) -> dict[str, Any]:
-    return translate(template)
+    return translate(template, QUEUE_PARAMETERS)
 
 
 def _list(value: Any) -> list[Any]:
