@@ -36,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import header, write  # noqa: E402
 
+from glue_jobs.transforms.sla import COUNT_COLUMNS  # noqa: E402
+
 QUEUES = 8
 DAYS = 7
 SLA_SECONDS = {f"q{i}": float(s) for i, s in enumerate([10, 30, 60, 30, 10, 300, 30, 60])}
@@ -44,18 +46,7 @@ START_MS = 1_793_318_400_000  # 2026-10-30 00:00 UTC
 PAIRING_MS = 6 * 3_600_000  # sla_report's default pairing window
 FILES = 8
 METRIC_COLUMNS = [
-    "attempts",
-    "jobs",
-    "retries",
-    "arrivals",
-    "unknown_pickup",
-    "not_started",
-    "late_not_started",
-    "picked_up",
-    "within_sla",
-    "completed",
-    "failures",
-    "breach_minutes",
+    *COUNT_COLUMNS,
     "pickup_p50",
     "pickup_p95",
     "pickup_p99",

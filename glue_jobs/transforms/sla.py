@@ -28,6 +28,23 @@ DEFAULT_SLA_SECONDS = 30.0
 MINUTE_MS = 60_000
 
 
+# The per-period counts, in the tables' column order (0 where a period has none).
+COUNT_COLUMNS: tuple[str, ...] = (
+    "attempts",
+    "jobs",
+    "retries",
+    "arrivals",
+    "unknown_pickup",
+    "not_started",
+    "late_not_started",
+    "picked_up",
+    "within_sla",
+    "completed",
+    "failures",
+    "breach_minutes",
+)
+
+
 def sla_column(sla_seconds: Mapping[str, float], default_sla_seconds: float) -> Column:
     """Each row's SLA in seconds: the queue's from `sla_seconds`, else the default."""
     default = sf.lit(float(default_sla_seconds))
@@ -137,20 +154,7 @@ def sla_metrics(
             sla_column(sla_seconds or {}, default_sla_seconds).alias("sla_seconds"),
             *[
                 sf.coalesce(sf.col(name), sf.lit(0)).cast("long").alias(name)
-                for name in (
-                    "attempts",
-                    "jobs",
-                    "retries",
-                    "arrivals",
-                    "unknown_pickup",
-                    "not_started",
-                    "late_not_started",
-                    "picked_up",
-                    "within_sla",
-                    "completed",
-                    "failures",
-                    "breach_minutes",
-                )
+                for name in COUNT_COLUMNS
             ],
             sf.col("_pct")[0].alias("pickup_p50"),
             sf.col("_pct")[1].alias("pickup_p95"),
