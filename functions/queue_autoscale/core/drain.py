@@ -17,6 +17,7 @@ def safety_margin(sla_usage: float) -> float:
 
 
 def backlog_at_landing(
+    *,
     backlog: float,
     arrival_rate: float,
     service_rate: float,
@@ -41,6 +42,7 @@ def backlog_at_landing(
 
 
 def growth_arrival_rate(
+    *,
     visible: int,
     previous_visible: int,
     seconds: float,
@@ -64,6 +66,7 @@ def growth_arrival_rate(
 
 
 def workers_at_landing(
+    *,
     at_landing: float,
     oldest_age_seconds: float,
     arrival_rate: float,
@@ -108,7 +111,7 @@ def workers_at_landing(
 
 
 def predicted_pickup_seconds(
-    visible: int, running: int, service_rate: float, arrival_rate: float
+    *, visible: int, running: int, service_rate: float, arrival_rate: float
 ) -> float | None:
     """Expected wait of a job enqueued now: the running fleet must start everything ahead of it.
 
@@ -120,6 +123,7 @@ def predicted_pickup_seconds(
 
 
 def predicted_breach_seconds(
+    *,
     visible: int,
     oldest_age_seconds: float,
     running: int,

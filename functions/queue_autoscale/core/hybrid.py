@@ -118,7 +118,18 @@ def decide(
             else ""
         )
     decision = build_decision(
-        snapshot, settings, now, m, terms, raw, winner, target, why, steps, POLICY, forecast
+        snapshot=snapshot,
+        settings=settings,
+        now=now,
+        measures=m,
+        terms=terms,
+        raw=raw,
+        winner=winner,
+        forecast=forecast,
+        target=target,
+        why=why,
+        steps=steps,
+        policy=POLICY,
     )
     decision = replace(decision, realized_compliance=loop.compliance, headroom=loop.headroom)
     after = next_state(state, settings, now, m, remembered, decision)
@@ -161,16 +172,47 @@ def _drain_plan(
         return _DrainPlan(0, rate, 0.0, ordered, lands_in, False)
     lead = settings.provisioning_lead_seconds
     mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
-    at_landing = backlog_at_landing(m.visible, rate, mu, lead, m.running, ordered, lands_in)
+    at_landing = backlog_at_landing(
+        backlog=m.visible,
+        arrival_rate=rate,
+        service_rate=mu,
+        lead_seconds=lead,
+        running=m.running,
+        ordered=ordered,
+        ordered_lands_in=lands_in,
+    )
     age = m.oldest_age_seconds
-    workers = workers_at_landing(at_landing, age, rate, mu, sla, horizon, lead, cap)
+    workers = workers_at_landing(
+        at_landing=at_landing,
+        oldest_age_seconds=age,
+        arrival_rate=rate,
+        service_rate=mu,
+        sla_seconds=sla,
+        recovery_horizon_seconds=horizon,
+        lead_seconds=lead,
+        max_workers=cap,
+    )
     kept = False
     if lands_in is not None:
         # the workers already ordered land first: keep as many as are needed when they do
-        then = backlog_at_landing(m.visible, rate, mu, lands_in, m.running)
-        needed_then = min(
-            workers_at_landing(then, age, rate, mu, sla, horizon, lands_in, cap), m.current
+        then = backlog_at_landing(
+            backlog=m.visible,
+            arrival_rate=rate,
+            service_rate=mu,
+            lead_seconds=lands_in,
+            running=m.running,
         )
+        needed_then = workers_at_landing(
+            at_landing=then,
+            oldest_age_seconds=age,
+            arrival_rate=rate,
+            service_rate=mu,
+            sla_seconds=sla,
+            recovery_horizon_seconds=horizon,
+            lead_seconds=lands_in,
+            max_workers=cap,
+        )
+        needed_then = min(needed_then, m.current)
         kept = needed_then > workers
         workers = max(workers, needed_then)
     return _DrainPlan(workers, rate, at_landing, ordered, lands_in, kept)
@@ -182,7 +224,13 @@ def _drain_rate(m: Measures, state: ControllerState, settings: QueueSettings, no
     last = state.samples[-1] if state.samples else None
     if last is None or now - last.at > 2 * settings.evaluation_interval_seconds:
         return m.arrival_rate
-    grown = growth_arrival_rate(m.visible, last.visible, now - last.at, m.running, m.service_rate)
+    grown = growth_arrival_rate(
+        visible=m.visible,
+        previous_visible=last.visible,
+        seconds=now - last.at,
+        running=m.running,
+        service_rate=m.service_rate,
+    )
     return m.arrival_rate if grown is None else max(m.arrival_rate, grown)
 
 
@@ -454,23 +502,29 @@ def _action(current: int, target: int) -> Action:
 
 
 def build_decision(
+    *,
     snapshot: QueueSnapshot,
     settings: QueueSettings,
     now: float,
-    m: Measures,
+    measures: Measures,
     terms: Terms,
     raw: int,
     winner: str,
+    forecast: float,
     target: int,
     why: str,
     steps: list[_Step] | list[tuple[str, str]],
     policy: str,
-    forecast: float,
     inputs_ok: bool = True,
     clamp: bool = True,
 ) -> Decision:
     """Assemble the decision record; the target is finally clamped to [min, max] (unless
-    `clamp` is False: a hold on an unknown fleet size asks nothing of ECS)."""
+    `clamp` is False: a hold on an unknown fleet size asks nothing of ECS).
+
+    `raw` and `winner` are the largest term and its name, `forecast` the trend's rate (jobs/s),
+    `target` the count after the constraints in `steps`, `why` the winning term's words.
+    """
+    m = measures
     pairs = [(s.code, s.words) if isinstance(s, _Step) else s for s in steps]
     clamped = min(max(target, settings.min_workers), max_allowed(settings)) if clamp else target
     if clamped != target:
@@ -583,18 +637,18 @@ def hold_on_bad_inputs(
         )
         target = settings.min_workers
     decision = build_decision(
-        snapshot,
-        settings,
-        now,
-        m,
-        Terms(0, 0, 0),
-        m.current,
-        "none",
-        target,
-        why,
-        steps,
-        policy,
-        m.arrival_rate,
+        snapshot=snapshot,
+        settings=settings,
+        now=now,
+        measures=m,
+        terms=Terms(0, 0, 0),
+        raw=m.current,
+        winner="none",
+        forecast=m.arrival_rate,
+        target=target,
+        why=why,
+        steps=steps,
+        policy=policy,
         inputs_ok=False,
         clamp=fleet_known,
     )

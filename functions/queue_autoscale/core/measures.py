@@ -109,9 +109,16 @@ def measure(snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
         overloading=overloading,
         overloaded=overloaded,
         backlog_per_instance=visible / running if running > 0 else float(visible),
-        predicted_pickup_seconds=predicted_pickup_seconds(visible, running, mu, lam),
+        predicted_pickup_seconds=predicted_pickup_seconds(
+            visible=visible, running=running, service_rate=mu, arrival_rate=lam
+        ),
         predicted_breach_seconds=predicted_breach_seconds(
-            visible, age, running, mu, lam, settings.sla_seconds
+            visible=visible,
+            oldest_age_seconds=age,
+            running=running,
+            service_rate=mu,
+            arrival_rate=lam,
+            sla_seconds=settings.sla_seconds,
         ),
     )
 

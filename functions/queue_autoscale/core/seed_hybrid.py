@@ -159,7 +159,18 @@ def decide_seed_hybrid(
         steps.append(("cooldown", f"cooldown: {COOLDOWN_SECONDS - (now - last):.0f} s left"))
         target = m.current
     decision = build_decision(
-        snapshot, settings, now, m, terms, raw, winner, target, why, steps, POLICY, forecast
+        snapshot=snapshot,
+        settings=settings,
+        now=now,
+        measures=m,
+        terms=terms,
+        raw=raw,
+        winner=winner,
+        forecast=forecast,
+        target=target,
+        why=why,
+        steps=steps,
+        policy=POLICY,
     )
     after = next_state(state, settings, now, m, raw, decision)
     return Evaluation(decision, replace(after, high_usage_ticks=high, last_breach_at=breached_at))

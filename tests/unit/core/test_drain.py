@@ -15,6 +15,38 @@ from queue_autoscale.core.drain import (
 )
 
 
+def _at_landing(
+    backlog: int,
+    lam: float,
+    mu: float,
+    lead: float,
+    running: int,
+    ordered: int = 0,
+    lands_in: float | None = None,
+) -> float:
+    """backlog_at_landing with the tables' short positional names."""
+    return backlog_at_landing(
+        backlog=backlog,
+        arrival_rate=lam,
+        service_rate=mu,
+        lead_seconds=lead,
+        running=running,
+        ordered=ordered,
+        ordered_lands_in=lands_in,
+    )
+
+
+def _growth(visible: int, previous: int, seconds: float, running: int, mu: float) -> float | None:
+    """growth_arrival_rate with the tables' short positional names."""
+    return growth_arrival_rate(
+        visible=visible,
+        previous_visible=previous,
+        seconds=seconds,
+        running=running,
+        service_rate=mu,
+    )
+
+
 def drain_workers(
     backlog: int,
     age: float,
@@ -28,8 +60,16 @@ def drain_workers(
     lands_in: float | None = None,
 ) -> int:
     """The drain term as the hybrid computes it for a waiting backlog."""
-    at_landing = backlog_at_landing(backlog, lam, mu, lead, running, ordered, lands_in)
-    return workers_at_landing(at_landing, age, lam, mu, sla, horizon, lead)
+    at_landing = _at_landing(backlog, lam, mu, lead, running, ordered, lands_in)
+    return workers_at_landing(
+        at_landing=at_landing,
+        oldest_age_seconds=age,
+        arrival_rate=lam,
+        service_rate=mu,
+        sla_seconds=sla,
+        recovery_horizon_seconds=horizon,
+        lead_seconds=lead,
+    )
 
 
 def replay_waits(
@@ -99,7 +139,7 @@ def required_rate(
     lands_in: float | None = None,
 ) -> float:
     """The drain's fleet rate before rounding and margin, jobs/s (restated from its docstring)."""
-    at_landing = backlog_at_landing(backlog, lam, mu, lead, running, ordered, lands_in)
+    at_landing = _at_landing(backlog, lam, mu, lead, running, ordered, lands_in)
     aim = sla - horizon
     part = min(lead, aim)
     rate = max(lam, at_landing / sla, (at_landing - lam * part) / (sla - part))
@@ -111,26 +151,24 @@ def required_rate(
 def test_backlog_at_landing_counts_earlier_orders_from_when_they_land() -> None:
     # 100 waiting, 10 jobs/s in, 2 workers at 1 job/s: +8/s. 6 more land after 20 s: then -0/s
     # ... 8 running serve 8 of 10: +2/s for the remaining 40 s of the 60 s lead.
-    assert backlog_at_landing(100, 10.0, 1.0, 60.0, 2, 6, 20.0) == pytest.approx(
-        100 + 8 * 20 + 2 * 40
-    )
+    assert _at_landing(100, 10.0, 1.0, 60.0, 2, 6, 20.0) == pytest.approx(100 + 8 * 20 + 2 * 40)
     # not counted when unknown or due after the lead
-    assert backlog_at_landing(100, 10.0, 1.0, 60.0, 2, 6, None) == pytest.approx(100 + 8 * 60)
-    assert backlog_at_landing(100, 10.0, 1.0, 60.0, 2, 6, 75.0) == pytest.approx(100 + 8 * 60)
+    assert _at_landing(100, 10.0, 1.0, 60.0, 2, 6, None) == pytest.approx(100 + 8 * 60)
+    assert _at_landing(100, 10.0, 1.0, 60.0, 2, 6, 75.0) == pytest.approx(100 + 8 * 60)
     # never below zero in the first stretch: 30 waiting, 20 workers drain it in 3 s, then idle
-    assert backlog_at_landing(30, 10.0, 1.0, 60.0, 20, 0, None) == 0.0
-    assert backlog_at_landing(30, 10.0, 1.0, 60.0, 5, 20, 10.0) == 0.0
+    assert _at_landing(30, 10.0, 1.0, 60.0, 20, 0, None) == 0.0
+    assert _at_landing(30, 10.0, 1.0, 60.0, 5, 20, 10.0) == 0.0
 
 
 def test_growth_shows_a_surge_within_one_interval() -> None:
     # 0 -> 1,000 waiting in 10 s with 6 workers at 1 job/s: 100 + 6 = 106 jobs/s arrive
-    assert growth_arrival_rate(1000, 0, 10.0, 6, 1.0) == pytest.approx(106.0)
+    assert _growth(1000, 0, 10.0, 6, 1.0) == pytest.approx(106.0)
     # a steady queue's jitter (20 -> 65 in 10 s at 21 workers) is no surge
-    assert growth_arrival_rate(65, 20, 10.0, 21, 1.0) is None
+    assert _growth(65, 20, 10.0, 21, 1.0) is None
     # shrinking, unchanged, or no time elapsed: nothing to say
-    assert growth_arrival_rate(50, 80, 10.0, 5, 1.0) is None
-    assert growth_arrival_rate(80, 80, 10.0, 5, 1.0) is None
-    assert growth_arrival_rate(500, 0, 0.0, 5, 1.0) is None
+    assert _growth(50, 80, 10.0, 5, 1.0) is None
+    assert _growth(80, 80, 10.0, 5, 1.0) is None
+    assert _growth(500, 0, 0.0, 5, 1.0) is None
 
 
 def test_fifo_arrivals_wait_behind_the_backlog_not_before_it() -> None:
