@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from queue_autoscale.core import sla_loop
+from queue_autoscale.core import recurrence, sla_loop
 from queue_autoscale.core.drain import (
     WARNING_USAGE,
     backlog_at_landing,
@@ -66,19 +66,34 @@ def decide(
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
 
     loop = sla_loop.update(state, snapshot.pickups, settings, now)
-    if loop.headroom > 0:  # the SLA loop: more headroom, capacity kept longer after bursts
-        window = settings.stabilization_window_seconds * loop.hold_factor
-        settings = replace(settings, stabilization_window_seconds=window)
-    lam = m.arrival_rate * (1.0 + loop.headroom)
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
-    steady = workers_for_sla(
-        lam,
+    need = workers_for_sla(
+        m.arrival_rate,
         m.mean_job_seconds,
         settings.worker_concurrency,
         settings.sla_seconds,
         settings.percentile,
         max_workers=cap,
     )
+    rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
+    headroom = _spent_headroom(loop, rec, settings, now)
+    steady, lam = need, m.arrival_rate
+    if headroom > 0:  # the SLA loop: more headroom, capacity kept longer after bursts
+        window = settings.stabilization_window_seconds * loop.hold_factor
+        settings = replace(settings, stabilization_window_seconds=window)
+        lam = m.arrival_rate * (1.0 + headroom)
+        steady = workers_for_sla(
+            lam,
+            m.mean_job_seconds,
+            settings.worker_concurrency,
+            settings.sla_seconds,
+            settings.percentile,
+            max_workers=cap,
+        )
+    elif rec.recurring and rec.over:  # delayed off: hold one lead, the next burst is anticipated
+        hold = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
+        window = min(settings.stabilization_window_seconds, hold)
+        settings = replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
     forecast = forecast_rate(
         state.samples,
         lam,
@@ -107,15 +122,24 @@ def decide(
     why = _term_words(winner, terms, m, forecast, settings, plan)
 
     recommendation, floors, remembered = _bounds(raw, terms, m, snapshot, state, settings)
+    if rec.floor > recommendation and "poison_guard" not in (f.code for f in floors):
+        recommendation = min(rec.floor, cap)
+        remembered = max(remembered, recommendation)  # held through the onset by stabilization
+        floors.append(_Step("anticipation", _anticipation_words(rec, recommendation)))
     target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
     steps = floors + moves
-    if loop.headroom > 0:
+    if headroom > 0:
         why += (
             f"; SLA loop: realized compliance {loop.compliance:.3%} under "
-            f"{settings.percentile:.1%}, sizing for {1 + loop.headroom:.2f} x the rate and "
+            f"{settings.percentile:.1%}, sizing for {1 + headroom:.2f} x the rate and "
             f"holding capacity {window:g} s"
             if loop.compliance is not None
             else ""
+        )
+    elif rec.recurring and rec.over:
+        why += (
+            f"; bursts recur every {rec.period:.0f} s and the last is over: capacity kept "
+            f"{window:g} s, not stepped down (the next is anticipated)"
         )
     decision = build_decision(
         snapshot=snapshot,
@@ -131,7 +155,7 @@ def decide(
         steps=steps,
         policy=POLICY,
     )
-    decision = replace(decision, realized_compliance=loop.compliance, headroom=loop.headroom)
+    decision = replace(decision, realized_compliance=loop.compliance, headroom=headroom)
     after = next_state(state, settings, now, m, remembered, decision)
     return Evaluation(
         decision,
@@ -141,7 +165,34 @@ def decide(
             realized_late=loop.late,
             realized_through=loop.through,
             headroom=loop.headroom,
+            bursts=rec.bursts,
         ),
+    )
+
+
+def _spent_headroom(
+    loop: sla_loop.LoopReading, rec: recurrence.Recurrence, settings: QueueSettings, now: float
+) -> float:
+    """The SLA loop's headroom, spent only when no burst began within the loop's window.
+
+    Misses right after a surge's onset are the reaction bound's: a bigger steady fleet cannot
+    prevent the next one-off surge's, and recurring bursts are anticipated instead (the floor of
+    core/recurrence.py). So after an onset the loop keeps counting but the fleet decays as
+    without it; its headroom applies to misses the sizing terms could have prevented.
+    """
+    if loop.headroom <= 0:
+        return 0.0
+    if rec.bursts and now - rec.bursts[-1].at < sla_loop.window_seconds(settings):
+        return 0.0
+    return loop.headroom
+
+
+def _anticipation_words(rec: recurrence.Recurrence, floor: int) -> str:
+    when = rec.expected_in or 0.0
+    due = f"due in {when:.0f} s" if when >= 0 else f"{-when:.0f} s overdue"
+    return (
+        f"anticipation: bursts recur every {rec.period or 0:.0f} s, the next {due}; kept at "
+        f"least {floor} workers, its expected need, so they run when it starts"
     )
 
 

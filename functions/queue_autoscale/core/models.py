@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 JOB_TIME_RESOLUTION_SECONDS = 0.001
 """Job durations are measured in whole milliseconds: a mean below this reads as this."""
@@ -190,6 +191,15 @@ class Sample:
     dlq_depth: int = 0
 
 
+class Burst(NamedTuple):
+    """One burst the hybrid remembers (core/recurrence.py)."""
+
+    at: float
+    """Epoch seconds its onset was seen."""
+    need: int
+    """Highest sustained need (workers) from the onset until the next one."""
+
+
 @dataclass(frozen=True, slots=True)
 class ControllerState:
     """Per-queue memory between ticks (DynamoDB item `Q#<queue>` / `STATE`)."""
@@ -218,6 +228,8 @@ class ControllerState:
     """The last counter second (epoch) the loop has counted."""
     headroom: float = 0.0
     """The loop's extra capacity share, 0..0.5."""
+    bursts: tuple[Burst, ...] = ()
+    """hybrid: the last bursts, oldest first, at most core.recurrence.MAX_BURSTS."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.core.models import ControllerState, Sample, TrendModel
+from queue_autoscale.core.models import Burst, ControllerState, Sample, TrendModel
+from queue_autoscale.core.recurrence import MAX_BURSTS
 
 
 def state_to_dict(state: ControllerState) -> dict[str, Any]:
@@ -24,6 +25,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "realized_late": state.realized_late,
         "realized_through": state.realized_through,
         "headroom": state.headroom,
+        "bursts": [[at, need] for at, need in state.bursts],
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -62,6 +64,9 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         realized_late=float(data.get("realized_late") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
         headroom=float(data.get("headroom") or 0.0),
+        bursts=tuple(Burst(float(row[0]), int(row[1])) for row in data.get("bursts") or [])[
+            -MAX_BURSTS:
+        ],
     )
 
 

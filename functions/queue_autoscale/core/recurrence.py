@@ -1,0 +1,134 @@
+"""Bursts that come back: remember their onsets, anticipate the next, keep capacity only when
+it pays ("delayed off").
+
+A reacting controller cannot pick up the first minute of a surge in time: workers ordered when
+it shows land one provisioning lead L later (the reaction bound). The only route past that is
+to order before the surge, which needs evidence that it will come. This module keeps that
+evidence in the controller's state item, bounded to `MAX_BURSTS` (onset, need) pairs:
+
+- **onset**: the arrival rate reaches at least `ONSET_RATIO` x the lowest rate recorded within
+  the last L + one interval, the rise keeps at least `MIN_RISE` more workers busy, and no onset
+  was recorded within the last `refractory` = 2 (L + interval);
+- **need** of a burst: the highest sustained need from its onset until the next onset;
+- **recurrence**: the last three onsets are `PERIOD_TOLERANCE` apart at most (the two
+  intervals agree within 15 %): period P = their mean; the next onset is expected at
+  last + P. One surge, or irregular ones, establish nothing.
+
+With recurrence established the hybrid
+
+- **anticipates**: from `early` = L + 2 intervals + the intervals' disagreement before the
+  expected onset, the fleet is floored at the need of the last bursts, so the workers are
+  running when the burst starts; the floor ends when the onset is seen (it becomes the next
+  reference) or `grace` after the expected time (the burst did not come: recurrence lapses);
+- **delays off, then lets go**: Gandhi and Harchol-Balter's "delayed off" result for servers
+  with a setup time: an idle worker should be stopped only if it will not be needed again
+  within about one setup time (stopping it saves less than re-provisioning costs). So the floor
+  starts one more L earlier (a worker that would be re-ordered within L is kept), and once a
+  recurring burst is over (sustained need under half its need) capacity is kept only for one
+  lead, the scale-down goes straight to the recommendation instead of 25 % a minute, and the
+  stabilization window does not hold the burst's peak: the next one is anticipated, not
+  remembered.
+
+Pure: `now` and the settings come in; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from queue_autoscale.core.models import Burst, ControllerState, QueueSettings
+
+MAX_BURSTS = 6
+"""Bursts remembered in the state item (each an onset epoch and a need in workers)."""
+ONSET_RATIO = 2.0
+"""A burst starts when the arrival rate at least doubles within one lead..."""
+MIN_RISE = 3.0
+"""...and the rise keeps at least this many more workers busy (noise on a small fleet is not a
+burst)."""
+PERIOD_TOLERANCE = 0.15
+"""Consecutive intervals between onsets agree within this share of the longer one."""
+
+
+class Recurrence(NamedTuple):
+    """What the remembered bursts say at one tick."""
+
+    bursts: tuple[Burst, ...]
+    """The updated memory (oldest first), for the next state."""
+    onset: bool
+    """True when this tick recorded a new onset."""
+    period: float | None
+    """Seconds between onsets when they recur regularly, else None."""
+    floor: int
+    """Workers to keep now: the anticipated need in the window before an expected burst
+    (0 outside it or without recurrence)."""
+    expected_in: float | None
+    """Seconds until the next expected onset (negative: overdue within the grace), None when
+    nothing is expected."""
+    over: bool
+    """True when bursts recur and the last one is over (sustained need under half its need):
+    keep capacity for one lead only, the next burst is anticipated."""
+
+    @property
+    def recurring(self) -> bool:
+        return self.period is not None
+
+
+def refractory_seconds(settings: QueueSettings) -> float:
+    """Shortest time between two onsets: 2 x (lead + interval), seconds."""
+    return 2.0 * (settings.provisioning_lead_seconds + settings.evaluation_interval_seconds)
+
+
+def update(
+    state: ControllerState,
+    need: int,
+    rate: float,
+    job_seconds: float,
+    settings: QueueSettings,
+    now: float,
+) -> Recurrence:
+    """Record an onset or grow the last burst's need, then read the recurrence.
+
+    `need` is this tick's sustained need in workers (the steady term without the SLA loop's
+    headroom), `rate` the arrival rate it was sized for (jobs/s) and `job_seconds` the mean job
+    time. The baseline is the lowest arrival rate among the samples of the last lead plus one
+    interval; the rise is counted in busy workers, (rate - baseline) x job time / concurrency.
+    """
+    lead = settings.provisioning_lead_seconds
+    interval = settings.evaluation_interval_seconds
+    bursts = state.bursts
+    recent = [s.arrival_rate for s in state.samples if now - s.at <= lead + interval]
+    last = bursts[-1] if bursts else None
+    onset = False
+    if recent and (last is None or now - last.at >= refractory_seconds(settings)):
+        baseline = min(recent)
+        rise = (rate - baseline) * job_seconds / settings.worker_concurrency  # busy workers
+        onset = rate >= ONSET_RATIO * baseline and rise >= MIN_RISE
+    if onset:
+        bursts = (*bursts, Burst(now, need))[-MAX_BURSTS:]
+    elif last is not None and need > last.need:
+        bursts = (*bursts[:-1], Burst(last.at, need))
+    return _read(bursts, onset, need, settings, now)
+
+
+def _read(
+    bursts: tuple[Burst, ...], onset: bool, need: int, settings: QueueSettings, now: float
+) -> Recurrence:
+    none = Recurrence(bursts, onset, None, 0, None, False)
+    if len(bursts) < 3:
+        return none
+    a, b, c = bursts[-3:]
+    first, second = b.at - a.at, c.at - b.at
+    if abs(first - second) > PERIOD_TOLERANCE * max(first, second):
+        return none
+    period = (first + second) / 2.0
+    lead = settings.provisioning_lead_seconds
+    interval = settings.evaluation_interval_seconds
+    expected_in = c.at + period - now
+    grace = max(2.0 * interval, abs(first - second))
+    if expected_in < -grace:  # the burst did not come: the recurrence lapsed
+        return none
+    early = lead + 2.0 * interval + abs(first - second)
+    anticipated = max(b.need, c.need)
+    floor = anticipated if expected_in <= early + lead else 0  # + lead: the delayed off
+    over = 2 * need < c.need
+    return Recurrence(bursts, onset, period, floor, expected_in, over)

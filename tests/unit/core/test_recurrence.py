@@ -1,0 +1,129 @@
+"""Recurring bursts: onsets remembered (bounded), the next anticipated, one-off surges let go."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from queue_autoscale.core import ControllerState, Sample, decide
+from queue_autoscale.core.models import Burst
+from queue_autoscale.core.recurrence import MAX_BURSTS, refractory_seconds, update
+from queue_autoscale.core.state import state_from_dict, state_to_dict
+from tests.unit.core.builders import NOW, settings, snapshot
+
+CFG = settings(
+    sla_seconds=30.0,
+    percentile=0.99,
+    provisioning_lead_seconds=60.0,
+    evaluation_interval_seconds=15.0,
+    max_workers=200,
+)
+PERIOD = 900.0
+
+
+def _quiet(rate: float = 2.0, at: float = NOW) -> tuple[Sample, ...]:
+    """Samples of the last lead at `rate` jobs/s (what the baseline reads)."""
+    return tuple(Sample(at - age, rate, 0, 3) for age in (60.0, 45.0, 30.0, 15.0))
+
+
+def _regular(last_at: float, need: int = 42) -> tuple[Burst, ...]:
+    """Three onsets PERIOD apart, the last at `last_at`."""
+    return tuple(Burst(last_at - k * PERIOD, need) for k in (2, 1, 0))
+
+
+def test_a_doubling_rate_is_an_onset_and_noise_is_not() -> None:
+    state = ControllerState("jobs", samples=_quiet(2.0))
+    surge = update(state, 12, 12.0, 1.0, CFG, NOW)
+    assert surge.onset and surge.bursts == (Burst(NOW, 12),)
+    # 2 -> 4 jobs/s doubles, but keeps only 2 more workers busy: noise on a small fleet
+    assert not update(state, 5, 4.0, 1.0, CFG, NOW).onset
+    # 2 -> 3.5 jobs/s with 10 s jobs keeps 15 more busy but does not double
+    assert not update(state, 40, 3.5, 10.0, CFG, NOW).onset
+
+
+def test_one_surge_establishes_nothing_and_grows_its_need() -> None:
+    state = ControllerState("jobs", samples=_quiet(), bursts=(Burst(NOW - 30.0, 12),))
+    reading = update(state, 41, 40.0, 1.0, CFG, NOW)
+    assert not reading.onset  # within the refractory time of the last onset
+    assert reading.bursts == (Burst(NOW - 30.0, 41),)
+    assert not reading.recurring and reading.floor == 0 and reading.expected_in is None
+
+
+def test_regular_onsets_anticipate_the_next_burst_one_lead_plus_margin_ahead() -> None:
+    # GIVEN three bursts 900 s apart, the last one 900 s - t ago
+    lead, interval = 60.0, 15.0
+    early = lead + 2 * interval  # the intervals agree exactly: no extra margin
+    for before, floor in [
+        (early + lead + 1.0, 0),  # too early: stopping a worker now still pays
+        (early + lead, 42),  # delayed off: a worker re-ordered within a lead is kept
+        (early, 42),
+        (0.0, 42),
+        (-2 * interval, 42),  # overdue within the grace
+    ]:
+        state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD + before))
+        reading = update(state, 3, 2.0, 1.0, CFG, NOW)
+        assert reading.period == pytest.approx(PERIOD)
+        assert reading.expected_in == pytest.approx(before)
+        assert reading.floor == floor, before
+    # THEN past the grace the burst did not come: the recurrence lapses
+    state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD - 31.0))
+    assert update(state, 3, 2.0, 1.0, CFG, NOW).floor == 0
+    assert not update(state, 3, 2.0, 1.0, CFG, NOW).recurring
+
+
+def test_irregular_onsets_are_not_a_recurrence() -> None:
+    bursts = (Burst(NOW - 2000.0, 40), Burst(NOW - 1400.0, 40), Burst(NOW - 300.0, 40))
+    reading = update(ControllerState("jobs", samples=_quiet(), bursts=bursts), 3, 2, 1.0, CFG, NOW)
+    assert reading.period is None and reading.floor == 0  # 600 s then 1,100 s
+
+
+def test_memory_is_bounded() -> None:
+    old = tuple(Burst(NOW - 5000.0 + k * 200.0, 10) for k in range(MAX_BURSTS))
+    state = ControllerState("jobs", samples=_quiet(), bursts=old)
+    reading = update(state, 12, 12.0, 1.0, CFG, NOW)
+    assert reading.onset and len(reading.bursts) == MAX_BURSTS
+    assert reading.bursts[-1] == Burst(NOW, 12) and reading.bursts[0] == old[1]
+    assert refractory_seconds(CFG) == 150.0
+
+
+def test_bursts_survive_the_state_item() -> None:
+    state = ControllerState("jobs", bursts=_regular(NOW))
+    again = state_from_dict(state_to_dict(state))
+    assert again.bursts == state.bursts and isinstance(again.bursts[0], Burst)
+
+
+def test_hybrid_floors_the_fleet_before_an_expected_burst() -> None:
+    # GIVEN a quiet queue at 3 workers, the next of a regular burst series due in 60 s
+    state = ControllerState(
+        "jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD + 60.0), last_scale_up_at=None
+    )
+    quiet = snapshot(arrival_rate=2.0, running=3, desired=3, pending=0)
+    decision = decide(quiet, CFG, state, NOW).decision
+    # THEN it orders the burst's need now, and says why
+    assert decision.target == 42 and "anticipation" in decision.constraints
+    assert "bursts recur every 900 s, the next due in 60 s" in decision.reason
+    # AND without the series it stays at the quiet size
+    plain = decide(quiet, CFG, replace(state, bursts=()), NOW).decision
+    assert plain.target == 3 and "anticipation" not in plain.constraints
+
+
+def test_after_a_one_off_surge_the_loop_headroom_is_not_spent() -> None:
+    # GIVEN the SLA loop holding headroom after misses, and a surge that began 10 minutes ago
+    busy = snapshot(arrival_rate=20.0, running=30, desired=30, pending=0)
+    state = ControllerState(
+        "jobs",
+        samples=_quiet(20.0),
+        headroom=0.5,
+        realized_started=1000.0,
+        realized_late=100.0,
+        realized_through=NOW - 30.0,
+    )
+    surged = decide(busy, CFG, replace(state, bursts=(Burst(NOW - 600.0, 25),)), NOW)
+    unsurged = decide(busy, CFG, state, NOW)
+    # THEN the surge's misses (the reaction bound's) do not size the fleet up...
+    assert surged.decision.headroom == 0.0
+    assert surged.decision.terms.steady < unsurged.decision.terms.steady
+    assert unsurged.decision.headroom == 0.5
+    # ...but the loop keeps its reading for when the surge is behind it
+    assert surged.state.headroom == unsurged.state.headroom == 0.5
