@@ -24,6 +24,10 @@ QUEUE_METRICS: Final[dict[str, str]] = {
 }
 # Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}
+# Published by both functions' config loader (dimension ConfigParameter: the store's SSM
+# parameter name, or "$QUEUES_CONFIG"): a store that cannot be read or a document rejected.
+CONFIG_METRICS: Final[dict[str, str]] = {"ConfigErrors": "Count"}
+CONFIG_DIMENSION: Final = "ConfigParameter"
 
 EVENT_SOURCE: Final = "queue-autoscale"
 DECISION_EVENT: Final = "ScalingDecisionMade"

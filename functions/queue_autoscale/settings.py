@@ -1,7 +1,9 @@
 """Lambda settings from environment variables, validated once per cold start.
 
 A bad deploy fails at once with an error naming the variable and its value. Each handler
-has its own model, holding only what it reads.
+has its own model, holding only what it reads. The queue config itself is not here: the
+settings say where it is (`$QUEUES_CONFIG_PARAMETER`, the config store) and the handlers
+read it through `controller.config_loader` every tick.
 """
 
 from __future__ import annotations
@@ -11,34 +13,69 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from queue_autoscale.config import ConfigError, QueueConfig, parse_json
+from queue_autoscale.config import ENV_VAR, ConfigError, parse_json
 from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
+
+CONFIG_PARAMETER_VAR = "QUEUES_CONFIG_PARAMETER"
+CONFIG_ENV = {
+    "config_parameter": CONFIG_PARAMETER_VAR,
+    "queues_config": ENV_VAR,
+    "config_max_age_seconds": "CONFIG_MAX_AGE_SECONDS",
+}
+"""The variables that say where the queue config comes from (both functions read them)."""
 
 
 class SettingsError(ValueError):
     """An environment variable is missing or invalid; the message names it."""
 
 
-class _EnvSettings(BaseModel):
+DEFAULT_CONFIG_MAX_AGE_SECONDS = 5
+"""How long the functions cache the config store's document, s: shorter than the shortest
+evaluation interval (5 s), so each tick sees a change made before it started."""
+
+SSM_PARAMETER_NAME = r"^(/[A-Za-z0-9_.-]+)+$|^[A-Za-z0-9_.-]+$"
+"""An SSM parameter name (a path of letters, digits, `_.-`), as CloudFormation creates them."""
+
+
+class HandlerSettings(BaseModel):
+    """What both functions read: where the queue config comes from."""
+
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     ENV: ClassVar[dict[str, str]] = {}
     """Field name -> environment variable name."""
 
-    queues: tuple[QueueConfig, ...]
-    """Parsed $QUEUES_CONFIG."""
+    config_parameter: str | None = Field(
+        default=None, min_length=1, max_length=1011, pattern=SSM_PARAMETER_NAME
+    )
+    """$QUEUES_CONFIG_PARAMETER: the SSM parameter holding the config document or an
+    s3://bucket/key pointer to it (the stack's config store, docs/config.md)."""
+    queues_config: str | None = None
+    """$QUEUES_CONFIG: the document itself (tests, benchmarks, stacks from before the store);
+    validated here, so a bad one fails the cold start naming the variable."""
+    config_max_age_seconds: int = Field(default=DEFAULT_CONFIG_MAX_AGE_SECONDS, ge=1, le=60)
+    """$CONFIG_MAX_AGE_SECONDS: how long a read document is cached (Powertools' TTL), s."""
 
-    @field_validator("queues", mode="before")
+    @field_validator("queues_config")
     @classmethod
-    def _parse_queues(cls, value: Any) -> Any:
-        if isinstance(value, str):
+    def _parse_queues(cls, value: str | None) -> str | None:
+        if value is not None:
             try:
-                return tuple(parse_json(value, "$QUEUES_CONFIG"))
+                parse_json(value, f"${ENV_VAR}")
             except ConfigError as error:
                 raise ValueError(str(error)) from None
         return value
+
+    @model_validator(mode="after")
+    def _one_config_source(self) -> HandlerSettings:
+        if (self.config_parameter is None) == (self.queues_config is None):
+            raise ValueError(
+                f"set exactly one of ${CONFIG_PARAMETER_VAR} (the config store) and ${ENV_VAR} "
+                "(the config itself)"
+            )
+        return self
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Any:
@@ -53,7 +90,9 @@ class _EnvSettings(BaseModel):
                 field = str(item["loc"][0]) if item["loc"] else ""
                 var = cls.ENV.get(field, field)
                 message = str(item["msg"]).removeprefix("Value error, ")
-                if item["type"] == "missing":
+                if not field:
+                    problems.append(message)
+                elif item["type"] == "missing":
                     problems.append(f"${var} is not set")
                 else:
                     shown = env.get(var, "")
@@ -61,17 +100,12 @@ class _EnvSettings(BaseModel):
                     problems.append(f"${var} = {json.dumps(shown)}: {message}")
             raise SettingsError("; ".join(problems)) from None
 
-    @property
-    def queue_names(self) -> frozenset[str]:
-        """The configured work queue names (the events allowlist)."""
-        return frozenset(queue.queue for queue in self.queues)
 
-
-class RecordSettings(_EnvSettings):
+class RecordSettings(HandlerSettings):
     """record_events: where counters, the archive and rejected events go."""
 
     ENV: ClassVar[dict[str, str]] = {
-        "queues": "QUEUES_CONFIG",
+        **CONFIG_ENV,
         "load_table": "LOAD_TABLE",
         "archive_bucket": "ARCHIVE_BUCKET",
         "events_dlq_url": "EVENTS_DLQ_URL",
@@ -88,11 +122,11 @@ class RecordSettings(_EnvSettings):
     """Counters expire this long after their second (DynamoDB TTL)."""
 
 
-class EvaluateSettings(_EnvSettings):
+class EvaluateSettings(HandlerSettings):
     """evaluate: what it reads and where it publishes."""
 
     ENV: ClassVar[dict[str, str]] = {
-        "queues": "QUEUES_CONFIG",
+        **CONFIG_ENV,
         "load_table": "LOAD_TABLE",
         "archive_bucket": "ARCHIVE_BUCKET",
         "event_bus_name": "EVENT_BUS_NAME",
@@ -109,3 +143,13 @@ class EvaluateSettings(_EnvSettings):
     """Seconds between ticks within one scheduled minute."""
     dry_run: bool = False
     """Decide and publish, never call UpdateService."""
+
+    @model_validator(mode="after")
+    def _fresh_within_a_tick(self) -> EvaluateSettings:
+        if self.config_max_age_seconds > self.evaluation_interval_seconds:
+            raise ValueError(
+                f"$CONFIG_MAX_AGE_SECONDS = {self.config_max_age_seconds} is above "
+                f"$EVALUATION_INTERVAL_SECONDS = {self.evaluation_interval_seconds:g}: a config "
+                "change would take more than one tick to be seen"
+            )
+        return self

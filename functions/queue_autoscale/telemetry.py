@@ -10,6 +10,8 @@ from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
 from queue_autoscale.constants import (
+    CONFIG_DIMENSION,
+    CONFIG_METRICS,
     INGEST_METRICS,
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
@@ -31,7 +33,7 @@ MetricsSink = Callable[[str, Mapping[str, float]], None]
 
 def metric_unit(name: str) -> str:
     """The CloudWatch unit of a project metric."""
-    units = {**QUEUE_METRICS, **INGEST_METRICS}
+    units = {**QUEUE_METRICS, **INGEST_METRICS, **CONFIG_METRICS}
     if name not in units:
         raise KeyError(f"metric {name!r} is not declared in constants.py")
     return units[name]
@@ -46,11 +48,21 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
     `service` dimension taken from POWERTOOLS_SERVICE_NAME (which the functions set for logs
     and traces).
     """
+    _emf(METRIC_DIMENSION, queue, values)
+
+
+def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
+    """Like `emf_metrics`, for the config loader: dimension ConfigParameter=source only (the
+    store's parameter name), what the stack's config-errors alarm queries."""
+    _emf(CONFIG_DIMENSION, source, values)
+
+
+def _emf(dimension: str, value: str, values: Mapping[str, float]) -> None:
     if not values:
         return
     namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or METRIC_NAMESPACE
     metrics = EphemeralMetrics(namespace=namespace, service="")
-    metrics.add_dimension(name=METRIC_DIMENSION, value=queue)
-    for name, value in values.items():
-        metrics.add_metric(name=name, unit=metric_unit(name), value=float(value))
+    metrics.add_dimension(name=dimension, value=value)
+    for name, number in values.items():
+        metrics.add_metric(name=name, unit=metric_unit(name), value=float(number))
     metrics.flush_metrics()

@@ -184,7 +184,7 @@ def test_a_fleet_that_never_starts_stops_the_climb(fleet: Fleet, hooked: Any) ->
         clock=lambda: clock[0],
         sleep=lambda _: None,
     )
-    settings = runtime.settings.queues[0].settings(runtime.settings.evaluation_interval_seconds)
+    settings = runtime.queues(clock[0])[0].settings(runtime.settings.evaluation_interval_seconds)
     updates = CallLog("UpdateService").install(hooked.ecs)
 
     # WHEN the controller ticks every 30 s for 10 minutes

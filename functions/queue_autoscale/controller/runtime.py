@@ -13,6 +13,8 @@ from queue_autoscale.adapters.ecs import EcsServices
 from queue_autoscale.adapters.eventbridge import EventPublisher
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import SqsQueues
+from queue_autoscale.config import QueueConfig
+from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
 from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
@@ -40,6 +42,18 @@ class EvaluateRuntime:
     tick_budget_seconds: float | None = None
     """Wall-clock seconds one tick may take before it publishes what it has (None: the
     evaluation interval, so a tick never runs into the next)."""
+    config: QueueConfigLoader | None = None
+    """Where the queue list comes from (None: the settings' fixed $QUEUES_CONFIG)."""
+
+    def __post_init__(self) -> None:
+        if self.config is None:
+            self.config = build_loader(self.settings)
+
+    def queues(self, now: float) -> tuple[QueueConfig, ...]:
+        """The queues to evaluate at `now` (epoch s): the store's last good config
+        (ConfigUnavailable when none was ever read)."""
+        assert self.config is not None  # set by __post_init__
+        return self.config.load(now)
 
 
 def build_runtime(
@@ -58,6 +72,7 @@ def build_runtime(
         archive=Archive(clients.s3, settings.archive_bucket),
         events=EventPublisher(clients.events, settings.event_bus_name),
         sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
+        config=build_loader(settings, clients),
         clock=clock,
         sleep=sleep,
     )

@@ -314,7 +314,7 @@ def run_tick(
 ) -> list[QueueOutcome]:
     """One evaluation of every configured queue at `now` (epoch seconds), within
     `budget_seconds` of wall clock (default: the runtime's tick budget, else the interval)."""
-    queues = list(runtime.settings.queues)
+    queues = list(runtime.queues(now))
     seconds = budget_seconds or runtime.tick_budget_seconds
     budget = TickBudget.starting_now(seconds or runtime.settings.evaluation_interval_seconds)
     workers = max(1, min(runtime.max_concurrency, len(queues) + 3))

@@ -30,6 +30,8 @@ from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import MAX_MESSAGE_BYTES, DeadLetters, SqsQueues, dead_letter_body
+from queue_autoscale.config import QueueConfig
+from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
 from queue_autoscale.events import Event, ParsedBody, Rejection, ValidationContext, parse_body
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import RecordSettings
@@ -50,6 +52,18 @@ class RecordRuntime:
     dead_letters: DeadLetters
     clock: Clock = time.time
     publish_metrics: MetricsSink = emf_metrics
+    config: QueueConfigLoader | None = None
+    """Where the queue list (the events allowlist) comes from (None: the settings' fixed
+    $QUEUES_CONFIG)."""
+
+    def __post_init__(self) -> None:
+        if self.config is None:
+            self.config = build_loader(self.settings)
+
+    def queues(self, now: float) -> tuple[QueueConfig, ...]:
+        """The configured queues at `now` (epoch s), the config store's last good document."""
+        assert self.config is not None  # set by __post_init__
+        return self.config.load(now)
 
 
 def build_runtime(
@@ -62,6 +76,7 @@ def build_runtime(
         archive=Archive(clients.s3, settings.archive_bucket),
         dead_letters=DeadLetters(SqsQueues(clients.sqs), settings.events_dlq_url),
         clock=clock,
+        config=build_loader(settings, clients),
     )
 
 
@@ -162,12 +177,12 @@ def _dead_letter(
 
 def ingest(messages: Sequence[Message], runtime: RecordRuntime, now: float) -> IngestResult:
     """Validate, dead-letter, archive and count one batch; `now` is epoch seconds."""
-    settings = runtime.settings
+    settings, queues = runtime.settings, runtime.queues(now)
     context = ValidationContext(
-        queues=settings.queue_names,
+        queues=frozenset(q.queue for q in queues),
         now_ms=int(now * 1000),
         max_skew_seconds=settings.max_clock_skew_seconds,
-        max_duration_ms={q.queue: int(q.max_job_seconds * 1000) for q in settings.queues},
+        max_duration_ms={q.queue: int(q.max_job_seconds * 1000) for q in queues},
     )
     result = IngestResult()
     accepted: list[tuple[str, Event]] = []

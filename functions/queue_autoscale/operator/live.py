@@ -27,6 +27,11 @@ from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.stack import StackReader
 from queue_autoscale.config import QueueConfig
+from queue_autoscale.controller.config_loader import (
+    ConfigUnavailable,
+    QueueConfigLoader,
+    store_reader,
+)
 from queue_autoscale.settings import EvaluateSettings, SettingsError
 
 COMPLIANCE_WINDOW_SECONDS = 3600.0
@@ -259,6 +264,8 @@ class StackClients:
     dynamodb: Any
     s3: Any
     cloudwatch: Any
+    ssm: Any = None
+    """Reads the queue config store (`QUEUES_CONFIG_PARAMETER`)."""
 
     @classmethod
     def create(cls, endpoint_url: str | None = None, region: str | None = None) -> StackClients:
@@ -273,6 +280,7 @@ class StackClients:
             dynamodb=build("dynamodb"),
             s3=build("s3"),
             cloudwatch=build("cloudwatch"),
+            ssm=build("ssm"),
         )
 
 
@@ -292,9 +300,14 @@ def read_status(
 ) -> StackStatus:
     """Read every store once and build the status (only `queue` when given)."""
     settings = stack_settings(stack, clients)
-    queues = [c for c in settings.queues if queue is None or c.queue == queue]
+    reader = store_reader(settings, clients.ssm, clients.s3)
+    try:
+        configured = QueueConfigLoader(reader, publish=lambda _source, _values: None).load(now)
+    except ConfigUnavailable as error:
+        raise StatusError(f"stack {stack!r}: {error}") from None
+    queues = [c for c in configured if queue is None or c.queue == queue]
     if queue is not None and not queues:
-        names = ", ".join(c.queue for c in settings.queues)
+        names = ", ".join(c.queue for c in configured)
         raise StatusError(f"stack {stack!r} has no queue {queue!r} (it has: {names})")
     errors: list[str] = []
     archive = Archive(clients.s3, settings.archive_bucket)

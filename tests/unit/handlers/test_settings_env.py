@@ -15,13 +15,13 @@ BASE = {"QUEUES_CONFIG": QUEUES, "LOAD_TABLE": "load-table", "ARCHIVE_BUCKET": "
 
 def test_evaluate_defaults() -> None:
     settings = EvaluateSettings.from_environ(BASE)
-    assert settings.queue_names == frozenset({"orders", "emails"})
+    assert (settings.queues_config, settings.config_parameter) == (QUEUES, None)
+    assert settings.config_max_age_seconds == 5
     assert (settings.evaluation_interval_seconds, settings.dry_run, settings.event_bus_name) == (
         DEFAULT_EVALUATION_INTERVAL_SECONDS,
         False,
         "default",
     )
-    assert settings.queues[1].sla_seconds == 60.0
 
 
 def test_record_defaults() -> None:
