@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from queue_autoscale.core import ControllerState, QueueSnapshot, decide
+from queue_autoscale.core import ControllerState, CounterRow, QueueSnapshot, decide
 from queue_autoscale.sim.engine import Datapoint, FleetSpec, FleetView, build_workload, run_policy
 from queue_autoscale.sim.policies import sim_settings
 
@@ -104,3 +104,61 @@ def test_an_age_the_simulator_cannot_know_is_unknown_and_the_controller_holds() 
     evaluation = decide(snap, quiet, ControllerState(queue="q"), snap.taken_at)
     assert evaluation.decision.action == "hold"
     assert "oldest_age_seconds unknown" in evaluation.decision.reason
+
+
+class RowRecorder(Recorder):
+    """Also records the counter rows the load table would return at each tick."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.rows: list[tuple[int, list[CounterRow]]] = []
+
+    def decide(self, view: FleetView) -> int:
+        self.rows.append((view.elapsed_seconds, view.counter_rows(300)))
+        return self.size
+
+
+def test_counter_rows_kept_between_ticks_match_a_recount_from_the_jobs() -> None:
+    # GIVEN a queue that backs up and drains again (Poisson arrivals, 4 workers of ~1 s jobs)
+    counts = np.random.default_rng(3).poisson(4.2, 1_200).astype(np.int64)
+    fleet = FleetSpec(provision_delay_seconds=0)
+    workload = build_workload("rows", counts, fleet, seed=5, warmup_seconds=0)
+    recorder = RowRecorder(4)
+    result = run_policy(workload, recorder, fleet, initial_workers=4)
+    # WHEN every job's counters are recounted from its arrival, start and duration at the end
+    started = ~np.isnan(result.starts)
+    start = result.starts[started]
+    begun = np.floor(start).astype(np.int64)
+    done = np.floor(start + workload.service[started]).astype(np.int64)
+    size = result.end_seconds + 100
+    expected = {
+        "queued": np.pad(counts, (0, size - counts.size)),
+        "started": np.bincount(begun, minlength=size),
+        "completed": np.bincount(done, minlength=size),
+        "pickup_ms": np.bincount(
+            begun, (start - workload.arrivals[started]) * 1000.0, minlength=size
+        ),
+        "busy_ms": np.bincount(done, workload.service[started] * 1000.0, minlength=size),
+    }
+    base = fleet.base_epoch
+    # THEN the rows every tick saw (most built once, at an earlier tick) are exactly those
+    # seconds' final counts: the last 300 s before the tick, every second with an event
+    checked = 0
+    for at, rows in recorder.rows:
+        active = [
+            s
+            for s in range(max(0, at - 300), at)
+            if expected["queued"][s] + expected["started"][s] + expected["completed"][s] > 0
+        ]
+        assert [row.second - base for row in rows] == active
+        for row in rows:
+            s = row.second - base
+            assert (row.queued, row.started, row.completed) == (
+                expected["queued"][s],
+                expected["started"][s],
+                expected["completed"][s],
+            )
+            assert row.pickup_ms == pytest.approx(expected["pickup_ms"][s], abs=2)
+            assert row.busy_ms == pytest.approx(expected["busy_ms"][s], abs=2)
+            checked += 1
+    assert checked > 30_000

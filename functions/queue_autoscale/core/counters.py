@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from queue_autoscale.core.models import JOB_TIME_RESOLUTION_SECONDS, AgeSource
 
@@ -27,6 +28,9 @@ class CounterRow:
     """Sum of started-at minus enqueued-at over started jobs, ms."""
 
 
+_SECOND = attrgetter("second")
+
+
 @dataclass(frozen=True, slots=True)
 class Rates:
     """Window aggregates, jobs/s unless named otherwise."""
@@ -48,34 +52,55 @@ def window_rates(
     long_window_seconds: float = 300.0,
     short_window_seconds: float = 60.0,
 ) -> Rates:
-    """Aggregate the counters of the last `long_window_seconds` (and the short window)."""
+    """Aggregate the counters of the last `long_window_seconds` (and the short window).
+
+    One pass over the rows (a tick reads hundreds): the finished jobs' per-second durations are
+    collected as plain ints for the job time, sorted by second only when the rows were not
+    already in time order (the load table and the simulator return them oldest first).
+    """
     queued = queued_short = started = completed = failed = pickup_ms = 0
-    finished_rows: list[CounterRow] = []
+    seconds: list[int] = []
+    busy: list[int] = []
+    jobs: list[int] = []
+    in_order = True
+    last = None
     for row in rows:
-        age = now - row.second
+        second = row.second
+        age = now - second
         if age < 0 or age > long_window_seconds:
             continue
-        queued += row.queued
-        started += row.started
-        completed += row.completed
-        failed += row.failed
-        pickup_ms += row.pickup_ms
-        if row.completed + row.failed > 0:
-            finished_rows.append(row)
+        count = row.queued
+        queued += count
         if age <= short_window_seconds:
-            queued_short += row.queued
+            queued_short += count
+        started += row.started
+        pickup_ms += row.pickup_ms
+        done, fail = row.completed, row.failed
+        completed += done
+        failed += fail
+        if done + fail > 0:
+            if last is not None and second < last:
+                in_order = False
+            last = second
+            seconds.append(second)
+            busy.append(row.busy_ms)
+            jobs.append(done + fail)
+    if not in_order:  # a stable sort by second: the estimator deals seconds in time order
+        order = sorted(range(len(seconds)), key=seconds.__getitem__)
+        busy = [busy[i] for i in order]
+        jobs = [jobs[i] for i in order]
     finished = completed + failed
     return Rates(
         arrival_rate=queued / long_window_seconds,
         arrival_rate_short=queued_short / short_window_seconds,
         completion_rate=completed / long_window_seconds,
-        mean_job_seconds=robust_mean_job_seconds(finished_rows),
+        mean_job_seconds=robust_mean_job_seconds(busy, jobs),
         failure_rate=failed / finished if finished else 0.0,
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
     )
 
 
-def robust_mean_job_seconds(rows: Sequence[CounterRow]) -> float | None:
+def robust_mean_job_seconds(busy: list[int], jobs: list[int]) -> float | None:
     """Mean job time that a few extreme durations cannot move: a median of means, seconds.
 
     The counters keep, per second, only the jobs finished and the sum of their durations, so
@@ -87,25 +112,22 @@ def robust_mean_job_seconds(rows: Sequence[CounterRow]) -> float | None:
     is the plain mean; the ingest plausibility limit (max_job_seconds) still bounds each job.
     A completion always counts: sub-millisecond jobs (summed as 0 ms) read as the 1 ms
     resolution, never as "nothing completed". None only when nothing finished.
+
+    Input: per second with finished jobs, in time order, `busy[i]` ms summed over `jobs[i]` > 0
+    jobs (integer sums, so the grouping is exact).
     """
-    ordered = sorted(rows, key=lambda row: row.second)
-    if not ordered:
+    if not busy:
         return None
-    groups = min(JOB_TIME_GROUPS, len(ordered))
+    groups = min(JOB_TIME_GROUPS, len(busy))
     if groups % 2 == 0:
         groups -= 1
-    busy = [0] * groups
-    jobs = [0] * groups
-    for index, row in enumerate(ordered):
-        busy[index % groups] += row.busy_ms
-        jobs[index % groups] += row.completed + row.failed
-    means = sorted(b / j for b, j in zip(busy, jobs, strict=True))
+    means = sorted(sum(busy[g::groups]) / sum(jobs[g::groups]) for g in range(groups))
     return max(JOB_TIME_RESOLUTION_SECONDS, means[groups // 2] / 1000.0)
 
 
 def pickup_seconds(rows: Iterable[CounterRow]) -> tuple[tuple[int, int, int], ...]:
     """(second, started, pickup ms) of every row with starts: the snapshot's `pickups`."""
-    return tuple((r.second, r.started, r.pickup_ms) for r in rows if r.started > 0)
+    return tuple([(r.second, r.started, r.pickup_ms) for r in rows if r.started > 0])
 
 
 def counters_oldest_age(now: float, visible: int, rows: Sequence[CounterRow]) -> float | None:
@@ -118,7 +140,7 @@ def counters_oldest_age(now: float, visible: int, rows: Sequence[CounterRow]) ->
         return None
     total = 0
     oldest = now
-    for row in sorted(rows, key=lambda r: r.second, reverse=True):
+    for row in sorted(rows, key=_SECOND, reverse=True):
         if row.second > now:
             continue
         oldest = row.second

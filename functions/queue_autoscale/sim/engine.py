@@ -318,6 +318,9 @@ class _Engine:
         self.busy_ms_c = np.zeros(size, dtype=np.int64)
         self.pickup_ms_c = np.zeros(size, dtype=np.int64)
         self.series = Series()
+        self.rows: list[CounterRow] = []  # settled counter rows, oldest first (see counter_rows)
+        self.row_seconds: list[int] = []  # their epoch seconds, for bisect
+        self.settled = 0  # rows exist for every active second before this one
         self.jitter = np.random.default_rng(fleet.jitter_seed)
         self.idle = 0  # ready workers beyond the partition cap: no slots, no jobs
         self.buffers = _Buffers(fleet.prefetch, self.k) if fleet.prefetch else None
@@ -421,9 +424,23 @@ class _Engine:
         self.flushed = hi
 
     def counter_rows(self, window_seconds: int) -> list[CounterRow]:
+        """The counter rows of seconds [t - window, t) that saw any event, oldest first.
+
+        After a flush at t every job started before t is counted, and later jobs start (and
+        finish) at t or after, so a second before t never changes again: its row is built once,
+        kept, and shared by every later tick (a tick builds only its interval's new rows).
+        """
         self._flush()
         t = self.t
-        lo = max(0, t - window_seconds)
+        self._settle_rows(t)
+        lo = self.fleet.base_epoch + max(0, t - window_seconds)
+        return self.rows[bisect.bisect_left(self.row_seconds, lo) :]
+
+    def _settle_rows(self, t: int) -> None:
+        """Build the rows of seconds [settled, t) (final once flushed at t)."""
+        lo = self.settled
+        if t <= lo:
+            return
         queued = self.workload.counts[lo : min(t, self.horizon)]
         started = self.started_c[lo:t]
         completed = self.completed_c[lo:t]
@@ -433,17 +450,21 @@ class _Engine:
         q[: queued.size] = queued
         active = np.flatnonzero(q + started + completed)
         base = self.fleet.base_epoch + lo
-        return [
-            CounterRow(
-                second=base + int(s),
-                queued=int(q[s]),
-                started=int(started[s]),
-                completed=int(completed[s]),
-                busy_ms=int(busy[s]),
-                pickup_ms=int(pickup[s]),
+        seconds = (active + base).tolist()
+        self.rows.extend(
+            CounterRow(second=second, queued=a, started=b, completed=c, busy_ms=d, pickup_ms=e)
+            for second, a, b, c, d, e in zip(
+                seconds,
+                q[active].tolist(),
+                started[active].tolist(),
+                completed[active].tolist(),
+                busy[active].tolist(),
+                pickup[active].tolist(),
+                strict=True,
             )
-            for s in active
-        ]
+        )
+        self.row_seconds.extend(seconds)
+        self.settled = t
 
     def datapoints(self, count: int) -> list[Datapoint]:
         # Minute m covers seconds [60m, 60m + 60) and is readable from 60m + 60 + lag.

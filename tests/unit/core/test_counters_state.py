@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -148,3 +149,27 @@ def test_model_round_trip_and_bad_profile() -> None:
     assert model_from_dict(json.loads(json.dumps(model_to_dict(model)))) == model
     with pytest.raises(ValueError, match="168 hourly factors, got 3"):
         model_from_dict({**model_to_dict(model), "seasonal": [1, 1, 1]})
+
+
+def test_job_time_deals_seconds_in_time_order_whatever_order_the_rows_come_in() -> None:
+    # GIVEN 20 seconds of completions whose durations rise with time, and 3 spoiled seconds
+    rows = [
+        CounterRow(second=int(NOW) - back, completed=4, busy_ms=4 * (1_000 + 50 * back))
+        for back in range(1, 21)
+    ]
+    rows += [
+        CounterRow(second=int(NOW) - back, completed=1, busy_ms=43_200_000) for back in (21, 22, 23)
+    ]
+    in_order = sorted(rows, key=lambda row: row.second)
+    expected = window_rates(in_order, NOW).mean_job_seconds
+    # WHEN the same rows arrive newest first or shuffled (a store need not sort them)
+    shuffled = in_order[7:] + in_order[:7]
+    # THEN the estimate is the same: the groups are dealt by second, not by arrival order
+    assert expected is not None and 1.0 < expected < 2.1
+    assert window_rates(in_order[::-1], NOW).mean_job_seconds == expected
+    assert window_rates(shuffled, NOW).mean_job_seconds == expected
+    # and a different dealing (by list position) would have given a different value
+    by_position = window_rates(
+        [replace(row, second=int(NOW) - 30 + i) for i, row in enumerate(shuffled)], NOW
+    ).mean_job_seconds
+    assert by_position != expected
