@@ -64,7 +64,7 @@ def decide(
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
-
+    m = _loose_sla_rate(m, snapshot, settings)
     loop = sla_loop.update(state, snapshot.pickups, settings, now)
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     need = workers_for_sla(
@@ -90,7 +90,7 @@ def decide(
             settings.percentile,
             max_workers=cap,
         )
-    elif rec.recurring and rec.over:  # delayed off: hold one lead, the next burst is anticipated
+    elif rec.over:  # delayed off: hold one lead; a recurring burst is anticipated, not held
         hold = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
         window = min(settings.stabilization_window_seconds, hold)
         settings = replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
@@ -136,11 +136,14 @@ def decide(
             if loop.compliance is not None
             else ""
         )
-    elif rec.recurring and rec.over:
-        why += (
-            f"; bursts recur every {rec.period:.0f} s and the last is over: capacity kept "
-            f"{window:g} s, not stepped down (the next is anticipated)"
+    elif rec.over:
+        next_one = (
+            f"bursts recur every {rec.period:.0f} s, the next is anticipated"
+            if rec.period is not None
+            else "no recurrence seen: a one-off surge decays"
         )
+        why += f"; the last burst is over: its capacity kept {window:g} s, "
+        why += f"not stepped down ({next_one})"
     decision = build_decision(
         snapshot=snapshot,
         settings=settings,
@@ -168,6 +171,22 @@ def decide(
             bursts=rec.bursts,
         ),
     )
+
+
+def _loose_sla_rate(m: Measures, snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
+    """With an SLA at least as long as the long rate window, size on that window alone.
+
+    The short window exists to see a rise within a minute. When the SLA is longer than the
+    long window, the lag of the long window is absorbed by the SLA itself (and a surge still
+    shows in the backlog's growth, which the drain reads), while the short window's noise only
+    keeps the fleet a worker or two above the Erlang-C size: on a loose SLA the fleet runs hot.
+    """
+    long = snapshot.arrival_rate
+    if long is None or settings.sla_seconds < snapshot.rate_window_seconds:
+        return m
+    if not math.isfinite(long) or long < 0 or long >= m.arrival_rate:
+        return m
+    return replace(m, arrival_rate=long)
 
 
 def _spent_headroom(

@@ -23,11 +23,12 @@ With recurrence established the hybrid
 - **delays off, then lets go**: Gandhi and Harchol-Balter's "delayed off" result for servers
   with a setup time: an idle worker should be stopped only if it will not be needed again
   within about one setup time (stopping it saves less than re-provisioning costs). So the floor
-  starts one more L earlier (a worker that would be re-ordered within L is kept), and once a
-  recurring burst is over (sustained need under half its need) capacity is kept only for one
-  lead, the scale-down goes straight to the recommendation instead of 25 % a minute, and the
-  stabilization window does not hold the burst's peak: the next one is anticipated, not
-  remembered.
+  starts one more L earlier (a worker that would be re-ordered within L is kept).
+
+Whether or not bursts recur, once the last burst is over (sustained need under half its need,
+within `memory_seconds` of its onset) its capacity is kept one lead plus one interval (not the
+stabilization window), and the scale-down goes straight to the recommendation instead of 25 %
+a minute: a recurring burst is anticipated, not remembered; a one-off surge decays.
 
 Pure: `now` and the settings come in; nothing here reads a clock.
 """
@@ -65,12 +66,19 @@ class Recurrence(NamedTuple):
     """Seconds until the next expected onset (negative: overdue within the grace), None when
     nothing is expected."""
     over: bool
-    """True when bursts recur and the last one is over (sustained need under half its need):
-    keep capacity for one lead only, the next burst is anticipated."""
+    """True when the last burst is over (sustained need under half its need) and began less
+    than `memory_seconds` ago: keep its capacity for one lead only (a recurring one is
+    anticipated, a one-off decays)."""
 
     @property
     def recurring(self) -> bool:
         return self.period is not None
+
+
+def memory_seconds(settings: QueueSettings) -> float:
+    """How long after its onset a burst's end still shortens the hold: 20 (lead + SLA), the
+    SLA loop's window (core/sla_loop.py), seconds."""
+    return 20.0 * (settings.provisioning_lead_seconds + settings.sla_seconds)
 
 
 def refractory_seconds(settings: QueueSettings) -> float:
@@ -113,7 +121,9 @@ def update(
 def _read(
     bursts: tuple[Burst, ...], onset: bool, need: int, settings: QueueSettings, now: float
 ) -> Recurrence:
-    none = Recurrence(bursts, onset, None, 0, None, False)
+    last = bursts[-1] if bursts else None
+    over = last is not None and 2 * need < last.need and now - last.at < memory_seconds(settings)
+    none = Recurrence(bursts, onset, None, 0, None, over)
     if len(bursts) < 3:
         return none
     a, b, c = bursts[-3:]
@@ -130,5 +140,4 @@ def _read(
     early = lead + 2.0 * interval + abs(first - second)
     anticipated = max(b.need, c.need)
     floor = anticipated if expected_in <= early + lead else 0  # + lead: the delayed off
-    over = 2 * need < c.need
     return Recurrence(bursts, onset, period, floor, expected_in, over)

@@ -127,3 +127,33 @@ def test_after_a_one_off_surge_the_loop_headroom_is_not_spent() -> None:
     assert unsurged.decision.headroom == 0.5
     # ...but the loop keeps its reading for when the surge is behind it
     assert surged.state.headroom == unsurged.state.headroom == 0.5
+
+
+def test_after_a_one_off_surge_capacity_is_kept_one_lead_then_let_go() -> None:
+    # GIVEN a surge that needed 60 workers, 20 minutes ago, and a quiet queue at 60 workers
+    # whose sustained need has been 3 for two minutes
+    quiet_for = tuple(Sample(NOW - age, 2.0, 0, 3) for age in range(120, 0, -15))
+    state = ControllerState(
+        "jobs", samples=quiet_for, bursts=(Burst(NOW - 1200.0, 60),), last_scale_down_at=None
+    )
+    quiet = snapshot(arrival_rate=2.0, running=60, desired=60, pending=0)
+    decision = decide(quiet, CFG, state, NOW).decision
+    # THEN it comes down to the need in one step after one lead + interval (75 s) of history,
+    # not by 25 % a minute after a 300 s window
+    assert decision.target == 3
+    assert "the last burst is over: its capacity kept 75 s" in decision.reason
+    assert "no recurrence seen: a one-off surge decays" in decision.reason
+    # AND without the burst the usual window and step hold it
+    plain = decide(quiet, CFG, replace(state, bursts=()), NOW).decision
+    assert plain.target == 60 and "stabilization" in plain.constraints
+
+
+@pytest.mark.parametrize(("sla", "steady"), [(30.0, 22), (300.0, 21)])
+def test_a_loose_sla_sizes_on_the_long_window(sla: float, steady: int) -> None:
+    # GIVEN 20 jobs/s over 5 minutes and a noisy 21.5 jobs/s over the last minute
+    tick = snapshot(arrival_rate=20.0, arrival_rate_short=21.5, running=22, desired=22)
+    cfg = replace(CFG, sla_seconds=sla)
+    decision = decide(tick, cfg, ControllerState("jobs", samples=_quiet(20.0)), NOW).decision
+    # THEN a 30 s SLA sizes on the higher short window; a 300 s SLA (>= the long window) on
+    # the long one: its lag is absorbed by the SLA, and the fleet runs at rho 0.95
+    assert decision.terms.steady == steady
