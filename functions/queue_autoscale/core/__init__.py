@@ -17,6 +17,7 @@ from queue_autoscale.core.models import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
     Action,
     AgeSource,
+    Constraint,
     ControllerState,
     Decision,
     Evaluation,
@@ -26,6 +27,7 @@ from queue_autoscale.core.models import (
     Terms,
     TrendModel,
     Urgency,
+    Winner,
 )
 from queue_autoscale.core.queueing import (
     erlang_c,
@@ -66,6 +68,7 @@ __all__ = [
     "POLICIES",
     "Action",
     "AgeSource",
+    "Constraint",
     "ControllerState",
     "CounterRow",
     "Decision",
@@ -84,6 +87,7 @@ __all__ = [
     "Terms",
     "TrendModel",
     "Urgency",
+    "Winner",
     "build_snapshot",
     "decide",
     "decide_seed_hybrid",

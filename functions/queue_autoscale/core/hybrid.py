@@ -21,6 +21,7 @@ from queue_autoscale.core.drain import (
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     Action,
+    Constraint,
     ControllerState,
     Decision,
     Evaluation,
@@ -29,6 +30,7 @@ from queue_autoscale.core.models import (
     Sample,
     Terms,
     TrendModel,
+    Winner,
 )
 from queue_autoscale.core.queueing import workers_for_sla
 from queue_autoscale.core.trend import forecast_rate
@@ -42,7 +44,7 @@ MAX_SAMPLES = 512
 class _Step:
     """One constraint that changed (or pinned) the target."""
 
-    code: str
+    code: Constraint
     words: str
 
 
@@ -320,14 +322,18 @@ def _ordered(
     return ordered, lands_in if lands_in >= 0 else None
 
 
-def _winner(terms: Terms) -> tuple[int, str]:
-    ranked = [("steady", terms.steady), ("trend", terms.trend), ("drain", terms.drain)]
+def _winner(terms: Terms) -> tuple[int, Winner]:
+    ranked = [
+        (Winner.STEADY, terms.steady),
+        (Winner.TREND, terms.trend),
+        (Winner.DRAIN, terms.drain),
+    ]
     name, value = max(ranked, key=lambda item: item[1])  # first of equals: steady, then trend
-    return (value, name) if value > 0 else (0, "none")
+    return (value, name) if value > 0 else (0, Winner.NONE)
 
 
 def _term_words(
-    winner: str,
+    winner: Winner,
     terms: Terms,
     m: Measures,
     forecast: float,
@@ -335,19 +341,19 @@ def _term_words(
     plan: _DrainPlan,
 ) -> str:
     sla = settings.sla_seconds
-    if winner == "steady":
+    if winner is Winner.STEADY:
         return (
             f"steady won: {terms.steady} workers keep P(pickup > {sla:g} s) <= "
             f"{1 - settings.percentile:.0%} at {m.arrival_rate:.2f} jobs/s "
             f"(Erlang C, {m.service_rate:.3g} jobs/s per worker){m.prior_note}"
         )
-    if winner == "trend":
+    if winner is Winner.TREND:
         return (
             f"trend won: {forecast:.2f} jobs/s forecast in "
             f"{settings.forecast_horizon_seconds:g} s (now {m.arrival_rate:.2f}) needs "
             f"{terms.trend} workers{m.prior_note}"
         )
-    if winner == "drain":
+    if winner is Winner.DRAIN:
         return _drain_words(terms, m, settings, plan)
     return "no work: nothing waiting or arriving"
 
@@ -406,7 +412,7 @@ def _bounds(
         if held < target:
             steps.append(
                 _Step(
-                    "poison_guard",
+                    Constraint.POISON_GUARD,
                     f"poison guard: jobs fail or stall while in flight, so not climbing "
                     f"past {held} (more workers would only feed the DLQ)",
                 )
@@ -419,7 +425,7 @@ def _bounds(
         steps.append(_Step(limit, f"capped at {limit} {cap} (wanted {wanted})"))
         target = cap
     if target < settings.min_workers:
-        steps.append(_Step("min_workers", f"raised to min_workers {settings.min_workers}"))
+        steps.append(_Step(Constraint.MIN_WORKERS, f"raised to min_workers {settings.min_workers}"))
         target = settings.min_workers
     remembered = min(max(terms.steady, terms.trend, settings.min_workers), cap)
     waiting = m.visible + m.in_flight
@@ -427,7 +433,7 @@ def _bounds(
         if _late_at_zero(m, settings):
             steps.append(
                 _Step(
-                    "activation",
+                    Constraint.ACTIVATION,
                     f"scale from zero below the activation threshold "
                     f"{settings.activation_threshold}: the oldest of {waiting} waiting "
                     f"({m.oldest_age_seconds:.0f} s) would pass its {settings.sla_seconds:g} s "
@@ -437,7 +443,7 @@ def _bounds(
         else:
             steps.append(
                 _Step(
-                    "activation",
+                    Constraint.ACTIVATION,
                     f"staying at zero: {waiting} jobs waiting is below the activation "
                     f"threshold {settings.activation_threshold}",
                 )
@@ -450,13 +456,18 @@ def _bounds(
         and (m.visible >= settings.activation_threshold or _late_at_zero(m, settings))
     ):
         steps.append(
-            _Step("activation", f"scale from zero: {m.visible} jobs waiting; cold start accepted")
+            _Step(
+                Constraint.ACTIVATION,
+                f"scale from zero: {m.visible} jobs waiting; cold start accepted",
+            )
         )
         target = min(1, cap)
     busy = math.ceil(m.in_flight / settings.worker_concurrency)
     if target < busy:
         busy = min(busy, cap)
-        steps.append(_Step("in_flight", f"kept {busy} workers busy with {m.in_flight} jobs"))
+        steps.append(
+            _Step(Constraint.IN_FLIGHT, f"kept {busy} workers busy with {m.in_flight} jobs")
+        )
         target = busy
     return target, steps, remembered
 
@@ -484,7 +495,7 @@ def _movement(
         if unmet is not None and running < current and now - unmet >= settings.stuck_after:
             return current, [
                 _Step(
-                    "fleet_stuck",
+                    Constraint.FLEET_STUCK,
                     f"fleet stuck: {running} of {current} tasks running for {now - unmet:.0f} s "
                     f"(quota, capacity or failing tasks?); not asking for more until they start",
                 )
@@ -492,12 +503,12 @@ def _movement(
         last_up = state.last_scale_up_at
         if last_up is not None and now - last_up < settings.scale_up_cooldown_seconds:
             wait = settings.scale_up_cooldown_seconds - (now - last_up)
-            return current, [_Step("up_cooldown", f"up-cooldown: {wait:.0f} s left")]
+            return current, [_Step(Constraint.UP_COOLDOWN, f"up-cooldown: {wait:.0f} s left")]
         return target, []
     if target == current:
         return target, []
     if snapshot.deployment_in_progress:
-        return current, [_Step("deployment", "no scale-down while a deployment rolls")]
+        return current, [_Step(Constraint.DEPLOYMENT, "no scale-down while a deployment rolls")]
     window = settings.stabilization_window_seconds
     seen = [s.raw_target for s in state.samples if now - s.at <= window]
     covered = bool(state.samples) and now - state.samples[0].at >= window
@@ -510,20 +521,23 @@ def _movement(
             if covered
             else f"stabilization: less than {window:g} s of history, not scaling down yet"
         )
-        return current, [_Step("stabilization", why)]
+        return current, [_Step(Constraint.STABILIZATION, why)]
     steps: list[_Step] = []
     if highest > target:
         steps.append(
-            _Step("stabilization", f"down only to {highest}, the highest in the last {window:g} s")
+            _Step(
+                Constraint.STABILIZATION,
+                f"down only to {highest}, the highest in the last {window:g} s",
+            )
         )
         target = highest
     last_down = state.last_scale_down_at
     if last_down is not None and now - last_down < settings.scale_down_cooldown_seconds:
         wait = settings.scale_down_cooldown_seconds - (now - last_down)
-        return current, [_Step("down_cooldown", f"down-cooldown: {wait:.0f} s left")]
+        return current, [_Step(Constraint.DOWN_COOLDOWN, f"down-cooldown: {wait:.0f} s left")]
     step = max(settings.scale_down_step, math.ceil(current * settings.scale_down_percent / 100))
     if target < current - step:
-        steps.append(_Step("step", f"step limit: down by at most {step}"))
+        steps.append(_Step(Constraint.STEP, f"step limit: down by at most {step}"))
         target = current - step
     return target, steps
 
@@ -554,13 +568,13 @@ def max_allowed(settings: QueueSettings) -> int:
     return max(settings.min_workers, min(settings.max_workers, *caps))
 
 
-def _binding_cap(settings: QueueSettings, cap: int) -> str:
+def _binding_cap(settings: QueueSettings, cap: int) -> Constraint:
     """The constraint code of the ceiling `cap` (the partition cap wins a tie: it says why)."""
     if settings.partition_cap is not None and settings.partition_cap <= cap:
-        return "partition_cap"
+        return Constraint.PARTITION_CAP
     if settings.capacity_cap is not None and settings.capacity_cap <= cap:
-        return "capacity_cap"
-    return "max_workers"
+        return Constraint.CAPACITY_CAP
+    return Constraint.MAX_WORKERS
 
 
 def _action(current: int, target: int) -> Action:
@@ -579,11 +593,11 @@ def build_decision(
     measures: Measures,
     terms: Terms,
     raw: int,
-    winner: str,
+    winner: Winner,
     forecast: float,
     target: int,
     why: str,
-    steps: list[_Step] | list[tuple[str, str]],
+    steps: list[_Step] | list[tuple[Constraint, str]],
     policy: str,
     inputs_ok: bool = True,
     clamp: bool = True,
@@ -598,7 +612,8 @@ def build_decision(
     pairs = [(s.code, s.words) if isinstance(s, _Step) else s for s in steps]
     clamped = min(max(target, settings.min_workers), max_allowed(settings)) if clamp else target
     if clamped != target:
-        pairs.append(("max_workers" if clamped < target else "min_workers", f"kept {clamped}"))
+        code = Constraint.MAX_WORKERS if clamped < target else Constraint.MIN_WORKERS
+        pairs.append((code, f"kept {clamped}"))
     action = _action(m.current, clamped)
     words = [why, *(w for _, w in pairs)]
     verb = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}[action]
@@ -693,17 +708,20 @@ def hold_on_bad_inputs(
     the action is hold: nothing is asked of ECS.
     """
     why = "inputs unusable (" + "; ".join(problems) + "): holding the current count"
-    steps: list[tuple[str, str]] = []
+    steps: list[tuple[Constraint, str]] = []
     target = m.current
     fleet_known = snapshot.desired is not None or snapshot.running is not None
     cap = max_allowed(settings)
     if fleet_known and m.current > cap:
-        limit = "capacity_cap" if cap < settings.max_workers else "max_workers"
+        limit = Constraint.CAPACITY_CAP if cap < settings.max_workers else Constraint.MAX_WORKERS
         steps.append((limit, f"except the lowered {limit} {cap}, which is still enforced"))
         target = cap
     elif fleet_known and m.current < settings.min_workers:
         steps.append(
-            ("min_workers", f"except min_workers {settings.min_workers}, which is still enforced")
+            (
+                Constraint.MIN_WORKERS,
+                f"except min_workers {settings.min_workers}, which is still enforced",
+            )
         )
         target = settings.min_workers
     decision = build_decision(
@@ -713,7 +731,7 @@ def hold_on_bad_inputs(
         measures=m,
         terms=Terms(0, 0, 0),
         raw=m.current,
-        winner="none",
+        winner=Winner.NONE,
         forecast=m.arrival_rate,
         target=target,
         why=why,

@@ -48,6 +48,45 @@ class AgeSource(StrEnum):
     """No estimate: the age is None and the core holds."""
 
 
+class Winner(StrEnum):
+    """Which sizing term set the raw target (the decision record's `winner`)."""
+
+    STEADY = "steady"
+    """Erlang C at the current arrival rate."""
+    TREND = "trend"
+    """Erlang C at the forecast rate."""
+    DRAIN = "drain"
+    """The backlog drain."""
+    NONE = "none"
+    """Every term is 0, or the inputs were unusable."""
+    FIXED = "fixed"
+    """A peer policy's fixed fleet (the simulator's static peer)."""
+    BACKLOG = "backlog"
+    """A peer policy's backlog-per-worker rule (KEDA, target tracking)."""
+
+
+class Constraint(StrEnum):
+    """Code of a constraint that changed or pinned the target (the record's `constraints`)."""
+
+    POISON_GUARD = "poison_guard"
+    MAX_WORKERS = "max_workers"
+    CAPACITY_CAP = "capacity_cap"
+    PARTITION_CAP = "partition_cap"
+    MIN_WORKERS = "min_workers"
+    ACTIVATION = "activation"
+    IN_FLIGHT = "in_flight"
+    FLEET_STUCK = "fleet_stuck"
+    UP_COOLDOWN = "up_cooldown"
+    DOWN_COOLDOWN = "down_cooldown"
+    DEPLOYMENT = "deployment"
+    STABILIZATION = "stabilization"
+    STEP = "step"
+    POST_BREACH_RECOVERY = "post_breach_recovery"
+    """The seed hybrid's floor after a breach."""
+    COOLDOWN = "cooldown"
+    """The seed hybrid's one cooldown for both directions."""
+
+
 class Action(StrEnum):
     """What the controller does with the service's desiredCount."""
 
@@ -279,12 +318,12 @@ class Decision:
     terms: Terms
     raw_target: int
     """max(terms) before constraints."""
-    winner: str
-    """Which term set the raw target: 'steady', 'trend', 'drain' or 'none'."""
+    winner: Winner
+    """Which term set the raw target."""
     reason: str
     """In words: which term won and why, and every constraint that bit."""
-    constraints: tuple[str, ...]
-    """Short codes of the constraints that changed the target (e.g. 'max_workers')."""
+    constraints: tuple[Constraint, ...]
+    """The constraints that changed the target, in order, each once."""
     urgency: Urgency
     sla_usage: float
     """oldest age / SLA."""

@@ -6,7 +6,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.core.models import Action, AgeSource, Decision, Terms, Urgency
+from queue_autoscale.core.models import (
+    Action,
+    AgeSource,
+    Constraint,
+    Decision,
+    Terms,
+    Urgency,
+    Winner,
+)
 
 
 def _finite(value: float | None) -> float | None:
@@ -30,9 +38,9 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
             "drain": decision.terms.drain,
         },
         "raw_target": decision.raw_target,
-        "winner": decision.winner,
+        "winner": decision.winner.value,
         "reason": decision.reason,
-        "constraints": list(decision.constraints),
+        "constraints": [code.value for code in decision.constraints],
         "urgency": decision.urgency.value,
         "sla_usage": _finite(decision.sla_usage),
         "load_ratio": _finite(decision.load_ratio),
@@ -45,7 +53,7 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         "forecast_rate": _finite(decision.forecast_rate),
         "service_rate": _finite(decision.service_rate),
         "oldest_age_seconds": _finite(decision.oldest_age_seconds),
-        "oldest_age_source": decision.oldest_age_source,
+        "oldest_age_source": decision.oldest_age_source.value,
         "inputs_ok": decision.inputs_ok,
         "fleet_usage": _finite(decision.fleet_usage),
         "realized_compliance": _finite(decision.realized_compliance),
@@ -72,9 +80,9 @@ def decision_from_dict(record: Mapping[str, Any]) -> Decision:
         action=Action(record["action"]),
         terms=Terms(int(terms["steady"]), int(terms["trend"]), int(terms["drain"])),
         raw_target=int(record["raw_target"]),
-        winner=str(record["winner"]),
+        winner=Winner(record["winner"]),
         reason=str(record["reason"]),
-        constraints=tuple(str(code) for code in record["constraints"]),
+        constraints=tuple(Constraint(code) for code in record["constraints"]),
         urgency=Urgency(record["urgency"]),
         sla_usage=_float(record["sla_usage"]),
         load_ratio=_float(record["load_ratio"]),

@@ -26,12 +26,14 @@ from queue_autoscale.core.drain import WARNING_USAGE, safety_margin
 from queue_autoscale.core.hybrid import build_decision, hold_on_bad_inputs, next_state
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
+    Constraint,
     ControllerState,
     Evaluation,
     QueueSettings,
     QueueSnapshot,
     Terms,
     TrendModel,
+    Winner,
 )
 from queue_autoscale.core.queueing import bounded_workers
 from queue_autoscale.core.trend import forecast_rate
@@ -131,15 +133,15 @@ def decide_seed_hybrid(
         drain=min(drain, settings.max_workers),
     )
     raw = max(terms.steady, terms.trend, terms.drain)
-    winner = "none"
-    for name in ("steady", "trend", "drain"):
-        if raw > 0 and getattr(terms, name) == raw:
+    winner = Winner.NONE
+    for name in (Winner.STEADY, Winner.TREND, Winner.DRAIN):
+        if raw > 0 and getattr(terms, name.value) == raw:
             winner = name
             break
     why = f"{winner} won: max(steady {terms.steady}, trend {terms.trend}, drain {terms.drain})"
     if patterns:
         why += " (" + "; ".join(patterns) + ")"
-    steps: list[tuple[str, str]] = []
+    steps: list[tuple[Constraint, str]] = []
     target = min(max(raw, settings.min_workers), settings.max_workers)
     breached_at = now if m.sla_usage >= 1.0 else state.last_breach_at
     if breached_at is not None and now - breached_at <= settings.stabilization_window_seconds:
@@ -147,7 +149,7 @@ def decide_seed_hybrid(
         if target < floor:
             steps.append(
                 (
-                    "post_breach_recovery",
+                    Constraint.POST_BREACH_RECOVERY,
                     f"post-breach recovery: at least {floor} workers (80% of max) for "
                     f"{settings.stabilization_window_seconds:g} s after the breach at "
                     f"{breached_at:.0f}",
@@ -156,7 +158,8 @@ def decide_seed_hybrid(
             target = floor
     last = max(state.last_scale_up_at or -math.inf, state.last_scale_down_at or -math.inf)
     if target != m.current and now - last < COOLDOWN_SECONDS:
-        steps.append(("cooldown", f"cooldown: {COOLDOWN_SECONDS - (now - last):.0f} s left"))
+        wait = COOLDOWN_SECONDS - (now - last)
+        steps.append((Constraint.COOLDOWN, f"cooldown: {wait:.0f} s left"))
         target = m.current
     decision = build_decision(
         snapshot=snapshot,

@@ -8,6 +8,7 @@ from queue_autoscale.core import (
     QueueSettings,
     QueueSnapshot,
     Terms,
+    Winner,
     measure,
 )
 
@@ -22,7 +23,7 @@ def peer_decision(
     settings: QueueSettings,
     policy: str,
     target: int,
-    winner: str,
+    winner: Winner,
     reason: str,
 ) -> Decision:
     """A Decision for a peer's target; rho, urgency and backlog measured by the core's

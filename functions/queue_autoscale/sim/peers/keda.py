@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot
+from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner
 from queue_autoscale.sim.engine import SCALE_IN_DRAIN, SCALE_IN_KILL, FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
 
@@ -125,4 +125,4 @@ def explain(snapshot: QueueSnapshot, settings: QueueSettings) -> Decision:
         f"{settings.worker_concurrency} / {job:g} s job) -> {target} pods "
         f"(HPA tolerance {TOLERANCE:.0%})"
     )
-    return peer_decision(snapshot, settings, NAME, target, "backlog", reason)
+    return peer_decision(snapshot, settings, NAME, target, Winner.BACKLOG, reason)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, workers_for_sla
+from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner, workers_for_sla
 from queue_autoscale.sim.arrivals import Counts, minute_rates
 from queue_autoscale.sim.engine import FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
@@ -58,4 +58,4 @@ def explain(snapshot: QueueSnapshot, settings: QueueSettings) -> Decision:
         f"static: sized once for {lam:g} jobs/s x {job:g} s at p{settings.percentile * 100:g} "
         f"within {settings.sla_seconds:g} s -> {target} workers"
     )
-    return peer_decision(snapshot, settings, NAME, target, "fixed", reason)
+    return peer_decision(snapshot, settings, NAME, target, Winner.FIXED, reason)

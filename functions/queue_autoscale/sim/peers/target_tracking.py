@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot
+from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner
 from queue_autoscale.sim.engine import Datapoint, FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
 
@@ -109,4 +109,4 @@ def explain(snapshot: QueueSnapshot, settings: QueueSettings) -> Decision:
         f"{target:g} (= {settings.sla_seconds:g} s latency x {settings.worker_concurrency} / "
         f"{job:g} s job); {words} -> {count} tasks"
     )
-    return peer_decision(snapshot, settings, NAME, count, "backlog", reason)
+    return peer_decision(snapshot, settings, NAME, count, Winner.BACKLOG, reason)
