@@ -124,10 +124,10 @@ def decide(
     why = _term_words(winner, terms, m, forecast, settings, plan)
 
     recommendation, floors, remembered = _bounds(raw, terms, m, snapshot, state, settings)
-    if rec.floor > recommendation and "poison_guard" not in (f.code for f in floors):
+    if rec.floor > recommendation and Constraint.POISON_GUARD not in (f.code for f in floors):
         recommendation = min(rec.floor, cap)
         remembered = max(remembered, recommendation)  # held through the onset by stabilization
-        floors.append(_Step("anticipation", _anticipation_words(rec, recommendation)))
+        floors.append(_Step(Constraint.ANTICIPATION, _anticipation_words(rec, recommendation)))
     target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
     steps = floors + moves
     if headroom > 0:

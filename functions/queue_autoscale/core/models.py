@@ -81,6 +81,8 @@ class Constraint(StrEnum):
     DEPLOYMENT = "deployment"
     STABILIZATION = "stabilization"
     STEP = "step"
+    ANTICIPATION = "anticipation"
+    """A recurring burst's floor, raised one lead before its expected onset."""
     POST_BREACH_RECOVERY = "post_breach_recovery"
     """The seed hybrid's floor after a breach."""
     COOLDOWN = "cooldown"
