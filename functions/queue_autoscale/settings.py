@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from queue_autoscale.config import ENV_VAR, ConfigError, parse_json
 from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
+from queue_autoscale.core.shard import DEFAULT_MAX_SHARDS, MAX_SHARDS
 
 CONFIG_PARAMETER_VAR = "QUEUES_CONFIG_PARAMETER"
 CONFIG_ENV = {
@@ -132,6 +133,9 @@ class EvaluateSettings(HandlerSettings):
         "event_bus_name": "EVENT_BUS_NAME",
         "evaluation_interval_seconds": "EVALUATION_INTERVAL_SECONDS",
         "dry_run": "DRY_RUN",
+        "shards": "EVALUATE_SHARDS",
+        "max_shards": "MAX_EVALUATE_SHARDS",
+        "memory_mb": "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
     }
 
     load_table: str = Field(min_length=3, max_length=255)
@@ -143,6 +147,12 @@ class EvaluateSettings(HandlerSettings):
     """Seconds between ticks within one scheduled minute."""
     dry_run: bool = False
     """Decide and publish, never call UpdateService."""
+    shards: int = Field(default=0, ge=0, le=MAX_SHARDS)
+    """Concurrent evaluate shards; 0 derives them from the queue count and the tick cost."""
+    max_shards: int = Field(default=DEFAULT_MAX_SHARDS, ge=1, le=MAX_SHARDS)
+    """At most this many derived shards (the function's reserved concurrency)."""
+    memory_mb: int | None = Field(default=None, ge=128, le=10_240)
+    """The function's memory (Lambda sets it); CPU, and so a shard's capacity, scale with it."""
 
     @model_validator(mode="after")
     def _fresh_within_a_tick(self) -> EvaluateSettings:

@@ -63,7 +63,11 @@ def test_stack_resources_are_created(stack: EmulatorStack) -> None:
     # only the SQS mapping and the TLS-only bucket policy are left out, with reasons; the source
     # credentials policy's Condition is false here (no secrets), so it is not in the stack at all
     skipped = dict(stack.skipped)
-    assert set(skipped) == {"RecordEventsFunctionEvents", "ArchiveBucketPolicy"}
+    assert set(skipped) == {
+        "RecordEventsFunctionEvents",
+        "ArchiveBucketPolicy",
+        "EvaluateFunctionEventInvokeConfig",
+    }
     assert "EvaluateSourceCredentialsPolicy" not in stack.created_by_stack
     assert "in-process" in skipped["RecordEventsFunctionEvents"]
     assert "plain HTTP" in skipped["ArchiveBucketPolicy"]

@@ -585,10 +585,21 @@ def test_functions(translated: dict[str, Any], logical_id: str, handler: str) ->
     assert re.search(rf"^(def {attribute}\(|{attribute} = )", source, re.MULTILINE), handler
 
 
-def test_evaluate_runs_a_minute_of_ticks_one_at_a_time(translated: dict[str, Any]) -> None:
+def test_evaluate_runs_a_minute_of_ticks_one_invocation_per_shard(
+    translated: dict[str, Any],
+) -> None:
     function = resources_of(translated, "AWS::Lambda::Function")["EvaluateFunction"]
     assert 60 < function["Timeout"] <= 90
-    assert function["ReservedConcurrentExecutions"] == 1
+    assert function["ReservedConcurrentExecutions"] == {"Ref": "MaxEvaluateShards"}
+    (invoke_config,) = resources_of(translated, "AWS::Lambda::EventInvokeConfig").values()
+    assert (invoke_config["MaximumRetryAttempts"], invoke_config["MaximumEventAgeInSeconds"]) == (
+        0,
+        60,
+    )
+    shards = statements_by_sid(translated, "EvaluateRole")["StartOwnShards"]
+    assert shards["Action"] == "lambda:InvokeFunction"
+    assert shards["Resource"]["Fn::Sub"].endswith(":function:${AWS::StackName}-evaluate")
+    assert function["FunctionName"] == {"Fn::Sub": "${AWS::StackName}-evaluate"}
     interval = translated["Parameters"]["EvaluationIntervalSeconds"]
     assert (interval["MinValue"], interval["MaxValue"]) == (5, 60)
 

@@ -57,6 +57,8 @@ class AwsClients:
     secretsmanager: Any = None
     """For RabbitMQ/Kafka source credentials (Powertools Parameters)."""
     ssm: Any = None
+    lambda_: Any = None
+    """The evaluate function invoking its own shards."""
 
 
 def make_session(
@@ -116,4 +118,5 @@ def make_clients(
         events=build("events"),
         secretsmanager=build("secretsmanager"),
         ssm=build("ssm"),
+        lambda_=build("lambda"),
     )

@@ -4,7 +4,8 @@ Keys (DESIGN section 3): pk `Q#<queue>`; sk `S#<epoch-second>` for counters, `ST
 `MODEL`. Counters are written with `ADD` (one UpdateItem per distinct queue-second) and
 expire through the table's TTL attribute `expires_at` (epoch seconds). The STATE item
 carries `version`; a write succeeds only if the stored version is still the one read, so
-two controllers never both act on one queue.
+two controllers never both act on one queue. Each evaluate shard's lock is the item pk
+`SHARD#<index>`, sk `LOCK`: an owner and a lease end (`held_until`, epoch seconds).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ COUNTER_FIELDS = ("queued", "started", "completed", "failed", "busy_ms", "pickup
 """Numeric counter attributes; `pickups` counts the started events whose pickup_ms was known."""
 STATE_SK = "STATE"
 MODEL_SK = "MODEL"
+LOCK_SK = "LOCK"
+LOCK_TTL_SECONDS = 86_400
+"""A lock item expires (table TTL) a day after its lease ends."""
 MAX_BATCH_GET = 100
 """BatchGetItem takes at most 100 keys per call."""
 _SERIALIZER = TypeSerializer()
@@ -40,6 +44,11 @@ _DESERIALIZER = TypeDeserializer()
 def queue_pk(queue: str) -> str:
     """Partition key of a queue's items."""
     return f"Q#{queue}"
+
+
+def shard_pk(index: int) -> str:
+    """Partition key of an evaluate shard's lock item."""
+    return f"SHARD#{index}"
 
 
 def second_sk(second: int) -> str:
@@ -266,6 +275,34 @@ class LoadTable:
             for queue in dict.fromkeys(queues)
         }
 
+    def _conditional_put(
+        self,
+        item: dict[str, Any],
+        condition: str,
+        values: dict[str, Any],
+        conflict: str,
+        names: dict[str, str] | None = None,
+    ) -> None:
+        """PutItem under `condition`; a failed condition raises StateConflict(`conflict`)."""
+        resource = f"{item['pk']['S']}/{item['sk']['S']}"
+        extra: dict[str, Any] = {"ExpressionAttributeNames": names} if names else {}
+        try:
+            self._client.put_item(
+                TableName=self.table_name,
+                Item=item,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+                **extra,
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise StateConflict(
+                    "PutItem", conflict, code="ConditionalCheckFailedException", resource=resource
+                ) from error
+            raise translate(error, "PutItem", resource) from error
+        except BotoCoreError as error:
+            raise translate(error, "PutItem", resource) from error
+
     def write_state(self, queue: str, state: Mapping[str, Any], expected_version: int) -> int:
         """Store the STATE item if its version is still `expected_version`; return the new version.
 
@@ -277,25 +314,51 @@ class LoadTable:
         item = serialize_item(document)
         item["pk"] = {"S": queue_pk(queue)}
         item["sk"] = {"S": STATE_SK}
-        try:
-            self._client.put_item(
-                TableName=self.table_name,
-                Item=item,
-                ConditionExpression="attribute_not_exists(pk) OR version = :expected",
-                ExpressionAttributeValues={":expected": {"N": str(expected_version)}},
-            )
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise StateConflict(
-                    "PutItem",
-                    f"state version is no longer {expected_version}: another controller wrote it",
-                    code="ConditionalCheckFailedException",
-                    resource=f"{queue_pk(queue)}/{STATE_SK}",
-                ) from error
-            raise translate(error, "PutItem", f"{queue_pk(queue)}/{STATE_SK}") from error
-        except BotoCoreError as error:
-            raise translate(error, "PutItem", f"{queue_pk(queue)}/{STATE_SK}") from error
+        self._conditional_put(
+            item,
+            "attribute_not_exists(pk) OR version = :expected",
+            {":expected": {"N": str(expected_version)}},
+            f"state version is no longer {expected_version}: another controller wrote it",
+        )
         return new_version
+
+    def acquire_lock(self, shard: str, index: int, owner: str, now: float, until: float) -> None:
+        """Hold shard `index`'s lock for `owner` until `until` (epoch seconds) if it is free,
+        expired, or already `owner`'s; otherwise raise StateConflict. `shard` is the label
+        (`index/count`) stored for operators."""
+        item = {
+            "pk": {"S": shard_pk(index)},
+            "sk": {"S": LOCK_SK},
+            "owner": {"S": owner},
+            "shard": {"S": shard},
+            "held_until": {"N": f"{until:.3f}"},
+            "expires_at": {"N": str(int(until) + LOCK_TTL_SECONDS)},
+        }
+        self._conditional_put(
+            item,
+            "attribute_not_exists(pk) OR held_until < :now OR #owner = :owner",
+            {":now": {"N": f"{now:.3f}"}, ":owner": {"S": owner}},
+            f"shard {index}'s lock is held by another evaluate invocation",
+            names={"#owner": "owner"},
+        )
+
+    def release_lock(self, shard: str, index: int, owner: str, now: float) -> None:
+        """End `owner`'s lease on shard `index` at `now`; a lock someone else holds is left."""
+        item = {
+            "pk": {"S": shard_pk(index)},
+            "sk": {"S": LOCK_SK},
+            "owner": {"S": owner},
+            "shard": {"S": shard},
+            "held_until": {"N": f"{now:.3f}"},
+            "expires_at": {"N": str(int(now) + LOCK_TTL_SECONDS)},
+        }
+        self._conditional_put(
+            item,
+            "#owner = :owner",
+            {":owner": {"S": owner}},
+            f"shard {index}'s lock is no longer held by {owner}",
+            names={"#owner": "owner"},
+        )
 
     def put_model(self, queue: str, model: Mapping[str, Any]) -> None:
         """Store the MODEL item (what `trend_fit` writes)."""

@@ -11,6 +11,7 @@ from queue_autoscale.adapters.cloudwatch import OldestAgeReader
 from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.ecs import EcsServices
 from queue_autoscale.adapters.eventbridge import EventPublisher
+from queue_autoscale.adapters.lambdas import FunctionInvoker
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.config import QueueConfig
@@ -37,8 +38,11 @@ class EvaluateRuntime:
     policy: str = "hybrid"
     sources: Sources | None = None
     """Kafka and RabbitMQ queues' readers (SQS is read by the tick's batched calls)."""
-    max_concurrency: int = 8
-    """Threads for the tick's reads and per-queue actions (AWS calls are latency-bound)."""
+    max_concurrency: int = 16
+    """Threads for the tick's reads and per-queue actions (STATE writes, UpdateService): AWS
+    calls are latency-bound and boto3 clients are thread-safe."""
+    invoker: FunctionInvoker | None = None
+    """Starts the other shards (asynchronous Invoke of this function); None: no fan-out."""
     tick_budget_seconds: float | None = None
     """Wall-clock seconds one tick may take before it publishes what it has (None: the
     evaluation interval, so a tick never runs into the next)."""
@@ -73,6 +77,7 @@ def build_runtime(
         events=EventPublisher(clients.events, settings.event_bus_name),
         sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
         config=build_loader(settings, clients),
+        invoker=FunctionInvoker(clients.lambda_) if clients.lambda_ is not None else None,
         clock=clock,
         sleep=sleep,
     )

@@ -6,6 +6,10 @@ decision events and the decision log. One queue's trouble stays that queue's: it
 slow reads are None (the core holds), its bug or slow action is an error on its own outcome,
 and every tick publishes what it has within its time budget (reads by half of it, decisions by
 four fifths), counting each queue's errors in ControllerErrors.
+
+A tick serves one shard (`core.shard`): the queues the shard owns. The STATE item records
+which shard ticked the queue and when; a shard leaves a queue another shard ticked less than
+an interval ago (two shard layouts overlap only while the shard count changes).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from queue_autoscale.core import (
     state_from_dict,
     state_to_dict,
 )
+from queue_autoscale.core.shard import WHOLE, Shard, yields_to
 from queue_autoscale.telemetry import logger, tracer
 
 MINUTE_SECONDS = 60.0
@@ -77,6 +82,8 @@ class QueueOutcome:
     conflict: bool = False
     """Another controller wrote the state first: this one did not act."""
     errors: list[str] = field(default_factory=list)
+    yielded_to: str | None = None
+    """The shard that ticked this queue within the interval: this tick leaves it alone."""
 
     def record(self) -> dict[str, Any]:
         """The decision-log line: decision_to_dict plus what the handler did."""
@@ -110,12 +117,13 @@ def evaluate_queue(
     inputs: Inputs,
     now: float,
     decided_at: float | None = None,
+    shard: Shard = WHOLE,
 ) -> QueueOutcome:
     """Decide, store the state, act for one queue (raises only on a bug; AWS errors are kept).
 
     `now` is when the inputs were read (the snapshot's time), `decided_at` when the core
     decides (default `now`), both epoch seconds: inputs older than the core's stale limit
-    at decision time make it hold.
+    at decision time make it hold. `shard` is the shard ticking it.
     """
     settings = config.settings(
         runtime.settings.evaluation_interval_seconds, inputs.partitions.get(config.queue)
@@ -136,6 +144,13 @@ def evaluate_queue(
         outcome.errors.append("controller state unavailable: not deciding")
         return outcome
     stored = inputs.states.get(queue)
+    if stored:
+        ticked_by, ticked_at = stored.get("shard"), stored.get("ticked_at")
+        interval = runtime.settings.evaluation_interval_seconds
+        ticked = None if ticked_at is None else float(ticked_at)
+        if yields_to(None if ticked_by is None else str(ticked_by), ticked, shard, now, interval):
+            outcome.yielded_to = str(ticked_by)
+            return outcome
     state = state_from_dict(stored) if stored else ControllerState(queue=queue)
     model = _trend_model(outcome, inputs.models.get(queue))
     snapshot = build_snapshot(queue, now, inputs.readings(queue))
@@ -144,7 +159,8 @@ def evaluate_queue(
     decision = evaluation.decision
     outcome.decision = decision
     try:
-        runtime.table.write_state(queue, state_to_dict(evaluation.state), state.version)
+        document = {**state_to_dict(evaluation.state), "shard": shard.label, "ticked_at": now}
+        runtime.table.write_state(queue, document, state.version)
     except StateConflict:
         outcome.conflict = True
         logger.info("state race lost: another controller acts this tick", queue=queue)
@@ -259,6 +275,7 @@ def _decide_all(
     pool: Executor,
     now: float,
     budget: TickBudget,
+    shard: Shard,
 ) -> list[QueueOutcome]:
     started = runtime.clock()
     inputs = gather(runtime, queues, now, pool, budget.reads_until)
@@ -266,7 +283,8 @@ def _decide_all(
     # judges that snapshot's age when it decides (stale after 2 intervals: hold).
     decided_at = now + max(0.0, runtime.clock() - started)
     calls = [
-        pool.submit(evaluate_queue, runtime, config, inputs, now, decided_at) for config in queues
+        pool.submit(evaluate_queue, runtime, config, inputs, now, decided_at, shard)
+        for config in queues
     ]
     wait(calls, timeout=max(0.0, budget.decisions_until - time.monotonic()))
     return [_outcome(config, call) for config, call in zip(queues, calls, strict=True)]
@@ -310,22 +328,35 @@ def publish(runtime: EvaluateRuntime, now: float, outcomes: Sequence[QueueOutcom
 
 @tracer.capture_method
 def run_tick(
-    runtime: EvaluateRuntime, now: float, budget_seconds: float | None = None
+    runtime: EvaluateRuntime,
+    now: float,
+    budget_seconds: float | None = None,
+    shard: Shard = WHOLE,
 ) -> list[QueueOutcome]:
-    """One evaluation of every configured queue at `now` (epoch seconds), within
-    `budget_seconds` of wall clock (default: the runtime's tick budget, else the interval)."""
-    queues = list(runtime.queues(now))
+    """One evaluation of every queue `shard` owns at `now` (epoch seconds), within
+    `budget_seconds` of wall clock (default: the runtime's tick budget, else the interval).
+    Queues another shard ticked this interval are left out (logged, not published)."""
+    queues = [config for config in runtime.queues(now) if shard.owns(config.queue)]
     seconds = budget_seconds or runtime.tick_budget_seconds
     budget = TickBudget.starting_now(seconds or runtime.settings.evaluation_interval_seconds)
     workers = max(1, min(runtime.max_concurrency, len(queues) + 3))
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tick")
     try:
-        outcomes = _decide_all(runtime, queues, pool, now, budget)
+        outcomes = _decide_all(runtime, queues, pool, now, budget, shard)
     finally:
         # A call still hanging keeps its thread; the tick does not wait for it.
         pool.shutdown(wait=False, cancel_futures=True)
-    publish(runtime, now, outcomes)
-    return outcomes
+    ticked = [outcome for outcome in outcomes if outcome.yielded_to is None]
+    for outcome in outcomes:
+        if outcome.yielded_to is not None:
+            logger.info(
+                "queue ticked by another shard this interval",
+                queue=outcome.queue,
+                shard=shard.label,
+                ticked_by=outcome.yielded_to,
+            )
+    publish(runtime, now, ticked)
+    return ticked
 
 
 def tick_count(interval_seconds: float, max_ticks: int | None = None) -> int:
@@ -335,10 +366,13 @@ def tick_count(interval_seconds: float, max_ticks: int | None = None) -> int:
 
 
 def run(
-    runtime: EvaluateRuntime, max_ticks: int | None = None, deadline: float | None = None
+    runtime: EvaluateRuntime,
+    max_ticks: int | None = None,
+    deadline: float | None = None,
+    shard: Shard = WHOLE,
 ) -> list[list[QueueOutcome]]:
-    """Run ticks every interval until the minute (or `deadline`, epoch seconds by the runtime's
-    clock: the Lambda's remaining time) is used; a tick never runs past the deadline."""
+    """Run `shard`'s ticks every interval until the minute (or `deadline`, epoch seconds by the
+    runtime's clock: the Lambda's remaining time) is used; a tick never runs past the deadline."""
     interval = runtime.settings.evaluation_interval_seconds
     start = runtime.clock()
     ticks: list[list[QueueOutcome]] = []
@@ -353,5 +387,5 @@ def run(
         budget = runtime.tick_budget_seconds or interval
         if deadline is not None:
             budget = max(1.0, min(budget, deadline - now))
-        ticks.append(run_tick(runtime, now, budget))
+        ticks.append(run_tick(runtime, now, budget, shard))
     return ticks

@@ -19,6 +19,10 @@ _MASK64 = (1 << 64) - 1
 _JUMP_MULTIPLIER = 2862933555777941757
 """The 64-bit linear congruential step of the paper's reference implementation."""
 
+MAX_SHARDS = 256
+"""The most shards a deployment may ask for."""
+DEFAULT_MAX_SHARDS = 32
+"""The template's MaxEvaluateShards default: the cap on derived shards."""
 LAMBDA_FULL_VCPU_MB = 1769
 """Lambda memory size at which a function gets one full vCPU (CPU scales with memory)."""
 
@@ -65,6 +69,10 @@ class Shard:
     def owns(self, name: str) -> bool:
         """True when this shard ticks the queue `name`."""
         return self.count == 1 or shard_of(name, self.count) == self.index
+
+
+WHOLE = Shard()
+"""The single shard that owns every queue (no sharding)."""
 
 
 def partition(names: Iterable[str], shards: int) -> list[list[str]]:

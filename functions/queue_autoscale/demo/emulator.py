@@ -49,6 +49,10 @@ SKIPPED = {
         "moto's SQS would invoke the function in Docker on every SendMessage; the demo "
         "polls the events queue and invokes the handler in-process, as the mapping would"
     ),
+    "AWS::Lambda::EventInvokeConfig": (
+        "the demo and tests invoke the evaluate handler in-process, so Lambda's asynchronous "
+        "queue (its event age and retry limits) is never used; the template tests check it"
+    ),
     "AWS::S3::BucketPolicy": (
         "the emulator speaks plain HTTP on loopback and moto enforces the TLS-only deny, "
         "so every archive write would be refused; the template tests check the policy"

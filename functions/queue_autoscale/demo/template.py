@@ -137,8 +137,15 @@ def function_environment(
     """The environment variables template.yaml gives one function: Globals, then its own.
 
     Literal values are kept as strings; `!Ref Name` becomes `values[Name]` (a parameter or a
-    resource's physical name, as the caller knows it); anything else raises ValueError.
+    resource's physical name, as the caller knows it), else the parameter's Default, as
+    CloudFormation would; anything else raises ValueError.
     """
+    defaults = {
+        name: parameter["Default"]
+        for name, parameter in template.get("Parameters", {}).items()
+        if "Default" in parameter
+    }
+    values = {**defaults, **values}
     merged: dict[str, Any] = dict(
         template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
     )

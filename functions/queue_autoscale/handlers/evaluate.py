@@ -2,6 +2,8 @@
 
 Parse the scheduler's options, run the minute's ticks (`controller.tick.run`: a tick every
 EVALUATION_INTERVAL_SECONDS, never past the invocation's remaining time), summarize them.
+The scheduled event makes this invocation the dispatcher: it starts the other shards and runs
+shard 0 (`controller.shards`); an event with `shard` and `shards` runs that shard.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from queue_autoscale.adapters.aws import make_clients
 from queue_autoscale.controller.runtime import EvaluateRuntime, build_runtime
-from queue_autoscale.controller.tick import QueueOutcome, run
+from queue_autoscale.controller.shards import ShardRun, dispatch, run_shard
+from queue_autoscale.controller.tick import QueueOutcome
+from queue_autoscale.core.shard import MAX_SHARDS, Shard
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.telemetry import logger, tracer
 
@@ -47,6 +51,21 @@ class EvaluateRequest(BaseModel):
 
     max_ticks: int | None = Field(default=None, ge=1, le=60)
     once: bool = False
+    shard: int | None = Field(default=None, ge=0, lt=MAX_SHARDS)
+    """Set by the dispatcher: run this shard only (with `shards`)."""
+    shards: int | None = Field(default=None, ge=1, le=MAX_SHARDS)
+
+    @model_validator(mode="after")
+    def _one_shard(self) -> EvaluateRequest:
+        if (self.shard is None) != (self.shards is None):
+            raise ValueError("shard and shards come together")
+        if self.shard is not None and self.shards is not None and self.shard >= self.shards:
+            raise ValueError(f"shard {self.shard} is not below shards {self.shards}")
+        return self
+
+    def options(self) -> dict[str, Any]:
+        """What the dispatcher forwards to the shards it starts."""
+        return self.model_dump(include={"max_ticks", "once"}, exclude_none=True)
 
 
 def parse_request(event: Mapping[str, Any] | None) -> EvaluateRequest:
@@ -58,9 +77,13 @@ def parse_request(event: Mapping[str, Any] | None) -> EvaluateRequest:
     return EvaluateRequest.model_validate(dict(source))
 
 
-def summary(ticks: Sequence[Sequence[QueueOutcome]]) -> dict[str, Any]:
-    """The handler's JSON answer: every tick's decisions, in brief."""
+def summary(result: ShardRun) -> dict[str, Any]:
+    """The handler's JSON answer: the shard, the shards it started, every tick's decisions."""
+    ticks: Sequence[Sequence[QueueOutcome]] = result.ticks
     return {
+        "shard": result.shard.label,
+        "started_shards": result.started,
+        "shard_errors": result.errors,
         "ticks": len(ticks),
         "decisions": [
             {
@@ -93,4 +116,13 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
     if callable(remaining_ms):
         deadline = runtime.clock() + remaining_ms() / 1000.0 - DEADLINE_MARGIN_SECONDS
-    return summary(run(runtime, max_ticks=max_ticks, deadline=deadline))
+    owner = getattr(context, "aws_request_id", None)
+    if request.shard is None or request.shards is None:
+        name = str(getattr(context, "function_name", ""))
+        result = dispatch(
+            runtime, name, request.options(), owner=owner, max_ticks=max_ticks, deadline=deadline
+        )
+    else:
+        shard = Shard(request.shard, request.shards)
+        result = run_shard(runtime, shard, owner=owner, max_ticks=max_ticks, deadline=deadline)
+    return summary(result)

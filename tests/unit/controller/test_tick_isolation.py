@@ -166,9 +166,11 @@ def test_the_minute_loop_gives_each_tick_at_most_the_time_left() -> None:
     budgets: list[float | None] = []
     real = tick.run_tick
 
-    def spy(runtime: Any, now: float, budget_seconds: float | None = None) -> Any:
+    def spy(
+        runtime: Any, now: float, budget_seconds: float | None = None, shard: Any = None
+    ) -> Any:
         budgets.append(budget_seconds)
-        return real(runtime, now, budget_seconds)
+        return real(runtime, now, budget_seconds, shard)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tick, "run_tick", spy)

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from queue_autoscale.adapters.cloudwatch import OldestAge
 from queue_autoscale.adapters.ecs import ServiceRef, ServiceStatus
-from queue_autoscale.adapters.errors import AdapterError
+from queue_autoscale.adapters.errors import AdapterError, StateConflict
 from queue_autoscale.adapters.eventbridge import DecisionEvent, EntryFailure
 from queue_autoscale.adapters.sqs import QueueDepth
 from queue_autoscale.controller.runtime import EvaluateRuntime
@@ -77,6 +77,8 @@ class FakeTable:
         self.rows: dict[str, list[CounterRow]] = {}
         self.states: dict[str, dict[str, Any]] = {}
         self.models: dict[str, dict[str, Any]] = {}
+        self.locks: dict[int, tuple[str, float]] = {}
+        """Shard index -> (owner, held until)."""
         self.read_error: AdapterError | None = None
 
     def read_documents(self, queues: Sequence[str]) -> dict[str, tuple[Any, Any]]:
@@ -90,6 +92,16 @@ class FakeTable:
     def write_state(self, queue: str, state: Mapping[str, Any], expected_version: int) -> int:
         self.states[queue] = {**state, "version": expected_version + 1}
         return expected_version + 1
+
+    def acquire_lock(self, shard: str, index: int, owner: str, now: float, until: float) -> None:
+        held = self.locks.get(index)
+        if held and held[0] != owner and held[1] >= now:
+            raise StateConflict("PutItem", f"shard {index}'s lock is held")
+        self.locks[index] = (owner, until)
+
+    def release_lock(self, shard: str, index: int, owner: str, now: float) -> None:
+        if self.locks.get(index, (owner, 0.0))[0] == owner:
+            self.locks[index] = (owner, now)
 
 
 class FakeArchive:
