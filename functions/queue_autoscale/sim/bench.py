@@ -549,66 +549,42 @@ def report(
 
 NOTES = """## Reading the results
 
-See `docs/simulator.md` for the model. What drives the numbers above.
+See `docs/simulator.md` for the model. What drives the numbers above (each mechanism can be
+traced tick by tick with `simulate --scenario NAME --policy hybrid --decisions FILE`; the
+numbers are the tables', not repeated here so they cannot go stale).
 
-### Why `hybrid` misses the goal where it does
+### Why `hybrid` does what it does
 
-Traced tick by tick with `simulate --decisions` on the core commit named in the set-up. Each
-"experiment" changes one setting, reproducible with `simulate --scenario NAME --policy hybrid`
-plus the flag named; nothing there edits the core. Items marked "tried in the core" were
-changes to the core, measured with this suite and reverted; their numbers are from that run.
-
-1. **No controller that only reacts reaches 99.9 % on `spike`, `bursty` or `flash-crowd`
-   with a 60 s provisioning delay and a 30 s SLA.** Every job arriving from a few seconds
-   into a surge until ~30 s before the first new workers can land waits longer than the SLA,
-   whatever is ordered. The reaction-bound diagnostic above replays the same jobs under an
-   ideal reaction (no metric delay, `max_workers` ordered at the first 10 s tick of each
-   surge and kept until the queue is empty): 98.85 % on `spike`, 90.31 % on `bursty`,
-   91.35 % on `flash-crowd`. `hybrid` keeps 98.56 %, 89.94 % and 90.29 %, within 0.3, 0.4
-   and 1.1 points of it, at 6-11 % of its worker-seconds. `static` meets the SLA there only
-   because it is handed the window's peak in advance.
-2. **The NASA day's misses are the same kind of surge.** Traffic restarts at 18-55 jobs/s
-   within seconds after a lull or a gap in the 1995 log (hour 8.0: 4.5 -> 50 jobs/s; hours
-   17.4 and 20.2: from zero, with the fleet at its minimum of 1). On the previous core, 3,300
-   of its 3,561 late jobs fell in those three episodes; this core has 3,113 late jobs
-   (99.768 %). `static` holds 50 workers through them, at twice the worker-seconds. The
-   reaction bound keeps only 98.77 % here: it drops to the recent rate whenever the queue
-   empties, and the next burst finds it small; hybrid's stabilization window does not.
-3. **Utilization after a surge is the scale-down step.** The drain now sizes the landing
-   fleet for the jobs that can still make it, counting workers already ordered, so a 20x
-   flash crowd peaks at 496 workers (it was 1,000, the maximum). Once the backlog is gone the
-   fleet comes down by `scale_down_percent` (25 %) a minute: that tail is most of the
-   `flash-crowd` gap to `keda` (159,332 vs 154,391 worker-s, at 90.3 % against keda's
-   61.1 %). Experiment `--scale-down-percent 50`: flash-crowd 137,252 worker-s at the same
-   90.29 %, spike 192,580 at 98.56 %, but bursty 88.73 % (from 89.94 %), because its fleet
-   is lower when the next burst comes. Experiment `--recovery-horizon 20` (aim only at jobs
-   with 20 s of SLA left at landing, not 10): flash-crowd 129,182 at 88.11 %, bursty 320,710
-   at 86.42 %. Both are settings a user picks; the defaults favour compliance.
-4. **On smooth traffic the goal is met except against `seed-hybrid` (and `static` on
-   `steady`) on worker-seconds.** Utilization is 0.91-0.95 on `steady`, `diurnal` and `ramp`
-   at 100 % within SLA. `seed-hybrid` uses 5.2 %, 4.4 % and 2.4 % fewer worker-seconds there:
-   it sizes lambda x S, rho ~0.96-0.97, and gets away with it because a 30 s SLA is 30
-   job-times (p99 pickup 7.9 s against hybrid's 3.4 s; max 21.3 s on `diurnal`). `hybrid`
-   sizes Erlang C at p99.9, which at rho near 1 needs c >= lambda / mu + ~0.25, on the higher
-   of the 5-min and 1-min rates, and scales down only to the highest need of the last 5
-   minutes: the noise of a 1-minute rate (about 4 % at 20 jobs/s) keeps it a worker above.
-   Tried in the core: sizing the steady term on the 5-min rate unless the 1-min one differs
-   by more than 3 standard deviations, with the trend lag-corrected: steady 154,833, diurnal
-   1,838,660, ramp 248,090 worker-s (still above `seed-hybrid`), but NASA 99.736 % and bursty
-   +1.7 % worker-seconds; not kept.
-5. **What changed since the previous core** (commit ca57923, same suite): spike 98.34 % at
-   305,500 worker-s -> 98.56 % at 198,420; bursty 86.92 % at 969,760 -> 89.94 % at 352,210;
-   flash-crowd 88.70 % at 270,372 -> 90.29 % at 159,332; NASA 99.735 % at 2,605,140 ->
-   99.768 % at 2,134,560; steady, diurnal and ramp 161,094 / 1,901,160 / 266,870 -> 159,514
-   / 1,883,830 / 250,920 at 100 %. Three changes: (a) the drain sizes a FIFO queue (jobs
-   arriving meanwhile wait behind the backlog, so the old "clear it all plus arrivals within
-   the horizon" asked for several times too many) and counts workers already ordered from
-   when they land, where each tick of a surge used to order the same capacity again (spike
-   peaked at 767 workers for a 52-worker need); (b) a backlog that grew beyond Poisson noise
-   since the last tick gives the arrival rate at once (experiment `--short-window 10`, the
-   old way to react faster, now adds little: spike 98.60 %, flash-crowd 90.35 %, at steady
-   utilization 0.838); (c) the live trend extrapolates only a slope that persists over the
-   window's last fifth, so a step stops being extrapolated once the rate levels.
+1. **A controller that only reacts cannot pick up the first minute of a surge in time.** With
+   a 60 s (+ jitter) provisioning lead and a 30 s SLA, every job arriving from a few seconds
+   into a step until ~30 s before the first new workers land waits past the SLA, whatever is
+   ordered. The reaction-bound diagnostic measures that ceiling on the same jobs; `static`
+   beats it only because it is handed the window's peak in advance.
+2. **Recurring bursts are anticipated once seen** (`core/recurrence.py`). The controller
+   remembers the last six burst onsets (the rate at least doubles within one lead and keeps
+   >= 3 more workers busy); when the last three are evenly spaced it floors the fleet at the
+   bursts' need from one lead + two intervals before the next is due, plus one more lead
+   ("delayed off": a worker that would be re-ordered within a lead is kept). On `bursty` the
+   first burst meets the warmed-up fleet, the next three pay the reaction bound, and from the
+   fourth on none is missed. A burst that does not come within the grace ends the
+   recurrence.
+3. **After a burst, capacity is kept one lead, then let go.** Once the sustained need is under
+   half the last burst's need, the stabilization window shrinks to one lead + interval and the
+   scale-down goes straight to the recommendation (not 25 % a minute): a recurring burst is
+   anticipated, a one-off surge decays. The cost: before a recurrence is known, the next burst
+   finds a smaller fleet (the third `bursty` burst misses as many as the second).
+4. **The SLA loop spends its headroom only when no surge began within its window.** Misses
+   right after an onset are the reaction bound's; headroom on the steady term cannot prevent
+   the next one-off surge's, and recurring bursts are anticipated instead. The loop keeps
+   reading realized compliance (published as `RealizedCompliance`) and adds headroom for
+   misses the sizing terms could have prevented (steady traffic under-served).
+5. **Smooth traffic: hybrid sizes Erlang C at the percentile on the higher of the 1- and
+   5-minute rates**, and scales down only to the highest need of the stabilization window; the
+   1-minute rate's noise (about 4 % at 20 jobs/s) keeps it a worker above the exact size, which
+   is why `static` (handed the future) and `seed-hybrid` (lambda x S, no margin) are a few
+   per cent cheaper at 10-60 s SLAs. With an SLA at least as long as the 5-minute window the
+   short window is dropped (its lag is absorbed by the SLA, a surge still shows in the
+   backlog's growth): the fleet runs at the Erlang-C size.
 
 ### The peers
 
@@ -620,8 +596,8 @@ changes to the core, measured with this suite and reverted; their numbers are fr
 - **KEDA** counts in-flight messages too, so with a queue that keeps up it recommends
   ceil(in-flight / queueLength) ~ 1 pod; after the 300 s stabilization the fleet collapses,
   the backlog rebuilds to ~queueLength per pod, and the cycle repeats (the saw-tooth in the
-  plots). It is cheaper than `hybrid` only on `flash-crowd` (item 3), where it keeps 61 % of
-  jobs within SLA.
+  plots). The frontier file sweeps queueLength down to 1, where it meets the SLA on smooth
+  traffic at several times hybrid's worker-seconds.
 - **Target tracking on backlog per task** reads a metric that is 0 whenever the fleet keeps
   up, so after 15 low minutes it scales in proportionally (to the minimum); scaling out
   needs 3 published minutes (+ the 60 s publication lag + the provisioning delay), by which
