@@ -33,7 +33,7 @@ from queue_autoscale.core.models import (
     Winner,
 )
 from queue_autoscale.core.queueing import workers_for_sla
-from queue_autoscale.core.trend import forecast_rate
+from queue_autoscale.core.trend import persistent_forecast_rate
 
 POLICY = "hybrid"
 MAX_SAMPLES = 512
@@ -96,15 +96,7 @@ def decide(
         hold = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
         window = min(settings.stabilization_window_seconds, hold)
         settings = replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
-    forecast = forecast_rate(
-        state.samples,
-        lam,
-        now,
-        settings.forecast_horizon_seconds,
-        settings.trend_window_seconds,
-        model,
-        persistent=True,
-    )
+    forecast = persistent_forecast_rate(state.samples, lam, now, settings, model)
     trend = (
         steady
         if forecast == lam

@@ -36,7 +36,7 @@ from queue_autoscale.core.models import (
     Winner,
 )
 from queue_autoscale.core.queueing import bounded_workers
-from queue_autoscale.core.trend import forecast_rate
+from queue_autoscale.core.trend import linear_forecast_rate
 
 POLICY = "seed-hybrid"
 COOLDOWN_SECONDS = 60.0
@@ -107,14 +107,7 @@ def decide_seed_hybrid(
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
     per_worker = m.mean_job_seconds / settings.worker_concurrency
-    forecast = forecast_rate(
-        state.samples,
-        m.arrival_rate,
-        now,
-        settings.forecast_horizon_seconds,
-        settings.trend_window_seconds,
-        model,
-    )
+    forecast = linear_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     high = state.high_usage_ticks + 1 if m.sla_usage >= WARNING_USAGE else 0
     drain = seed_drain(m, settings)
     depths = [s.visible for s in state.samples[-(DRAIN_RATE_SAMPLES - 1) :]] + [m.visible]

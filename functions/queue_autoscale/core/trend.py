@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from queue_autoscale.core.models import Sample, TrendModel
+from queue_autoscale.core.models import QueueSettings, Sample, TrendModel
 
 _SECONDS_PER_HOUR = 3600.0
 _EPOCH_MONDAY_OFFSET_HOURS = 72  # 1970-01-01 was a Thursday: hour 0 of the epoch is Thu 00:00
@@ -124,25 +124,40 @@ def model_weight(model: TrendModel) -> float:
     return max(0.0, min(0.8, skill))
 
 
-def forecast_rate(
+def linear_forecast_rate(
     samples: Sequence[Sample],
     current_rate: float,
     now: float,
-    horizon_seconds: float,
-    window_seconds: float,
+    settings: QueueSettings,
     model: TrendModel | None = None,
-    persistent: bool = False,
 ) -> float:
-    """Blend of the live forecast and the seasonal model at now + horizon, jobs/s.
+    """Seed 001's forecast at now + the settings' horizon, jobs/s: the least-squares line over
+    the trend window (`linear_forecast`), blended with the seasonal model."""
+    horizon = settings.forecast_horizon_seconds
+    live = linear_forecast(samples, current_rate, now, horizon, settings.trend_window_seconds)
+    return _blend(live, model, now + horizon)
 
-    The live part is the least-squares line over the window (seed 001), or with `persistent`
-    the current rate plus only a slope that persists (`persistent_forecast`, our hybrid's).
-    """
-    live_forecast = persistent_forecast if persistent else linear_forecast
-    live = live_forecast(samples, current_rate, now, horizon_seconds, window_seconds)
+
+def persistent_forecast_rate(
+    samples: Sequence[Sample],
+    current_rate: float,
+    now: float,
+    settings: QueueSettings,
+    model: TrendModel | None = None,
+) -> float:
+    """Our hybrid's forecast at now + the settings' horizon, jobs/s: the current rate plus only
+    a slope that persists (`persistent_forecast`), blended with the seasonal model."""
+    horizon = settings.forecast_horizon_seconds
+    live = persistent_forecast(samples, current_rate, now, horizon, settings.trend_window_seconds)
+    return _blend(live, model, now + horizon)
+
+
+def _blend(live: float, model: TrendModel | None, at: float) -> float:
+    """The live forecast weighted against the seasonal model's rate at epoch second `at` by the
+    model's back-tested skill (`model_weight`), jobs/s."""
     if model is None:
         return live
     weight = model_weight(model)
     if weight <= 0:
         return live
-    return (1 - weight) * live + weight * model_rate(model, now + horizon_seconds)
+    return (1 - weight) * live + weight * model_rate(model, at)
