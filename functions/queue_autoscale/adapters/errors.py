@@ -2,7 +2,11 @@
 
 `translate` maps a botocore/ClientError to one of them by error code and HTTP status, so
 handlers decide what to do (retry the record, hold the queue, back off) without parsing
-AWS error codes themselves. `retryable` says whether trying the same call later may work.
+AWS error codes themselves. There is no `retryable` flag: botocore's standard retry mode
+already retries throttling and 5xx answers inside the call (adapters/clients.py), and every
+caller answers any failure the same way, whatever its kind: the queue holds this tick and is
+read again at the next, a record is reported failed and SQS redelivers it. The class says
+what happened, for the logs.
 """
 
 from __future__ import annotations
@@ -24,8 +28,6 @@ from botocore.exceptions import (
 class AdapterError(Exception):
     """An AWS call failed; `operation`, `code` and `resource` say which and why."""
 
-    retryable: bool = False
-
     def __init__(
         self, operation: str, message: str, *, code: str = "", resource: str | None = None
     ) -> None:
@@ -40,13 +42,9 @@ class AdapterError(Exception):
 class Throttled(AdapterError):  # noqa: N818 - names read as outcomes
     """AWS throttled the call even after botocore's retries."""
 
-    retryable = True
-
 
 class ServiceUnavailable(AdapterError):  # noqa: N818 - names read as outcomes
     """A 5xx answer, a timeout or a connection error."""
-
-    retryable = True
 
 
 class AccessDenied(AdapterError):  # noqa: N818 - names read as outcomes

@@ -58,33 +58,32 @@ def stubbed() -> Iterator[Callable[[str], tuple[Any, Stubber]]]:
 
 
 ERRORS = [
-    pytest.param("ThrottlingException", 400, Throttled, True, id="throttling"),
-    pytest.param("RequestThrottled", 403, Throttled, True, id="sqs-throttled"),
-    pytest.param("InternalFailure", 500, ServiceUnavailable, True, id="5xx"),
-    pytest.param("ServiceUnavailable", 503, ServiceUnavailable, True, id="503"),
-    pytest.param("AccessDeniedException", 400, AccessDenied, False, id="access-denied"),
-    pytest.param("AccessDenied", 403, AccessDenied, False, id="s3-access-denied"),
-    pytest.param("ResourceNotFoundException", 400, NotFound, False, id="not-found"),
-    pytest.param("ValidationException", 400, InvalidRequest, False, id="validation"),
+    pytest.param("ThrottlingException", 400, Throttled, id="throttling"),
+    pytest.param("RequestThrottled", 403, Throttled, id="sqs-throttled"),
+    pytest.param("InternalFailure", 500, ServiceUnavailable, id="5xx"),
+    pytest.param("ServiceUnavailable", 503, ServiceUnavailable, id="503"),
+    pytest.param("AccessDeniedException", 400, AccessDenied, id="access-denied"),
+    pytest.param("AccessDenied", 403, AccessDenied, id="s3-access-denied"),
+    pytest.param("ResourceNotFoundException", 400, NotFound, id="not-found"),
+    pytest.param("ValidationException", 400, InvalidRequest, id="validation"),
 ]
 
 
-@pytest.mark.parametrize(("code", "status", "kind", "retryable"), ERRORS)
+@pytest.mark.parametrize(("code", "status", "kind"), ERRORS)
 def test_sqs_depth_translates_client_errors(
-    stubbed: Any, code: str, status: int, kind: type[AdapterError], retryable: bool
+    stubbed: Any, code: str, status: int, kind: type[AdapterError]
 ) -> None:
     sqs, stub = stubbed("sqs")
     stub.add_client_error("get_queue_attributes", code, "boom", http_status_code=status)
     with pytest.raises(kind) as caught:
         SqsQueues(sqs).depth(URL)
-    assert caught.value.retryable is retryable
     assert caught.value.code == code
     assert "GetQueueAttributes" in str(caught.value)
 
 
-@pytest.mark.parametrize(("code", "status", "kind", "retryable"), ERRORS[:5])
+@pytest.mark.parametrize(("code", "status", "kind"), ERRORS[:5])
 def test_every_adapter_call_translates(
-    stubbed: Any, code: str, status: int, kind: type[AdapterError], retryable: bool
+    stubbed: Any, code: str, status: int, kind: type[AdapterError]
 ) -> None:
     cloudwatch, cw_stub = stubbed("cloudwatch")
     cw_stub.add_client_error("get_metric_data", code, "x", http_status_code=status)
@@ -205,10 +204,9 @@ def test_batch_get_retries_unprocessed_keys_then_gives_up(stubbed: Any) -> None:
         ),
     ],
 )
-def test_transport_errors_are_retryable(error: Exception, kind: type[AdapterError]) -> None:
+def test_transport_errors_are_unavailable(error: Exception, kind: type[AdapterError]) -> None:
     translated = translate(error, "GetQueueAttributes", "orders")
     assert isinstance(translated, kind)
-    assert translated.retryable is True
     assert "orders" in str(translated)
 
 
