@@ -24,7 +24,7 @@ from typing import Any
 
 from queue_autoscale.adapters.ecs import ServiceRef
 from queue_autoscale.adapters.errors import AdapterError, StateConflict
-from queue_autoscale.adapters.eventbridge import DecisionEvent
+from queue_autoscale.adapters.eventbridge import MAX_ENTRIES, DecisionEvent, EntryFailure
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.constants import BREACH_EVENT, DECISION_EVENT, SCALED_EVENT
 from queue_autoscale.controller.gather import Inputs, gather
@@ -290,20 +290,40 @@ def _decide_all(
     return [_outcome(config, call) for config, call in zip(queues, calls, strict=True)]
 
 
+def _publish_events(
+    runtime: EvaluateRuntime, events: Sequence[DecisionEvent]
+) -> list[tuple[Sequence[DecisionEvent], list[EntryFailure] | AdapterError]]:
+    """PutEvents in calls of MAX_ENTRIES, concurrently on up to max_concurrency threads: each
+    chunk with its refused entries (indexes into the chunk) or the error of its call."""
+    chunks = [events[first : first + MAX_ENTRIES] for first in range(0, len(events), MAX_ENTRIES)]
+
+    def send(chunk: Sequence[DecisionEvent]) -> list[EntryFailure] | AdapterError:
+        try:
+            return runtime.events.publish(chunk)
+        except AdapterError as error:
+            return error
+
+    if len(chunks) <= 1:
+        return [(chunk, send(chunk)) for chunk in chunks]
+    threads = max(1, min(runtime.max_concurrency, len(chunks)))
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="events") as pool:
+        return list(zip(chunks, pool.map(send, chunks), strict=True))
+
+
 def publish(runtime: EvaluateRuntime, now: float, outcomes: Sequence[QueueOutcome]) -> None:
     """Decision events, the decision log, metrics and log lines of whatever the tick has."""
     events = [event for outcome in outcomes for event in decision_events(outcome)]
-    try:
-        refused = runtime.events.publish(events)
-    except AdapterError as error:
-        refused = []
-        for outcome in outcomes:
-            outcome.errors.append(f"decision events not published: {error}")
-    for failure in refused:
-        queue = str(events[failure.index].detail.get("queue", ""))
-        for outcome in outcomes:
-            if outcome.queue == queue:
-                outcome.errors.append(f"event refused: {failure.code} {failure.message}")
+    by_queue = {outcome.queue: outcome for outcome in outcomes}
+    for chunk, answer in _publish_events(runtime, events):
+        if isinstance(answer, AdapterError):  # that call's queues only
+            for queue in dict.fromkeys(str(event.detail.get("queue", "")) for event in chunk):
+                if queue in by_queue:
+                    by_queue[queue].errors.append(f"decision events not published: {answer}")
+            continue
+        for failure in answer:
+            queue = str(chunk[failure.index].detail.get("queue", ""))
+            if queue in by_queue:
+                by_queue[queue].errors.append(f"event refused: {failure.code} {failure.message}")
     tick_id = f"{int(now)}-{uuid.uuid4().hex[:12]}"
     try:
         runtime.archive.put_decisions(now, tick_id, [outcome.record() for outcome in outcomes])

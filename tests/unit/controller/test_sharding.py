@@ -229,3 +229,51 @@ def test_an_impossible_shard_request_is_refused(event: dict[str, Any]) -> None:
 def test_the_templates_shard_cap_is_the_codes_default() -> None:
     parameter = load_template()["Parameters"]["MaxEvaluateShards"]
     assert int(parameter["Default"]) == DEFAULT_MAX_SHARDS
+
+
+class FlakyEvents:
+    """PutEvents that takes 20 ms, counts overlapping calls, and fails the call carrying
+    `failing`'s events."""
+
+    def __init__(self, failing: str) -> None:
+        self.failing = failing
+        self.published: list[Any] = []
+        self.calls = 0
+        self.active = 0
+        self.most = 0
+        self.lock = threading.Lock()
+
+    def publish(self, events: Any) -> list[Any]:
+        with self.lock:
+            self.calls += 1
+            self.active += 1
+            self.most = max(self.most, self.active)
+        try:
+            time.sleep(0.02)
+            if any(event.detail["queue"] == self.failing for event in events):
+                raise Throttled("PutEvents", "Rate exceeded", resource="default")
+            with self.lock:
+                self.published.extend(events)
+            return []
+        finally:
+            with self.lock:
+                self.active -= 1
+
+
+def test_decision_events_go_out_concurrently_and_a_failed_call_is_its_queues_error() -> None:
+    # GIVEN 40 scaling queues (3 events each: decided, scaled, breach predicted) and the call
+    # carrying jobs-20's events fails
+    runtime = world()
+    runtime.max_concurrency = 4
+    runtime.events = FlakyEvents(failing="jobs-20")
+    # WHEN a tick publishes
+    outcomes = {outcome.queue: outcome for outcome in tick.run_tick(runtime, NOW)}
+    # THEN the calls overlapped, bounded by the pool, 10 events a call
+    assert runtime.events.calls == 12 and 1 < runtime.events.most <= 4
+    # AND only the queues whose events rode in the failed call carry its error
+    failed = {q for q, o in outcomes.items() if o.errors}
+    assert "jobs-20" in failed and 1 <= len(failed) <= 10
+    assert all("decision events not published" in outcomes[q].errors[0] for q in failed)
+    # (a queue whose events straddle two calls may have some out and still carry the error)
+    published = {event.detail["queue"] for event in runtime.events.published}
+    assert set(QUEUES) - failed <= published and "jobs-20" not in published
