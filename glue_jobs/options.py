@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 
 def resolve_options(
@@ -59,3 +61,43 @@ def as_bool(values: Mapping[str, str | None], name: str, default: bool = False) 
     if raw.strip().lower() not in ("true", "false"):
         raise ValueError(f"option --{name} = {raw!r} is not true or false")
     return raw.strip().lower() == "true"
+
+
+CONFIG_OPTIONS = ("config_parameter", "config", "queues_config")
+"""Where a job's queue config comes from: the stack's config store (an SSM parameter name,
+what template.yaml passes), a local file (spark-submit), or the JSON text itself."""
+
+
+def queue_config_document(
+    values: Mapping[str, str | None], ssm_client: Any = None, s3_client: Any = None
+) -> tuple[str, str] | None:
+    """(document text, where it was read) from whichever of CONFIG_OPTIONS is given, None
+    when none is; ValueError naming the options when more than one is, or the store or file
+    cannot be read. The store is read like the functions read it (an SSM parameter holding
+    the document or an s3:// pointer to it); clients default to boto3's."""
+    given = [name for name in CONFIG_OPTIONS if values.get(name)]
+    if len(given) > 1:
+        raise ValueError(f"give one of --{', --'.join(CONFIG_OPTIONS)}, not {given}")
+    if not given:
+        return None
+    (name,) = given
+    raw = str(values[name])
+    if name == "queues_config":
+        return raw, "--queues_config"
+    # queue_autoscale (pydantic, boto3, Powertools) only when a config is read
+    from queue_autoscale.config import read_text  # noqa: PLC0415
+
+    if name == "config":
+        return read_text(Path(raw), "--config ", ValueError), raw
+    from queue_autoscale.adapters.aws import make_client  # noqa: PLC0415
+    from queue_autoscale.adapters.config_store import ConfigStore  # noqa: PLC0415
+    from queue_autoscale.adapters.errors import AdapterError  # noqa: PLC0415
+
+    store = ConfigStore(
+        ssm_client or make_client("ssm"), s3_client or make_client("s3"), raw, max_age_seconds=1
+    )
+    try:
+        document = store.read()
+    except AdapterError as error:
+        raise ValueError(f"--config_parameter {raw}: {error}") from None
+    return document.text, document.source

@@ -1,8 +1,10 @@
 """SLA report job: Glue job script, spark-submit script and an in-process `run()`.
 
 Options (Glue DefaultArguments / command line): --input_uri (archive root holding events/ and
-decisions/), --output_uri, --queues_config (the project's JSON queue config text; queues not
-in it get a 30 s SLA), --interval_seconds (backlog interval, default 60).
+decisions/), --output_uri, the queue config (queues not in it get a 30 s SLA) as one of
+--config_parameter (the stack's config store, an SSM parameter name: what the Glue job is
+given), --config (a local JSON file) or --queues_config (the JSON text), --interval_seconds
+(backlog interval, default 60).
 
 Writes Parquet tables under <output_uri>/ (sla_hourly, sla_daily, cost_hourly, cost_daily,
 backlog, rejected_events) and the self-contained <output_uri>/report.html.
@@ -41,7 +43,13 @@ from glue_jobs.io import (
     write_days,
     write_text,
 )
-from glue_jobs.options import as_bool, as_int, resolve_options
+from glue_jobs.options import (
+    CONFIG_OPTIONS,
+    as_bool,
+    as_int,
+    queue_config_document,
+    resolve_options,
+)
 from glue_jobs.report import detail_period, render_report
 from glue_jobs.session import get_spark
 from glue_jobs.state import RunState, day_of, day_start_ms, first_day_to_redo, shift_day
@@ -55,7 +63,7 @@ DEFAULT_PAIRING_HOURS = 6
 DEFAULT_REPORT_DAYS = 31
 REQUIRED = ("input_uri", "output_uri")
 OPTIONAL: dict[str, str | None] = {
-    "queues_config": None,
+    **dict.fromkeys(CONFIG_OPTIONS),
     "interval_seconds": "60",
     "pairing_hours": str(DEFAULT_PAIRING_HOURS),
     "late_days": str(DEFAULT_LATE_DAYS),
@@ -67,15 +75,15 @@ CHART_POINTS = 2_000
 
 
 def queue_parameters(
-    queues_config_json: str | None,
+    queues_config_json: str | None, source: str = "--queues_config"
 ) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
     """({queue: sla_seconds}, {queue: worker_concurrency}, {queue: percentile}) from the
-    project's JSON config."""
+    project's JSON config (`source` names it in errors)."""
     if not queues_config_json:
         return {}, {}, {}
     from queue_autoscale.config import parse_json  # noqa: PLC0415 - pydantic only when needed
 
-    queues = parse_json(queues_config_json, "--queues_config")
+    queues = parse_json(queues_config_json, source)
     return (
         {queue.queue: queue.sla_seconds for queue in queues},
         {queue.queue: queue.worker_concurrency for queue in queues},
@@ -253,6 +261,7 @@ def run(
     spark: SparkSession | None = None,
     progress: Progress | None = None,
     *,
+    config_source: str = "--queues_config",
     pairing_hours: int = DEFAULT_PAIRING_HOURS,
     late_days: int = DEFAULT_LATE_DAYS,
     full_rebuild: bool = False,
@@ -263,7 +272,7 @@ def run(
     return the report's URI (<output_uri>/report.html). See docs/spark.md. `progress` is
     told each of STEPS as it starts."""
     step = progress or (lambda _name: None)
-    sla_seconds, concurrency, percentiles = queue_parameters(queues_config_json)
+    sla_seconds, concurrency, percentiles = queue_parameters(queues_config_json, config_source)
     settings = Settings(interval_seconds, pairing_hours, sla_seconds, concurrency)
     if report_days < 1:
         raise ValueError(f"report_days must be >= 1, got {report_days!r}")
@@ -405,10 +414,12 @@ def render(
 def main(argv: Sequence[str] | None = None) -> str:
     """Entry point for Glue and spark-submit: parse options, run, print the report URI."""
     options = resolve_options(list(sys.argv if argv is None else argv), REQUIRED, OPTIONAL)
+    document, source = queue_config_document(options) or (None, "")
     report = run(
         input_uri=str(options["input_uri"]),
         output_uri=str(options["output_uri"]),
-        queues_config_json=options.get("queues_config"),
+        queues_config_json=document,
+        config_source=source,
         interval_seconds=as_int(options, "interval_seconds", 60),
         pairing_hours=as_int(options, "pairing_hours", DEFAULT_PAIRING_HOURS),
         late_days=as_int(options, "late_days", DEFAULT_LATE_DAYS),

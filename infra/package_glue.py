@@ -1,14 +1,15 @@
 """Zip what the Spark jobs import, for Glue's --extra-py-files and EMR Serverless --py-files.
 
 The zip holds the `glue_jobs` package and the pieces of `queue_autoscale` it imports (config,
-core, the DynamoDB adapter and its error module), with fixed timestamps so the same sources
-give the same bytes. The job scripts themselves (glue_jobs/sla_report.py, trend_fit.py) are
-uploaded separately as the Glue ScriptLocation / EMR entryPoint; they are also in the zip.
+core, the DynamoDB and config store adapters, client construction and the error module), with
+fixed timestamps so the same sources give the same bytes. The job scripts themselves
+(glue_jobs/sla_report.py, trend_fit.py) are uploaded separately as the Glue ScriptLocation /
+EMR entryPoint; they are also in the zip.
 
     python infra/package_glue.py [--out build/glue/glue_jobs.zip]
 
-Glue 5.0 has boto3, pandas, numpy, pyarrow and matplotlib; pydantic (for --queues_config)
-comes from `--additional-python-modules pydantic==2.12.3`.
+Glue 5.0 has boto3, pandas, numpy, pyarrow and matplotlib; pydantic (the config parser) and
+aws-lambda-powertools (the config store's reader) come from `--additional-python-modules`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ SOURCES: list[tuple[Path, str]] = [
     (
         ROOT / "functions" / "queue_autoscale" / "adapters" / "dynamodb.py",
         "queue_autoscale/adapters/dynamodb.py",
+    ),
+    (
+        ROOT / "functions" / "queue_autoscale" / "adapters" / "aws.py",
+        "queue_autoscale/adapters/aws.py",
+    ),
+    (
+        ROOT / "functions" / "queue_autoscale" / "adapters" / "config_store.py",
+        "queue_autoscale/adapters/config_store.py",
     ),
 ]
 

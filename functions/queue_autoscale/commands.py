@@ -13,7 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from queue_autoscale.config import ConfigError, QueueConfig, load_config, load_json, read_text
+from queue_autoscale.adapters.config_store import ConfigDocument
+from queue_autoscale.config import (
+    ConfigError,
+    QueueConfig,
+    load_config,
+    load_json,
+    parse_json,
+    read_text,
+)
 from queue_autoscale.core import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
     POLICIES,
@@ -375,18 +383,38 @@ def run_examples(
 
 
 def validate_config(
-    file: Annotated[Path, typer.Argument(help="Config JSON: one queue, a list, or {queues: []}.")],
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="Config JSON: one queue, a list, or {queues: []}."),
+    ] = None,
+    parameter: Annotated[
+        str | None,
+        typer.Option(
+            "--parameter",
+            help="Check the document in a stack's config store instead: its SSM parameter "
+            "name (output QueueConfigParameterName; an s3:// pointer in it is followed). "
+            "AWS_ENDPOINT_URL and AWS_REGION apply.",
+        ),
+    ] = None,
     evaluation_interval_seconds: Annotated[
         float, typer.Option("--interval", min=5, max=60, help="Evaluation interval, s.")
     ] = DEFAULT_EVALUATION_INTERVAL_SECONDS,
 ) -> None:
-    """Check a config file: print what is wrong, or the effective settings of every queue and a
-    warning for each SLA the poll interval and start-up lead make unreachable (exit 0)."""
+    """Check a config file (or the document in a config store): print what is wrong, or the
+    effective settings of every queue and a warning for each SLA the poll interval and
+    start-up lead make unreachable (exit 0)."""
+    if (file is None) == (parameter is None):
+        raise _fail("give a config FILE or --parameter NAME (one of them)")
     try:
-        configs = load_config(file)
+        if parameter is not None:
+            document = _store_document(parameter)
+            configs = parse_json(document.text, document.source)
+        else:
+            configs = load_config(file)
     except ConfigError as error:
         raise _fail(str(error)) from None
-    table = Table(title=f"Effective settings: {file}")
+    source = file if file is not None else parameter
+    table = Table(title=f"Effective settings: {source}")
     table.add_column("setting", style="bold")
     for config in configs:
         table.add_column(config.queue)
@@ -402,6 +430,19 @@ def validate_config(
     for config in configs:
         for warning in [*config.warnings(evaluation_interval_seconds), *config.source_warnings()]:
             typer.echo(f"warning: {warning}", err=True)
+
+
+def _store_document(parameter: str) -> ConfigDocument:
+    """The document in the config store `parameter`, read as the functions read it."""
+    from queue_autoscale.adapters.aws import make_client  # noqa: PLC0415 - boto3 on demand
+    from queue_autoscale.adapters.config_store import ConfigStore  # noqa: PLC0415
+    from queue_autoscale.adapters.errors import AdapterError  # noqa: PLC0415
+
+    store = ConfigStore(make_client("ssm"), make_client("s3"), parameter, max_age_seconds=1)
+    try:
+        return store.read()
+    except AdapterError as error:
+        raise ConfigError(f"config store {parameter}: {error}") from None
 
 
 def register(app: typer.Typer) -> None:

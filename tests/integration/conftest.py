@@ -153,6 +153,7 @@ def clients(endpoint: Endpoint) -> AwsClients:
 
 TEMPLATE_VALUES = {
     "QueuesConfig": "[]",
+    "QueueConfigParameter": "/unset/queues-config",
     "LoadTable": "unset-load-table",
     "ArchiveBucket": "unset-archive-bucket",
     "EventsDeadLetterQueue": "",
@@ -169,12 +170,30 @@ def template_environment(logical_id: str, **resources: str) -> dict[str, str]:
     return function_environment(load_template(), logical_id, {**TEMPLATE_VALUES, **resources})
 
 
+def create_config_parameter(clients: AwsClients, name: str, document: str) -> str:
+    """The config store as template.yaml creates it: an SSM parameter holding the document."""
+    clients.ssm.put_parameter(
+        Name=name, Value=document, Type="String", Tier="Intelligent-Tiering", Overwrite=True
+    )
+    return name
+
+
 @pytest.fixture
-def function_environ(monkeypatch: pytest.MonkeyPatch) -> Callable[..., dict[str, str]]:
+def function_environ(
+    monkeypatch: pytest.MonkeyPatch, clients: AwsClients, suffix: str
+) -> Callable[..., dict[str, str]]:
     """Put a function's template environment into os.environ (what Lambda does) and
-    return it; Powertools reads its settings (service name, namespace) from there."""
+    return it; Powertools reads its settings (service name, namespace) from there.
+
+    Unless a `QueueConfigParameter` is given, the `QueuesConfig` document is written into a
+    config store parameter of this test, as the stack does with its parameter."""
 
     def apply(logical_id: str, **resources: str) -> dict[str, str]:
+        if "QueueConfigParameter" not in resources:
+            document = resources.get("QueuesConfig", TEMPLATE_VALUES["QueuesConfig"])
+            resources["QueueConfigParameter"] = create_config_parameter(
+                clients, f"/qa-{suffix}/queues-config", document
+            )
         environment = template_environment(logical_id, **resources)
         for name, value in environment.items():
             monkeypatch.setenv(name, value)

@@ -119,7 +119,12 @@ def test_functions_get_the_environment_the_handlers_read(stack: EmulatorStack) -
     assert variables["ARCHIVE_BUCKET"] == stack.archive_bucket
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == METRIC_NAMESPACE
     assert str(variables["EVALUATION_INTERVAL_SECONDS"]) == "10"
-    config = parse_config(json.loads(variables["QUEUES_CONFIG"]))
+    # the queue config is not in the environment: the function reads the stack's config store
+    assert "QUEUES_CONFIG" not in variables
+    assert variables["QUEUES_CONFIG_PARAMETER"] == stack.config_parameter
+    ssm = session(stack.endpoint_url, stack.region)("ssm")
+    stored = ssm.get_parameter(Name=stack.config_parameter)["Parameter"]["Value"]
+    config = parse_config(json.loads(stored))
     assert [(q.queue, q.sla_seconds) for q in config] == [(stack.work_queues[0].name, 10.0)]
     record = lambda_.get_function(FunctionName=stack.record_function)["Configuration"]
     assert record["Handler"] == "queue_autoscale.handlers.record_events.handler"

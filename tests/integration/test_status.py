@@ -65,7 +65,7 @@ def run_controller(stack: EmulatorStack, lambda_context: Any) -> dict[str, Any]:
     clients = make_clients(endpoint_url=stack.endpoint_url, region_name=REGION)
     (work,) = stack.work_queues
     environment = {
-        "QUEUES_CONFIG": stack.parameters["QueuesConfig"],
+        "QUEUES_CONFIG_PARAMETER": stack.config_parameter,
         "LOAD_TABLE": stack.load_table,
         "ARCHIVE_BUCKET": stack.archive_bucket,
         "EVENTS_DLQ_URL": stack.events_dlq_url,

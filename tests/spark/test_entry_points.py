@@ -95,7 +95,10 @@ def reported(spark, archive, tmp_path_factory) -> tuple[Path, str]:
     root, _ = archive
     out = tmp_path_factory.mktemp("report")
     argv = ["sla_report.py", "--input_uri", str(root), "--output_uri", str(out)]
-    report = sla_report.main([*argv, "--queues_config", CONFIG, "--interval_seconds", "60"])
+    # the queue config from a local file, as under spark-submit (Glue passes the store's name)
+    config = tmp_path_factory.mktemp("config") / "queues.json"
+    config.write_text(CONFIG, encoding="utf-8")
+    report = sla_report.main([*argv, "--config", str(config), "--interval_seconds", "60"])
     return out, report
 
 

@@ -12,7 +12,7 @@ from infra.package_glue import build
 CHECK = """
 import sys
 import glue_jobs.sla_report, glue_jobs.trend_fit, glue_jobs.model_store
-import queue_autoscale.config
+import queue_autoscale.config, queue_autoscale.adapters.config_store
 outside = sorted(
     name for name, module in sys.modules.items()
     if name.split(".")[0] in ("glue_jobs", "queue_autoscale")

@@ -29,14 +29,22 @@ from infra.template import (
 )
 from queue_autoscale.adapters import s3 as s3_keys
 from queue_autoscale.constants import (
+    CONFIG_DIMENSION,
+    CONFIG_METRICS,
     INGEST_METRICS,
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
     QUEUE_METRICS,
 )
+from queue_autoscale.controller.config_loader import (
+    ConfigUnavailable,
+    QueueConfigLoader,
+    store_reader,
+)
+from queue_autoscale.settings import EvaluateSettings, RecordSettings
 from queue_autoscale.telemetry import emf_metrics
 
-PUBLISHED = set(QUEUE_METRICS) | set(INGEST_METRICS)
+PUBLISHED = set(QUEUE_METRICS) | set(INGEST_METRICS) | set(CONFIG_METRICS)
 # AWS's own metrics an alarm may use, with the dimensions they carry.
 AWS_METRICS = {
     ("AWS/SQS", "ApproximateNumberOfMessagesVisible"): {"QueueName"},
@@ -116,8 +124,9 @@ def metric_problems(namespace: str, metric: str, dims: frozenset[str]) -> list[s
         problems = []
         if metric not in PUBLISHED:
             problems.append(f"{metric} is not published (constants.py)")
-        if dims != {METRIC_DIMENSION}:
-            problems.append(f"{metric}: dimensions {sorted(dims)} != [{METRIC_DIMENSION}]")
+        wanted = CONFIG_DIMENSION if metric in CONFIG_METRICS else METRIC_DIMENSION
+        if dims != {wanted}:
+            problems.append(f"{metric}: dimensions {sorted(dims)} != [{wanted}]")
         return problems
     expected = AWS_METRICS.get((namespace, metric))
     if expected is None:
@@ -184,6 +193,9 @@ def test_the_metric_check_rejects_a_misspelt_metric() -> None:
             id="errors",
         ),
         pytest.param("ControllerSilent{}Alarm", "TargetWorkers", "LessThanThreshold", id="silent"),
+        pytest.param(
+            "ConfigErrorsAlarm", "ConfigErrors", "GreaterThanOrEqualToThreshold", id="config"
+        ),
     ],
 )
 def test_design_alarms_exist(
@@ -258,6 +270,7 @@ def test_for_each_expands_like_cloudformation() -> None:
 
 TEMPLATE_VALUES = {
     "QueuesConfig": '{"queue": "orders"}',
+    "QueueConfigParameter": "/stack/queues-config",
     "LoadTable": "stack-load",
     "ArchiveBucket": "stack-archive",
     "EventsDeadLetterQueue": "https://sqs.us-east-1.amazonaws.com/123456789012/stack-events-dlq",
@@ -342,6 +355,63 @@ def test_emitted_metrics_carry_exactly_what_alarms_and_dashboard_query(
                     published[metric][0],
                     set(published[metric][1]),
                 ), query
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "settings_type"),
+    [
+        pytest.param("EvaluateFunction", EvaluateSettings, id="evaluate"),
+        pytest.param("RecordEventsFunction", RecordSettings, id="record-events"),
+    ],
+)
+def test_config_errors_are_emitted_as_the_config_alarm_queries(
+    template: dict[str, Any],
+    expanded: dict[str, Any],
+    logical_id: str,
+    settings_type: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN the function's settings from template.yaml's environment, and a store that fails
+    from botocore.stub import Stubber
+
+    from queue_autoscale.adapters.aws import make_client, make_session
+
+    environment = function_environment(template, logical_id, TEMPLATE_VALUES)
+    for name in list(os.environ):
+        if name.startswith("POWERTOOLS_"):
+            monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    settings = settings_type.from_environ(environment)
+    session = make_session("us-east-1", {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"})
+    ssm = make_client("ssm", session=session)
+    stubber = Stubber(ssm)
+    stubber.add_client_error("get_parameter", "ParameterNotFound", http_status_code=400)
+    stubber.activate()
+    loader = QueueConfigLoader(store_reader(settings, ssm, make_client("s3", session=session)))
+    # WHEN the loader's real publishing path reports the failed read
+    capsys.readouterr()
+    with pytest.raises(ConfigUnavailable):
+        loader.load(0.0)
+    documents = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    emitted = [
+        (declared["Namespace"], metric["Name"], {d: doc[d] for d in dimension_set})
+        for doc in documents
+        if "_aws" in doc
+        for declared in doc["_aws"]["CloudWatchMetrics"]
+        for dimension_set in declared["Dimensions"]
+        for metric in declared["Metrics"]
+    ]
+    # THEN it is exactly what the stack's config-errors alarm reads: same namespace, metric,
+    # dimension name and value (the parameter the template passes the function)
+    alarm = resources_of(expanded, "AWS::CloudWatch::Alarm")["ConfigErrorsAlarm"]
+    assert alarm["Dimensions"] == [
+        {"Name": CONFIG_DIMENSION, "Value": {"Ref": "QueueConfigParameter"}}
+    ]
+    wanted = {CONFIG_DIMENSION: TEMPLATE_VALUES["QueueConfigParameter"]}
+    assert emitted == [(alarm["Namespace"], alarm["MetricName"], wanted)]
+    assert set(CONFIG_METRICS) == {alarm["MetricName"]}
 
 
 def test_the_emitted_check_sees_a_service_dimension(
@@ -547,7 +617,7 @@ def test_archive_bucket_is_private_encrypted_and_tls_only(translated: dict[str, 
 # ------------------------------------------------------------------ functions and jobs
 
 REQUIRED_ENVIRONMENT = {
-    "QUEUES_CONFIG",
+    "QUEUES_CONFIG_PARAMETER",
     "LOAD_TABLE",
     "ARCHIVE_BUCKET",
     "EVENTS_DLQ_URL",
@@ -623,11 +693,15 @@ def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
     }
     args = props["DefaultArguments"]
     assert args["--extra-py-files"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/glue_jobs.zip"}
-    assert args["--additional-python-modules"] == "pydantic==2.12.3"
+    # the sla report reads the config store through Powertools Parameters, as the functions do
+    powertools = ",aws-lambda-powertools==3.22.0" if script == "sla_report" else ""
+    modules = "pydantic==2.12.3" + powertools
+    assert args["--additional-python-modules"] == modules
     assert args["--output_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
     if job == "SlaReportJob":
         assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
-        assert args["--queues_config"] == {"Ref": "QueuesConfig"}
+        # the config store's name, not a copy of the document
+        assert args["--config_parameter"] == {"Ref": "QueueConfigParameter"}
         assert args["--interval_seconds"] == "60"
     else:
         # trend_fit reads the SLA report's hourly table
@@ -636,7 +710,7 @@ def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
         assert args["--holdout_days"] == "7"
         # only options trend_fit takes: the same script also runs under argparse, which
         # rejects unknown ones
-        assert "--queues_config" not in args and "--interval_seconds" not in args
+        assert "--config_parameter" not in args and "--interval_seconds" not in args
     triggers = resources_of(translated, "AWS::Glue::Trigger")
     daily, after = triggers["DailySparkTrigger"], triggers["TrendFitAfterReportTrigger"]
     assert daily["Type"] == "SCHEDULED"

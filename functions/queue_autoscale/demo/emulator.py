@@ -41,6 +41,7 @@ CFN_SUPPORTED = frozenset(
         "AWS::IAM::Role",
         "AWS::Logs::LogGroup",
         "AWS::Lambda::Function",
+        "AWS::SSM::Parameter",
     }
 )
 # Types left out of the emulated stack altogether, with the reason printed.
@@ -110,6 +111,8 @@ class EmulatorStack:
     event_bus: str
     record_function: str
     evaluate_function: str
+    config_parameter: str
+    """The config store: the SSM parameter holding the queue config (QueuesConfig at first)."""
     work_queues: tuple[WorkQueue, ...]
     parameters: Mapping[str, str]
     """The stack parameters the template was created with."""
@@ -349,6 +352,7 @@ def bootstrap(
         event_bus=str(translated["Parameters"]["EventBusName"]["Default"]),
         record_function=physical["RecordEventsFunction"],
         evaluate_function=physical["EvaluateFunction"],
+        config_parameter=physical["QueueConfigParameter"],
         work_queues=tuple(work),
         parameters=parameters,
         created_by_stack=tuple(sorted(set(physical) - set(created_directly))),

@@ -136,7 +136,7 @@ def in_process_handlers(demo: DemoStack, options: DemoOptions) -> Iterator[Handl
     runtimes are removed again on the way out."""
     stack = demo.stack
     environment = {
-        "QUEUES_CONFIG": stack.parameters["QueuesConfig"],
+        "QUEUES_CONFIG_PARAMETER": stack.config_parameter,
         "LOAD_TABLE": stack.load_table,
         "ARCHIVE_BUCKET": stack.archive_bucket,
         "EVENTS_DLQ_URL": stack.events_dlq_url,
