@@ -6,6 +6,8 @@ import json
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from queue_autoscale.core import (
     ControllerState,
@@ -19,6 +21,7 @@ from queue_autoscale.core import (
     state_to_dict,
     window_rates,
 )
+from queue_autoscale.core.counters import robust_mean_job_seconds
 
 NOW = 10_000.0
 
@@ -173,3 +176,47 @@ def test_job_time_deals_seconds_in_time_order_whatever_order_the_rows_come_in() 
         [replace(row, second=int(NOW) - 30 + i) for i, row in enumerate(shuffled)], NOW
     ).mean_job_seconds
     assert by_position != expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.builds(
+            CounterRow,
+            second=st.integers(9_500, 10_100),
+            queued=st.integers(0, 50),
+            started=st.integers(0, 50),
+            completed=st.integers(0, 50),
+            failed=st.integers(0, 5),
+            busy_ms=st.integers(0, 10**6),
+            pickup_ms=st.integers(0, 10**6),
+        ),
+        max_size=120,
+    ),
+    now=st.one_of(st.integers(9_600, 10_050).map(float), st.floats(9_600.0, 10_050.0)),
+    windows=st.sampled_from([(300.0, 60.0), (120.0, 10.0), (60.0, 120.0)]),
+)
+def test_window_rates_equal_the_row_by_row_definition(
+    rows: list[CounterRow], now: float, windows: tuple[float, float]
+) -> None:
+    # The definition: rows with 0 <= now - second <= long count, the short window's queued
+    # those with now - second <= short; the job time deals the finished seconds in time order.
+    long, short = windows
+    kept = sorted((r for r in rows if 0 <= now - r.second <= long), key=lambda r: r.second)
+    done = [r for r in kept if r.completed + r.failed > 0]
+    rates = window_rates(rows, now, long, short)
+    assert rates.arrival_rate == sum(r.queued for r in kept) / long
+    assert (
+        rates.arrival_rate_short == sum(r.queued for r in kept if now - r.second <= short) / short
+    )
+    assert rates.completion_rate == sum(r.completed for r in kept) / long
+    finished = sum(r.completed + r.failed for r in kept)
+    assert rates.failure_rate == (sum(r.failed for r in kept) / finished if finished else 0.0)
+    assert rates.mean_job_seconds == robust_mean_job_seconds(
+        [r.busy_ms for r in done], [r.completed + r.failed for r in done]
+    )
+    started = sum(r.started for r in kept)
+    expected_pickup = sum(r.pickup_ms for r in kept) / 1000.0 / started if started else None
+    assert rates.mean_pickup_seconds == expected_pickup
+    # the generator and the list give the same
+    assert window_rates(iter(rows), now, long, short) == rates
