@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, Decision, QueueSettings
 from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
@@ -14,6 +17,81 @@ from queue_autoscale.sim.scores import Score, score
 
 Progress = Callable[[str, int, int], None]
 """progress(policy, done_seconds, total_seconds)."""
+
+PROCESSES_ENV = "QUEUE_AUTOSCALE_SIM_PROCESSES"
+"""Environment variable: how many processes the simulator's independent runs use (default: the
+machine's cores; 1 runs everything in this process)."""
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+_task: Callable[[Any], Any] | None = None
+"""The function the forked workers of parallel_map call (inherited at fork, never pickled)."""
+_in_worker = False
+
+
+def sim_processes() -> int:
+    """Processes for independent runs: $QUEUE_AUTOSCALE_SIM_PROCESSES, else the cores (>= 1)."""
+    raw = os.environ.get(PROCESSES_ENV, "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise ArrivalError(f"{PROCESSES_ENV} = {raw!r}: give a whole number >= 1") from None
+    return max(1, os.cpu_count() or 1)
+
+
+def _mark_worker() -> None:
+    global _in_worker  # noqa: PLW0603 - per-process flag: a worker never forks workers of its own
+    _in_worker = True
+
+
+def _run_task(item: object) -> object:
+    assert _task is not None
+    return _task(item)
+
+
+def _workers(items: int, processes: int | None = None) -> int:
+    """Processes parallel_map forks for `items` items (<= 1: it runs them here)."""
+    if _in_worker or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(items, sim_processes() if processes is None else max(1, processes))
+
+
+def parallel_map(
+    function: Callable[[_Item], _Result],
+    items: Iterable[_Item],
+    processes: int | None = None,
+    done: Callable[[int], None] | None = None,
+) -> list[_Result]:
+    """[function(item) for item in items], the items spread over forked processes.
+
+    Each run is deterministic given its inputs (its own seeded generators), so the results
+    are those of the serial loop, in order. `function` and what it closes over (workloads of
+    millions of jobs) reach the workers by fork, not by pickling; only items and results are
+    pickled. Serial with one process or one item, inside a worker, or where fork is missing.
+    `done(index)` is called in this process as each result arrives, in order.
+    """
+    work = list(items)
+    results: list[_Result] = []
+    count = _workers(len(work), processes)
+    if count <= 1:
+        for index, item in enumerate(work):
+            results.append(function(item))
+            if done is not None:
+                done(index)
+        return results
+    global _task  # noqa: PLW0603 - handed to the forked workers (a closure cannot be pickled)
+    previous, _task = _task, function
+    try:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(count, initializer=_mark_worker) as pool:
+            for index, result in enumerate(pool.imap(_run_task, work, chunksize=1)):
+                results.append(cast(_Result, result))
+                if done is not None:
+                    done(index)
+            return results
+    finally:
+        _task = previous
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,20 +250,32 @@ def compare(
         label, counts, fleet, seed=spec.seed, warmup_seconds=spec.warmup_seconds
     )
     warm_rate = float(counts[:300].mean()) if counts.size else 0.0
-    results: list[RunResult] = []
-    scores: list[Score] = []
-    decisions: dict[str, list[Decision]] = {}
-    for name in policies:
+    serial = _workers(len(policies)) <= 1
+
+    def run(name: str) -> tuple[RunResult, list[Decision] | None]:
         policy = make_policy(name, settings, counts, record_decisions)
         start = initial_workers(policy, settings, warm_rate)
 
-        def tick(done: int, total: int, policy_name: str = name) -> None:
-            if progress is not None:
-                progress(policy_name, done, total)
+        def tick(done: int, total: int) -> None:
+            if progress is not None and serial:  # a forked run cannot draw this process's bar
+                progress(name, done, total)
 
         result = run_policy(workload, policy, fleet, start, tick)
-        results.append(result)
-        scores.append(score(result, spec.sla_seconds))
-        if isinstance(policy, CorePolicy) and record_decisions:
-            decisions[name] = policy.decisions
+        recorded = policy.decisions if isinstance(policy, CorePolicy) else None
+        return result, recorded if record_decisions else None
+
+    def finished(index: int) -> None:
+        if progress is not None and not serial:
+            horizon = workload.horizon_seconds
+            progress(policies[index], horizon, horizon)
+
+    outcomes = parallel_map(run, policies, done=finished)
+    # a forked run returns its own copy of the workload: share this one
+    results = [replace(result, workload=workload) for result, _ in outcomes]
+    scores = [score(result, spec.sla_seconds) for result in results]
+    decisions = {
+        name: recorded
+        for name, (_, recorded) in zip(policies, outcomes, strict=True)
+        if recorded is not None
+    }
     return Comparison(workload, tuple(results), tuple(scores), decisions)
