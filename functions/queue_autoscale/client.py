@@ -31,6 +31,7 @@ from typing import Any
 from queue_autoscale.adapters.aws import PRODUCER_CONFIG, make_client
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.sqs import MAX_BATCH_ENTRIES, SqsQueues
+from queue_autoscale.events import Event
 
 LOG = logging.getLogger("queue_autoscale.client")
 MAX_EVENTS_PER_MESSAGE = 100
@@ -147,18 +148,17 @@ class EventRecorder:
     ) -> None:
         """Buffer one event (never raises); `at_ms` defaults to now, epoch ms."""
         try:
-            event: dict[str, Any] = {
-                "type": event_type,
-                "queue": queue,
-                "job_id": str(job_id),
-                "at": at_ms if at_ms is not None else _now_ms(self._clock),
-            }
-            if duration_ms is not None:
-                event["duration_ms"] = max(0, int(duration_ms))
-            if pickup_ms is not None:
-                event["pickup_ms"] = max(0, int(pickup_ms))
-            if attempt != 1:
-                event["attempt"] = int(attempt)
+            # the wire form of the one Event model; validated by record_events, not here, so a
+            # producer's bad event reaches the events DLQ with its reason instead of vanishing
+            event = Event.model_construct(
+                type=event_type,
+                queue=queue,
+                job_id=str(job_id),
+                at=at_ms if at_ms is not None else _now_ms(self._clock),
+                duration_ms=None if duration_ms is None else max(0, int(duration_ms)),
+                pickup_ms=None if pickup_ms is None else max(0, int(pickup_ms)),
+                attempt=int(attempt),
+            ).model_dump(exclude_defaults=True)
             with self._lock:
                 if len(self._buffer) >= self.max_buffered_events:
                     self._buffer.popleft()
