@@ -482,6 +482,15 @@ def plan_table(args: argparse.Namespace, sizes: list[int]) -> list[str]:
     return lines
 
 
+def template_parameters() -> dict[str, int]:
+    """The template's defaults of the parameters that size the shards."""
+    from queue_autoscale.demo.template import load_template
+
+    parameters = load_template()["Parameters"]
+    names = ("EvaluateMemorySize", "EvaluationIntervalSeconds", "MaxEvaluateShards")
+    return {name: int(parameters[name]["Default"]) for name in names}
+
+
 def quiet_environment() -> None:
     """Dummy credentials, tracing off, Powertools logs at WARNING (set before handler imports)."""
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -493,13 +502,32 @@ def quiet_environment() -> None:
 
 
 def main() -> None:
+    from queue_autoscale.core.shard import LAMBDA_FULL_VCPU_MB
+
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--repeat", type=int, default=2, help="steady ticks per size")
     parser.add_argument("--counter-seconds", type=int, default=10, help="counter items per queue")
-    parser.add_argument("--interval", type=int, default=15, help="EVALUATION_INTERVAL_SECONDS")
-    parser.add_argument("--memory-mb", type=int, default=1769, help="the function's memory")
-    parser.add_argument("--max-shards", type=int, default=32, help="MAX_EVALUATE_SHARDS")
+    parameters = template_parameters()
+    parser.add_argument(
+        "--interval",
+        type=int,
+        default=parameters["EvaluationIntervalSeconds"],
+        help="EVALUATION_INTERVAL_SECONDS (default: the template's)",
+    )
+    parser.add_argument(
+        "--memory-mb",
+        type=int,
+        default=LAMBDA_FULL_VCPU_MB,
+        help="the function's memory (default: one full vCPU, the setting docs/sharding.md "
+        "advises above about 1,000 queues)",
+    )
+    parser.add_argument(
+        "--max-shards",
+        type=int,
+        default=parameters["MaxEvaluateShards"],
+        help="MAX_EVALUATE_SHARDS (default: the template's)",
+    )
     parser.add_argument("--import-runs", type=int, default=5)
     parser.add_argument("--out", default="controller_tick.md", help="file name under results/")
     args = parser.parse_args()
@@ -630,6 +658,31 @@ def main() -> None:
             f"- {queues:,} queues ticked within the {args.interval} s interval: "
             f"{'**met**' if ok else '**not met**'} (projected shard tick {seconds:.1f} s, "
             f"{doubled:.1f} s at twice the latencies; decision budget {budget:.0f} s)"
+        )
+    from queue_autoscale.core.shard import plan_shards, vcpus_for_memory
+
+    defaults = template_parameters()
+    memory_mb = defaults["EvaluateMemorySize"]
+    interval = defaults["EvaluationIntervalSeconds"]
+    cap = defaults["MaxEvaluateShards"]
+    for size in args.sizes:
+        default = plan_shards(
+            size,
+            budget_seconds=DECIDE_SHARE * interval,
+            max_shards=cap,
+            vcpus=vcpus_for_memory(memory_mb),
+        )
+        out.append(
+            f"- {size:,} queues with the template's defaults (EvaluateMemorySize {memory_mb}, "
+            f"EvaluationIntervalSeconds {interval}, MaxEvaluateShards {cap}): the plan picks "
+            f"{default.count} shards of "
+            f"{default.capacity} queues; "
+            + (
+                "fits"
+                if default.fits
+                else f"**not met** (needs {default.needed}): set EvaluateMemorySize 1769, or a "
+                "longer interval, or a higher MaxEvaluateShards"
+            )
         )
     out += [
         "",
