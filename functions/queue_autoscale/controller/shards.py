@@ -11,6 +11,7 @@ shard whose lock is still held waits up to one interval for it, then gives its m
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -85,20 +86,19 @@ def fan_out(
 def hold_lock(runtime: EvaluateRuntime, shard: Shard, owner: str, until: float) -> bool:
     """Take `shard`'s lock until `until` (epoch seconds); wait up to one interval while another
     invocation holds it. False when it is still held, or the table cannot be written."""
-    give_up = runtime.clock() + runtime.settings.evaluation_interval_seconds
-    while True:
-        now = runtime.clock()
+    polls = math.ceil(runtime.settings.evaluation_interval_seconds / LOCK_POLL_SECONDS)
+    for attempt in range(polls + 1):  # bounded in attempts, whatever the clock does
         try:
-            runtime.table.acquire_lock(shard.label, shard.index, owner, now, until)
+            runtime.table.acquire_lock(shard.label, shard.index, owner, runtime.clock(), until)
             return True
         except StateConflict:
-            if now + LOCK_POLL_SECONDS > give_up:
-                logger.warning("shard lock still held: leaving this minute", shard=shard.label)
-                return False
-            runtime.sleep(LOCK_POLL_SECONDS)
+            if attempt < polls:
+                runtime.sleep(LOCK_POLL_SECONDS)
         except AdapterError as error:
             logger.error("shard lock unavailable", shard=shard.label, error=str(error))
             return False
+    logger.warning("shard lock still held: leaving this minute", shard=shard.label)
+    return False
 
 
 def run_shard(
