@@ -23,7 +23,7 @@ from queue_autoscale.sim.engine import Policy, RunResult, Workload, build_worklo
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy, keda
 from queue_autoscale.sim.peers.target_tracking import acceptable_backlog
 from queue_autoscale.sim.policies import initial_workers, make_policy
-from queue_autoscale.sim.runner import RunSpec
+from queue_autoscale.sim.runner import RunSpec, parallel_map
 from queue_autoscale.sim.scores import Score, score
 
 TARGETS: tuple[float, ...] = (0.95, 0.99, 0.999)
@@ -166,8 +166,10 @@ def sweep(
         )
     settings = spec.settings()
     points = tuple(
-        run_setting(workload, counts, s, spec, extras)
-        for s in sweep_settings(settings, counts, quick)
+        parallel_map(
+            lambda s: run_setting(workload, counts, s, spec, extras),
+            sweep_settings(settings, counts, quick),
+        )
     )
     bound_policy = make_policy(BOUND_NAME, settings, counts)
     start = initial_workers(bound_policy, settings, float(counts[:300].mean()))

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from queue_autoscale.sim.arrivals import Counts, minute_rates, read_trace
 from queue_autoscale.sim.engine import RunResult, build_workload, run_policy
 from queue_autoscale.sim.policies import initial_workers, make_policy
-from queue_autoscale.sim.runner import RunSpec
+from queue_autoscale.sim.runner import RunSpec, parallel_map
 
 SURGE_FACTOR = 2.0
 SURGE_SIGMAS = 3.0
@@ -168,16 +168,25 @@ def worst_decile(
     hours: dict[str, list[float]] = {name: [] for name in policies}
     settings = spec.settings()
     fleet = spec.fleet()
-    for index, variant in enumerate(nasa_variants(total_seconds, count, length, spec.seed)):
-        counts = read_trace(trace, scale=variant.scale, start=variant.start, length=length)
+
+    def run(indexed: tuple[int, Counts]) -> dict[str, list[float]]:
+        index, counts = indexed
         workload = build_workload(
             "nasa", counts, fleet, seed=spec.seed + index, warmup_seconds=spec.warmup_seconds
         )
         warm = float(counts[:300].mean()) if counts.size else 0.0
+        compliance: dict[str, list[float]] = {}
         for name in policies:
             policy = make_policy(name, settings, counts)
             result = run_policy(workload, policy, fleet, initial_workers(policy, settings, warm))
-            hours[name] += hourly_compliance(result, spec.sla_seconds).tolist()
-        if progress is not None:
-            progress(index + 1)
+            compliance[name] = hourly_compliance(result, spec.sla_seconds).tolist()
+        return compliance
+
+    variants = nasa_variants(total_seconds, count, length, spec.seed)
+    # read here, once: the trace's parse is cached in this process, not in the forked workers
+    windows = [read_trace(trace, scale=v.scale, start=v.start, length=length) for v in variants]
+    tick = None if progress is None else (lambda index: progress(index + 1))
+    for compliance in parallel_map(run, enumerate(windows), done=tick):
+        for name, values in compliance.items():
+            hours[name] += values
     return {name: float(np.percentile(values, 10)) for name, values in hours.items()}
