@@ -118,8 +118,18 @@ def decide(
     recommendation, floors, remembered = _bounds(raw, terms, m, snapshot, state, settings)
     if rec.floor > recommendation and Constraint.POISON_GUARD not in (f.code for f in floors):
         recommendation = min(rec.floor, cap)
-        remembered = max(remembered, recommendation)  # held through the onset by stabilization
-        floors.append(_Step(Constraint.ANTICIPATION, _anticipation_words(rec, recommendation)))
+        if rec.recurring:
+            remembered = max(remembered, recommendation)  # kept through the onset
+            floors.append(_Step(Constraint.ANTICIPATION, _anticipation_words(rec, recommendation)))
+        else:
+            floors.append(
+                _Step(
+                    Constraint.BURST_HOLD,
+                    f"delayed off: the last bursts began {rec.held_for or 0:.0f} s apart; kept "
+                    f"{recommendation} workers, the last one's need, until that gap plus a "
+                    f"provisioning lead has passed since its onset",
+                )
+            )
     target, moves = _movement(recommendation, m.current, snapshot, state, settings, now)
     steps = floors + moves
     if headroom > 0:

@@ -83,6 +83,8 @@ class Constraint(StrEnum):
     STEP = "step"
     ANTICIPATION = "anticipation"
     """A recurring burst's floor, raised one lead before its expected onset."""
+    BURST_HOLD = "burst_hold"
+    """The last burst's need, kept until the gap between the last two onsets plus a lead."""
     POST_BREACH_RECOVERY = "post_breach_recovery"
     """The seed hybrid's floor after a breach."""
     COOLDOWN = "cooldown"

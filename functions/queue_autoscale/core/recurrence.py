@@ -14,6 +14,11 @@ evidence in the controller's state item, bounded to `MAX_BURSTS` (onset, need) p
   intervals agree within 15 %): period P = their mean; the next onset is expected at
   last + P. One surge, or irregular ones, establish nothing.
 
+Bursts that recurred but not (yet) regularly (two onsets `gap` <= `memory_seconds` apart, or
+three unevenly spaced): the last burst's need is kept until gap + L after its onset, the
+task's "if bursts recurred within T, hold until T + lead has passed": a third burst as far
+after the second finds the fleet up.
+
 With recurrence established the hybrid
 
 - **anticipates**: from `early` = L + 2 intervals + the intervals' disagreement before the
@@ -65,6 +70,10 @@ class Recurrence(NamedTuple):
     expected_in: float | None
     """Seconds until the next expected onset (negative: overdue within the grace), None when
     nothing is expected."""
+    held_for: float | None
+    """When bursts recurred but not (yet) regularly: seconds between the last two onsets, the
+    gap the hold covers (the floor is then the last burst's need until gap + lead after its
+    onset); else None."""
     over: bool
     """True when the last burst is over (sustained need under half its need) and began less
     than `memory_seconds` ago: keep its capacity for one lead only (a recurring one is
@@ -104,10 +113,14 @@ def update(
     lead = settings.provisioning_lead_seconds
     interval = settings.evaluation_interval_seconds
     bursts = state.bursts
-    recent = [s.arrival_rate for s in state.samples if now - s.at <= lead + interval]
+    span = lead + interval
+    recent = [s.arrival_rate for s in state.samples if now - s.at <= span]
     last = bursts[-1] if bursts else None
     onset = False
-    if recent and (last is None or now - last.at >= refractory_seconds(settings)):
+    # a fresh state's rates may still be filling their windows: no onset before one trend window
+    history = max(span, settings.trend_window_seconds)
+    covered = bool(state.samples) and now - state.samples[0].at >= history
+    if covered and (last is None or now - last.at >= refractory_seconds(settings)):
         baseline = min(recent)
         rise = (rate - baseline) * job_seconds / settings.worker_concurrency  # busy workers
         onset = rate >= ONSET_RATIO * baseline and rise >= MIN_RISE
@@ -121,23 +134,42 @@ def update(
 def _read(
     bursts: tuple[Burst, ...], onset: bool, need: int, settings: QueueSettings, now: float
 ) -> Recurrence:
-    last = bursts[-1] if bursts else None
-    over = last is not None and 2 * need < last.need and now - last.at < memory_seconds(settings)
-    none = Recurrence(bursts, onset, None, 0, None, over)
+    if not bursts:
+        return Recurrence(bursts, onset, None, 0, None, None, False)
+    last = bursts[-1]
+    lead = settings.provisioning_lead_seconds
+    memory = memory_seconds(settings)
+    over = 2 * need < last.need and now - last.at < memory
+    regular = _regular(bursts, settings, now)
+    if regular is not None:
+        period, expected_in, floor = regular
+        return Recurrence(bursts, onset, period, floor, expected_in, None, over)
+    if len(bursts) >= 2:  # recurred, not (yet) regularly: hold until the gap + a lead passed
+        gap = last.at - bursts[-2].at
+        if gap <= memory and now - last.at <= gap + lead:
+            return Recurrence(bursts, onset, None, last.need, None, gap, False)
+    return Recurrence(bursts, onset, None, 0, None, None, over)  # one-off, or the hold is over
+
+
+def _regular(
+    bursts: tuple[Burst, ...], settings: QueueSettings, now: float
+) -> tuple[float, float, int] | None:
+    """(period, seconds to the next onset, floor now) when the last three onsets are evenly
+    spaced and the next is not overdue past the grace, else None."""
     if len(bursts) < 3:
-        return none
+        return None
     a, b, c = bursts[-3:]
     first, second = b.at - a.at, c.at - b.at
     if abs(first - second) > PERIOD_TOLERANCE * max(first, second):
-        return none
+        return None
     period = (first + second) / 2.0
     lead = settings.provisioning_lead_seconds
     interval = settings.evaluation_interval_seconds
     expected_in = c.at + period - now
     grace = max(2.0 * interval, abs(first - second))
     if expected_in < -grace:  # the burst did not come: the recurrence lapsed
-        return none
+        return None
     early = lead + 2.0 * interval + abs(first - second)
     anticipated = max(b.need, c.need)
     floor = anticipated if expected_in <= early + lead else 0  # + lead: the delayed off
-    return Recurrence(bursts, onset, period, floor, expected_in, over)
+    return period, expected_in, floor

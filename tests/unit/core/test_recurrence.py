@@ -23,8 +23,9 @@ PERIOD = 900.0
 
 
 def _quiet(rate: float = 2.0, at: float = NOW) -> tuple[Sample, ...]:
-    """Samples of the last lead at `rate` jobs/s (what the baseline reads)."""
-    return tuple(Sample(at - age, rate, 0, 3) for age in (60.0, 45.0, 30.0, 15.0))
+    """Five minutes of samples at `rate` jobs/s, every 15 s (the baseline reads the last lead;
+    a state with less history records no onset)."""
+    return tuple(Sample(at - age, rate, 0, 3) for age in range(300, 0, -15))
 
 
 def _regular(last_at: float, need: int = 42) -> tuple[Burst, ...]:
@@ -66,16 +67,42 @@ def test_regular_onsets_anticipate_the_next_burst_one_lead_plus_margin_ahead() -
         assert reading.period == pytest.approx(PERIOD)
         assert reading.expected_in == pytest.approx(before)
         assert reading.floor == floor, before
-    # THEN past the grace the burst did not come: the recurrence lapses
+    # THEN past the grace the burst did not come: the recurrence lapses (the last burst's
+    # capacity is still held until the last gap plus a lead, then let go)
     state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD - 31.0))
-    assert update(state, 3, 2.0, 1.0, CFG, NOW).floor == 0
-    assert not update(state, 3, 2.0, 1.0, CFG, NOW).recurring
+    lapsed = update(state, 3, 2.0, 1.0, CFG, NOW)
+    assert not lapsed.recurring and lapsed.floor == 42 and lapsed.held_for == PERIOD
+    state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD - 61.0))
+    gone = update(state, 3, 2.0, 1.0, CFG, NOW)
+    assert gone.floor == 0 and gone.over
+
+
+def test_a_fresh_state_records_no_onset() -> None:
+    # the rates of a state with under five minutes of samples may still be filling windows
+    young = ControllerState("jobs", samples=_quiet()[-8:])
+    assert not update(young, 12, 12.0, 1.0, CFG, NOW).onset
+    assert update(ControllerState("jobs", samples=_quiet()), 12, 12.0, 1.0, CFG, NOW).onset
+
+
+def test_two_onsets_hold_the_capacity_until_their_gap_plus_a_lead() -> None:
+    # GIVEN bursts 1,100 s apart, the last (need 40) 1,000 s ago: "recurred within T"
+    bursts = (Burst(NOW - 2100.0, 40), Burst(NOW - 1000.0, 40))
+    state = ControllerState("jobs", samples=_quiet(), bursts=bursts)
+    held = update(state, 3, 2.0, 1.0, CFG, NOW)
+    # THEN the fleet keeps its need until T + lead (1,160 s) after the last onset, then not
+    assert held.floor == 40 and held.held_for == 1100.0 and not held.recurring
+    late = update(replace(state, samples=_quiet(at=NOW + 161)), 3, 2.0, 1.0, CFG, NOW + 161)
+    assert late.floor == 0 and late.over
+    # AND onsets further apart than the memory (20 x (lead + SLA) = 1,800 s) hold nothing
+    far = ControllerState("jobs", samples=_quiet(), bursts=(Burst(NOW - 3000.0, 40), bursts[1]))
+    assert update(far, 3, 2.0, 1.0, CFG, NOW).floor == 0
 
 
 def test_irregular_onsets_are_not_a_recurrence() -> None:
     bursts = (Burst(NOW - 2000.0, 40), Burst(NOW - 1400.0, 40), Burst(NOW - 300.0, 40))
     reading = update(ControllerState("jobs", samples=_quiet(), bursts=bursts), 3, 2, 1.0, CFG, NOW)
-    assert reading.period is None and reading.floor == 0  # 600 s then 1,100 s
+    assert reading.period is None and reading.expected_in is None  # 600 s then 1,100 s
+    assert reading.floor == 40 and reading.held_for == 1100.0  # the hold, not anticipation
 
 
 def test_memory_is_bounded() -> None:
@@ -131,10 +158,9 @@ def test_after_a_one_off_surge_the_loop_headroom_is_not_spent() -> None:
 
 def test_after_a_one_off_surge_capacity_is_kept_one_lead_then_let_go() -> None:
     # GIVEN a surge that needed 60 workers, 20 minutes ago, and a quiet queue at 60 workers
-    # whose sustained need has been 3 for two minutes
-    quiet_for = tuple(Sample(NOW - age, 2.0, 0, 3) for age in range(120, 0, -15))
+    # whose sustained need has been 3 for five minutes
     state = ControllerState(
-        "jobs", samples=quiet_for, bursts=(Burst(NOW - 1200.0, 60),), last_scale_down_at=None
+        "jobs", samples=_quiet(), bursts=(Burst(NOW - 1200.0, 60),), last_scale_down_at=None
     )
     quiet = snapshot(arrival_rate=2.0, running=60, desired=60, pending=0)
     decision = decide(quiet, CFG, state, NOW).decision
@@ -143,9 +169,9 @@ def test_after_a_one_off_surge_capacity_is_kept_one_lead_then_let_go() -> None:
     assert decision.target == 3
     assert "the last burst is over: its capacity kept 75 s" in decision.reason
     assert "no recurrence seen: a one-off surge decays" in decision.reason
-    # AND without the burst the usual window and step hold it
+    # AND without the burst the usual step limit holds it (25 % a minute)
     plain = decide(quiet, CFG, replace(state, bursts=()), NOW).decision
-    assert plain.target == 60 and "stabilization" in plain.constraints
+    assert plain.target == 45 and "step" in plain.constraints
 
 
 @pytest.mark.parametrize(("sla", "steady"), [(30.0, 22), (300.0, 21)])
