@@ -568,15 +568,18 @@ numbers are the tables', not repeated here so they cannot go stale).
    remembers the last six burst onsets (the rate at least doubles within one lead and keeps
    >= 3 more workers busy); when the last three are evenly spaced it floors the fleet at the
    bursts' need from one lead + two intervals before the next is due, plus one more lead
-   ("delayed off": a worker that would be re-ordered within a lead is kept). On `bursty` the
-   first burst meets the warmed-up fleet, the next three pay the reaction bound, and from the
-   fourth on none is missed. A burst that does not come within the grace ends the
-   recurrence.
+   ("delayed off": a worker that would be re-ordered within a lead is kept). Before the period
+   is known, two onsets at most 20 (lead + SLA) apart keep the last burst's need until their
+   gap plus a lead has passed. On `bursty` (2 h) the first burst meets the warmed-up fleet,
+   the second (the first onset) and third (after a one-off's capacity was let go) pay the
+   reaction bound, the fourth finds the fleet held and from the fifth on each is anticipated.
+   A burst that does not come within the grace ends the recurrence. The `--quick` bench runs
+   one hour: only the first four bursts.
 3. **After a burst, capacity is kept one lead, then let go.** Once the sustained need is under
-   half the last burst's need, the stabilization window shrinks to one lead + interval and the
-   scale-down goes straight to the recommendation (not 25 % a minute): a recurring burst is
-   anticipated, a one-off surge decays. The cost: before a recurrence is known, the next burst
-   finds a smaller fleet (the third `bursty` burst misses as many as the second).
+   half the last burst's need (and no hold applies), the stabilization window shrinks to one
+   lead + interval and the scale-down goes straight to the recommendation (not 25 % a
+   minute): a recurring burst is anticipated, a one-off surge decays. The cost: after the
+   first of a series, the next burst finds a smaller fleet.
 4. **The SLA loop spends its headroom only when no surge began within its window.** Misses
    right after an onset are the reaction bound's; headroom on the steady term cannot prevent
    the next one-off surge's, and recurring bursts are anticipated instead. The loop keeps
