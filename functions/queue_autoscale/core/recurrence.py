@@ -120,7 +120,7 @@ def update(
     # a fresh state's rates may still be filling their windows: no onset before one trend window
     history = max(span, settings.trend_window_seconds)
     covered = bool(state.samples) and now - state.samples[0].at >= history
-    if covered and (last is None or now - last.at >= refractory_seconds(settings)):
+    if covered and recent and (last is None or now - last.at >= refractory_seconds(settings)):
         baseline = min(recent)
         rise = (rate - baseline) * job_seconds / settings.worker_concurrency  # busy workers
         onset = rate >= ONSET_RATIO * baseline and rise >= MIN_RISE

@@ -82,6 +82,9 @@ def test_a_fresh_state_records_no_onset() -> None:
     young = ControllerState("jobs", samples=_quiet()[-8:])
     assert not update(young, 12, 12.0, 1.0, CFG, NOW).onset
     assert update(ControllerState("jobs", samples=_quiet()), 12, 12.0, 1.0, CFG, NOW).onset
+    # a gap in the ticks (no sample within the last lead) has no baseline: no onset either
+    stale = ControllerState("jobs", samples=_quiet(at=NOW - 200.0))
+    assert not update(stale, 12, 12.0, 1.0, CFG, NOW).onset
 
 
 def test_two_onsets_hold_the_capacity_until_their_gap_plus_a_lead() -> None:
