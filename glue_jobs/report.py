@@ -346,7 +346,7 @@ def _glossary() -> str:
     return f"<h2 id='definitions'>Definitions</h2><dl class='glossary'>{items}</dl>"
 
 
-def render_report(
+def render_report(  # noqa: PLR0913 - one per table of the report
     title: str,
     summary: Mapping[str, object],
     daily: pd.DataFrame,

@@ -253,7 +253,7 @@ def build_tables(
     return tables
 
 
-def run(
+def run(  # noqa: PLR0913 - the Glue job's arguments, one each
     input_uri: str,
     output_uri: str,
     queues_config_json: str | None = None,

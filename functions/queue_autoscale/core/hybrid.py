@@ -481,7 +481,7 @@ def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
     return m.visible > 0 and m.oldest_age_seconds + lead >= settings.sla_seconds
 
 
-def _movement(
+def _movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     recommendation: int,
     current: int,
     snapshot: QueueSnapshot,
@@ -587,7 +587,7 @@ def _action(current: int, target: int) -> Action:
     return Action.HOLD
 
 
-def build_decision(
+def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
     *,
     snapshot: QueueSnapshot,
     settings: QueueSettings,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -80,6 +81,31 @@ def desired_count(demo: DemoStack) -> int | None:
         return None
 
 
+def _drained(
+    demo: DemoStack, options: DemoOptions, producer: threading.Thread, elapsed: float
+) -> bool:
+    """True once traffic is over and the work queue is empty (nothing visible or in flight)."""
+    if elapsed < options.duration_seconds or producer.is_alive():
+        return False
+    visible, in_flight = queue_counts(demo.clients.sqs, demo.work.url)
+    return visible + in_flight == 0
+
+
+def _follow(demo: DemoStack, fleet: WorkerFleet, now: float) -> None:
+    """The worker processes follow the service's desiredCount (unchanged when unreadable)."""
+    wanted = desired_count(demo)
+    if wanted is not None:
+        fleet.follow(wanted, now)
+    fleet.tick(now)
+
+
+def _pump_rest(pump: Callable[[], int], rounds: int = 20) -> None:
+    """Record the events flushed last: pump until a round finds none (at most `rounds`)."""
+    for _ in range(rounds):
+        if not pump():
+            return
+
+
 def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Console) -> RunState:
     """Traffic for the duration, then drain; the fleet is always stopped on the way out."""
     state = RunState()
@@ -133,16 +159,9 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
         while True:
             now = time.time()
             elapsed = now - started
-            if now >= deadline:
+            if now >= deadline or _drained(demo, options, producer, elapsed):
                 break
-            if elapsed >= options.duration_seconds and not producer.is_alive():
-                visible, in_flight = queue_counts(sqs, demo.work.url)
-                if visible + in_flight == 0:
-                    break
-            wanted = desired_count(demo)
-            if wanted is not None:
-                fleet.follow(wanted, now)
-            fleet.tick(now)
+            _follow(demo, fleet, now)
             if now >= next_tick:
                 row = tick(demo, handlers, options, fleet, elapsed)
                 state.rows.append(row)
@@ -164,9 +183,7 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
         fleet.stop_all(time.time)
         recorder.close()
         pumper.join(timeout=5)
-        for _ in range(20):  # the events flushed last still need recording
-            if not pump():
-                break
+        _pump_rest(pump)
     state.totals = fleet.totals
     return state
 

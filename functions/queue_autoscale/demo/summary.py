@@ -136,7 +136,7 @@ def read_archive(folder: Path) -> ArchiveFacts:
     return ArchiveFacts(pickups, len(set(completed)), len(completed))
 
 
-def summarize(
+def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
     *,
     produced: int,
     totals: FleetTotals,

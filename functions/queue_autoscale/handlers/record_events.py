@@ -175,7 +175,7 @@ def _dead_letter(
         )
 
 
-def ingest(messages: Sequence[Message], runtime: RecordRuntime, now: float) -> IngestResult:
+def ingest(messages: Sequence[Message], runtime: RecordRuntime, now: float) -> IngestResult:  # noqa: PLR0912 - one pass, in the order of DESIGN 3
     """Validate, dead-letter, archive and count one batch; `now` is epoch seconds."""
     settings, queues = runtime.settings, runtime.queues(now)
     context = ValidationContext(

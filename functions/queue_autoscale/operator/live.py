@@ -216,7 +216,7 @@ def queue_status(
     )
 
 
-def build_status(
+def build_status(  # noqa: PLR0913 - one per store read; None = unreadable
     stack: str,
     now: float,
     queues: Sequence[QueueConfig],

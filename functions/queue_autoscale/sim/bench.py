@@ -138,7 +138,7 @@ def goal_check(label: str, scores: Sequence[Score]) -> tuple[str, list[str]]:
     return row, misses
 
 
-def run_bench(
+def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
     out: Path,
     trace: Path,
     trace_scale: int,
