@@ -25,8 +25,8 @@ def models_from_rows(rows: Iterable[Row]) -> list[TrendModel]:
             level=float(row["level"]),
             slope_per_hour=float(row["slope_per_hour"]),
             seasonal=tuple(float(value) for value in row["seasonal"]),
-            mape=_optional(row["mape"]),
-            naive_mape=_optional(row["naive_mape"]),
+            mase=_optional(row["mase"]),
+            naive_mase=_optional(row["naive_mase"]),
         )
         for row in rows
     ]

@@ -6,8 +6,10 @@ tables: the model is fitted on the hourly arrivals of its `sla_hourly`, never on
 --holdout_days (back-test holdout, default 7).
 
 Writes <output_uri>/trend_model (Parquet), <output_uri>/trend_model.json (the models as
-`queue_autoscale.core.state.model_to_dict` gives them) and, with a table, one MODEL item per
-queue that the evaluate controller reads.
+`queue_autoscale.core.state.model_to_dict` gives them, and the back-test per queue) and, with
+a table, one MODEL item per queue that the evaluate controller reads. It prints the
+back-test per queue: held-out hours, the model's and the seasonal-naive forecast's MASE, and
+whether the controller will let the model raise capacity (`core.trend.model_weight`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,50 @@ from glue_jobs.model_store import models_from_rows, write_models
 from glue_jobs.options import as_int, resolve_options
 from glue_jobs.session import get_spark
 from glue_jobs.transforms.trend import fit_trend, hourly_arrivals, hourly_rates
+from queue_autoscale.core.models import TrendModel
 from queue_autoscale.core.state import model_to_dict
+from queue_autoscale.core.trend import MODEL_GATE, model_weight
 
 REQUIRED = ("input_uri", "output_uri")
 OPTIONAL: dict[str, str | None] = {"table_name": None, "holdout_days": "7"}
+
+
+def backtest_rows(
+    models: Sequence[TrendModel], holdout_hours: dict[str, int]
+) -> list[dict[str, Any]]:
+    """Per queue: held-out hours, both MASEs, the model's weight in the controller's blend
+    (0 unless it beat seasonal-naive by MODEL_GATE) and whether it may raise capacity."""
+    return [
+        {
+            "queue": model.queue,
+            "holdout_hours": holdout_hours.get(model.queue, 0),
+            "mase": model.mase,
+            "naive_mase": model.naive_mase,
+            "weight": model_weight(model),
+            "raises_capacity": model_weight(model) > 0,
+        }
+        for model in models
+    ]
+
+
+def backtest_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The back-test as a fixed-width text table, one line per queue."""
+
+    def number(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    lines = [
+        f"back-test on held-out hours (the model may raise capacity where its MASE is at "
+        f"least {MODEL_GATE:.0%} below seasonal-naive):",
+        f"{'queue':<24} {'hours':>6} {'MASE':>7} {'naive':>7} {'weight':>6}  used",
+    ]
+    for row in rows:
+        lines.append(
+            f"{row['queue'][:24]:<24} {row['holdout_hours']:>6} {number(row['mase']):>7} "
+            f"{number(row['naive_mase']):>7} {row['weight']:>6.2f}  "
+            + ("yes" if row["raises_capacity"] else "no")
+        )
+    return lines
 
 
 def run(
@@ -52,12 +94,16 @@ def run(
     hourly = spark.read.parquet(join_uri(input_uri, "sla_hourly"))
     model_uri = join_uri(output_uri, "trend_model")
     write_table(fit_trend(hourly_rates(hourly_arrivals(hourly)), holdout_days), model_uri)
-    models = models_from_rows(spark.read.parquet(model_uri).collect())
+    rows = spark.read.parquet(model_uri).collect()
+    models = models_from_rows(rows)
+    backtest = backtest_rows(models, {str(row["queue"]): int(row["holdout_hours"]) for row in rows})
+    print("\n".join(backtest_lines(backtest)))
     document = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "archive": input_uri,
         "holdout_days": holdout_days,
         "models": [model_to_dict(model) for model in models],
+        "backtest": backtest,
     }
     json_uri = write_text(
         spark, join_uri(output_uri, "trend_model.json"), json.dumps(document, indent=1)

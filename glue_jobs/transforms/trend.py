@@ -6,9 +6,16 @@ the UTC hour of the week (0 = Monday 00:00), as `queue_autoscale.core.trend.mode
 The fit is a multiplicative decomposition: a least-squares line through the hourly rates (each
 hour at its midpoint); seasonal factors = sum of rates / sum of line values per hour of week,
 normalised to mean 1 over the 168 hours (hours never seen get 1); the line refitted on the
-deseasonalised rates; `iterations` rounds. The back-test holds out the last `holdout_days`,
-fits on the rest and reports the MAPE over held-out hours with arrivals beside the MAPE of a
-seasonal-naive forecast (the same hour one week earlier).
+deseasonalised rates; `iterations` rounds.
+
+The back-test holds out the last `holdout_days` (a week by default), fits on the hours before
+them and forecasts every held-out hour, quiet ones included. Two forecasts are scored by MASE
+(mean absolute scaled error: the mean absolute error over the held-out hours divided by the
+mean absolute error of the seasonal-naive forecast *in sample*, |y(t) - y(t - 168 h)| over the
+training hours): the model's, and the seasonal-naive forecast's, which repeats the last
+training week. MASE is defined on hours with no arrivals, where a percentage error is not.
+The controller lets the model raise capacity only where its MASE is at least 10% below the
+naive one (`queue_autoscale.core.trend.model_weight`).
 
 Spark groups the hourly series by queue (a few thousand rows each); each group is fitted with
 numpy in one pass (`groupBy().applyInPandas`), which keeps the job to a handful of stages.
@@ -31,7 +38,7 @@ EPOCH_MONDAY_OFFSET_HOURS = 72  # 1970-01-01 00:00 UTC was a Thursday
 
 MODEL_SCHEMA = (
     "queue string, fitted_at double, level double, slope_per_hour double, "
-    "seasonal array<double>, hours long, mape double, naive_mape double, holdout_hours long"
+    "seasonal array<double>, hours long, mase double, naive_mase double, holdout_hours long"
 )
 
 
@@ -122,32 +129,51 @@ def fit_series(hours: IntArray, rates: FloatArray, iterations: int = 2) -> Fit:
     return Fit(end_hour, intercept + slope * end_hour, slope, seasonal)
 
 
+@dataclass(frozen=True)
+class Backtest:
+    """One series' back-test on its held-out hours (MASE: see the module doc)."""
+
+    mase: float | None
+    """The model's MASE; None without enough history or a flat training series."""
+    naive_mase: float | None
+    """The seasonal-naive forecast's MASE on the same hours."""
+    holdout_hours: int
+
+
 def backtest_series(
     hours: IntArray, rates: FloatArray, holdout_days: int, iterations: int = 2
-) -> tuple[float | None, float | None, int]:
-    """(mape, naive_mape, holdout hours) with the last `holdout_days` held out.
+) -> Backtest:
+    """Back-test with the last `holdout_days` held out (see the module doc).
 
-    Needs a week of history before the holdout (the profile and the naive forecast both do);
-    otherwise (None, None, 0). Hours without arrivals are left out of both MAPEs.
+    Needs more than a week of history before the holdout (the seasonal profile, the naive
+    forecast and the MASE scale all do), else no scores and 0 hours. A training series whose
+    seasonal-naive error is 0 (flat) gives no scale: no scores.
     """
     if holdout_days < 1:
         raise ValueError(f"holdout_days must be >= 1, got {holdout_days!r}")
-    cutoff = int(hours.max()) + 1 - holdout_days * 24
+    order = np.argsort(hours)
+    hours, rates = hours[order].astype(np.int64), rates[order].astype(float)
+    cutoff = int(hours[-1]) + 1 - holdout_days * 24
     train = hours < cutoff
-    if cutoff - int(hours.min()) < HOURS_PER_WEEK:
-        return None, None, 0
-    fit = fit_series(hours[train], rates[train], iterations)
-    test_hours, actual = hours[~train], rates[~train]
+    if cutoff - int(hours[0]) <= HOURS_PER_WEEK:
+        return Backtest(None, None, 0)
     by_hour = dict(zip(hours.tolist(), rates.tolist(), strict=True))
-    naive = np.array([by_hour.get(h - HOURS_PER_WEEK, np.nan) for h in test_hours.tolist()])
-    positive = actual > 0
-    if not positive.any():
-        return None, None, int(test_hours.size)
-    errors = np.abs(actual - fit.predict(test_hours))[positive] / actual[positive]
-    naive_ok = positive & np.isfinite(naive)
-    naive_errors = np.abs(actual - naive)[naive_ok] / actual[naive_ok]
-    naive_mape = float(naive_errors.mean()) if naive_errors.size else None
-    return float(errors.mean()), naive_mape, int(test_hours.size)
+    train_hours = hours[train]
+    lagged = np.array([by_hour.get(h - HOURS_PER_WEEK, np.nan) for h in train_hours.tolist()])
+    in_sample = np.abs(rates[train] - lagged)
+    in_sample = in_sample[np.isfinite(in_sample)]
+    scale = float(in_sample.mean()) if in_sample.size else 0.0
+    test_hours, actual = hours[~train], rates[~train]
+    if scale <= 0 or test_hours.size == 0:
+        return Backtest(None, None, int(test_hours.size))
+    fit = fit_series(train_hours, rates[train], iterations)
+    # seasonal naive over a horizon of any length: the same hour of the last training week
+    weeks_ahead = (test_hours - cutoff) // HOURS_PER_WEEK + 1
+    naive_hours = test_hours - weeks_ahead * HOURS_PER_WEEK
+    naive = np.array([by_hour.get(h, 0.0) for h in naive_hours.tolist()])
+    mase = float(np.abs(actual - fit.predict(test_hours)).mean() / scale)
+    naive_mase = float(np.abs(actual - naive).mean() / scale)
+    return Backtest(mase, naive_mase, int(test_hours.size))
 
 
 def fit_trend(hourly: DataFrame, holdout_days: int = 7, iterations: int = 2) -> DataFrame:
@@ -155,8 +181,8 @@ def fit_trend(hourly: DataFrame, holdout_days: int = 7, iterations: int = 2) -> 
 
     Columns (MODEL_SCHEMA): queue, fitted_at (epoch s, the end of the last hour), level (jobs/s
     at fitted_at, deseasonalised), slope_per_hour (jobs/s per hour), seasonal (168 factors,
-    mean 1), hours (of history), mape and naive_mape (null without enough history),
-    holdout_hours.
+    mean 1), hours (of history), mase and naive_mase (the back-test; null without enough
+    history), holdout_hours.
     """
     if holdout_days < 1:
         raise ValueError(f"holdout_days must be >= 1, got {holdout_days!r}")
@@ -165,7 +191,7 @@ def fit_trend(hourly: DataFrame, holdout_days: int = 7, iterations: int = 2) -> 
         hours = frame["hour"].to_numpy(dtype=np.int64)
         rates = frame["rate"].to_numpy(dtype=float)
         fit = fit_series(hours, rates, iterations)
-        mape, naive_mape, held = backtest_series(hours, rates, holdout_days, iterations)
+        test = backtest_series(hours, rates, holdout_days, iterations)
         return pd.DataFrame(
             {
                 "queue": [frame["queue"].iloc[0]],
@@ -174,9 +200,9 @@ def fit_trend(hourly: DataFrame, holdout_days: int = 7, iterations: int = 2) -> 
                 "slope_per_hour": [fit.slope],
                 "seasonal": [fit.seasonal.tolist()],
                 "hours": [int(hours.size)],
-                "mape": [mape],
-                "naive_mape": [naive_mape],
-                "holdout_hours": [held],
+                "mase": [test.mase],
+                "naive_mase": [test.naive_mase],
+                "holdout_hours": [test.holdout_hours],
             }
         )
 

@@ -162,7 +162,17 @@ def test_trend_fit_writes_parquet_json_and_model_items(spark, reported, tmp_path
     # three hours of emails at ~40 jobs/hour: the level is about 40 / 3600 jobs/s
     assert models["emails"]["level"] == pytest.approx(40 / 3600, rel=0.5)
     assert len(models["emails"]["seasonal"]) == 168
-    assert models["emails"]["mape"] is None  # three hours: no week to back-test on
+    assert models["emails"]["mase"] is None  # three hours: no week to back-test on
+    backtest = {row["queue"]: row for row in document["backtest"]}
+    assert backtest["emails"] == {
+        "queue": "emails",
+        "holdout_hours": 0,
+        "mase": None,
+        "naive_mase": None,
+        "weight": 0.0,
+        "raises_capacity": False,
+    }
+    assert item["mase"] == {"NULL": True}
     assert item["queue"] == {"S": "emails"}
     assert len(item["seasonal"]["L"]) == 168
     assert list((tmp_path / "trend" / "trend_model").glob("*.parquet"))

@@ -6,9 +6,17 @@ import math
 import random
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
-from glue_jobs.transforms.trend import fit_trend, hourly_arrivals, hourly_rates
+from glue_jobs.transforms.trend import (
+    backtest_series,
+    fit_trend,
+    hourly_arrivals,
+    hourly_rates,
+)
+from glue_jobs.trend_fit import backtest_lines, backtest_rows
+from queue_autoscale.core.models import TrendModel
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -53,19 +61,57 @@ def test_fit_recovers_level_slope_and_profile(spark) -> None:
         assert len(model.seasonal) == 168
         assert sum(model.seasonal) / 168 == pytest.approx(1.0, abs=1e-9)
         assert max(abs(a - b) for a, b in zip(model.seasonal, truth, strict=True)) < 0.05
-        # the back-test: close to the noise, and better than last week's value (which
-        # misses a week of growth)
+        # the back-test: the model's error is the noise's; last week's value misses a
+        # week of growth (0.01 x 168 = 1.7 jobs/s x scale) besides its own noise, and MASE
+        # scales both by that same in-sample week-on-week error
         assert model.holdout_hours == 168
-        assert model.mape < 0.04
-        assert model.naive_mape > model.mape
+        assert model.mase < 0.5
+        assert model.naive_mase > 1.5 * model.mase
+
+
+def test_backtest_scores_by_mase_against_the_last_training_week() -> None:
+    # GIVEN three weeks: every hour of week 1 at 1 job/s, week 2 at 2, the held-out week 3 at 4
+    hours = np.arange(MONDAY, MONDAY + 3 * 168)
+    rates = np.repeat([1.0, 2.0, 4.0], 168)
+    # WHEN back-tested with the last week held out
+    test = backtest_series(hours, rates, holdout_days=7)
+    # THEN the in-sample seasonal-naive error is |2 - 1| = 1 per hour (the scale); the naive
+    # forecast repeats week 2 (2 against 4: MASE 2); the line through the two steps gives
+    # about 3 (MASE about 1)
+    assert test.holdout_hours == 168
+    assert test.naive_mase == pytest.approx(2.0)
+    assert test.mase == pytest.approx(1.0, abs=0.05)
+
+
+def test_backtest_counts_quiet_hours_and_repeats_the_last_week_over_longer_holdouts() -> None:
+    # GIVEN work in weekday working hours only (40 of 168 hours), week by week at 1x, 2x,
+    # then 3x and 3x in the two held-out weeks
+    profile = np.array([1.0 if how < 120 and 9 <= how % 24 < 17 else 0.0 for how in range(168)])
+    rates = np.concatenate([profile, 2 * profile, 3 * profile, 3 * profile])
+    hours = np.arange(MONDAY, MONDAY + rates.size)
+    # WHEN the last two weeks are held out
+    test = backtest_series(hours, rates, holdout_days=14)
+    # THEN every hour counts, quiet ones too: the scale is |2p - p| averaged over a week
+    # (40/168); the naive forecast is week 2 (2p) for *both* held-out weeks, 1 off in every
+    # working hour: MAE 40/168, MASE 1.0 (week 3's actuals would have made week 4 exact)
+    assert test.holdout_hours == 336
+    assert test.naive_mase == pytest.approx(1.0)
+    assert test.mase is not None and test.mase >= 0
+
+
+def test_flat_training_series_has_no_scale() -> None:
+    hours = np.arange(MONDAY, MONDAY + 3 * 168)
+    test = backtest_series(hours, np.ones(hours.size), holdout_days=7)
+    assert (test.mase, test.naive_mase, test.holdout_hours) == (None, None, 168)
 
 
 def test_short_history_gets_no_backtest(spark) -> None:
     rows = [("q", MONDAY + h, 1.0) for h in range(200)]
     model = fit_trend(spark.createDataFrame(rows, "queue string, hour long, rate double"), 7)
     row = model.first()
-    assert row.mape is None
-    assert row.naive_mape is None
+    assert row.mase is None
+    assert row.naive_mase is None
+    assert row.holdout_hours == 0
     assert row.level == pytest.approx(1.0)
     assert row.slope_per_hour == pytest.approx(0.0, abs=1e-12)
 
@@ -85,3 +131,25 @@ def test_hourly_rates_fill_quiet_hours_with_zero(spark) -> None:
         (row.hour - MONDAY, row.rate) for row in hourly_rates(hourly_arrivals(sla_hourly)).collect()
     )
     assert got == [(0, 2 / 3600), (1, 0.0), (2, 0.0), (3, 1 / 3600)]
+
+
+def test_the_job_reports_the_backtest_and_the_gate_per_queue() -> None:
+    # GIVEN three queues' models: one 25% better than seasonal-naive, one 5%, one unscored
+    models = [
+        TrendModel("web", 0.0, 1.0, 0.0, mase=0.6, naive_mase=0.8),
+        TrendModel("batch", 0.0, 1.0, 0.0, mase=0.95, naive_mase=1.0),
+        TrendModel("new", 0.0, 1.0, 0.0),
+    ]
+    # WHEN reported
+    rows = backtest_rows(models, {"web": 168, "batch": 168})
+    lines = backtest_lines(rows)
+    # THEN only the first may raise capacity, with weight = its skill, and each has its line
+    assert [(row["queue"], row["raises_capacity"]) for row in rows] == [
+        ("web", True),
+        ("batch", False),
+        ("new", False),
+    ]
+    assert rows[0]["weight"] == pytest.approx(0.25)
+    assert lines[2].split() == ["web", "168", "0.600", "0.800", "0.25", "yes"]
+    assert lines[3].split() == ["batch", "168", "0.950", "1.000", "0.00", "no"]
+    assert lines[4].split() == ["new", "0", "-", "-", "0.00", "no"]

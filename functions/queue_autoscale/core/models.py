@@ -292,10 +292,10 @@ class TrendModel:
     """Change of the level, jobs/s per hour."""
     seasonal: tuple[float, ...] = field(default=(1.0,) * 168)
     """168 multiplicative factors, one per hour of the week (mean 1)."""
-    mape: float | None = None
-    """Back-tested mean absolute percentage error of this model (0..inf)."""
-    naive_mape: float | None = None
-    """The same error for a naive last-week forecast, for comparison."""
+    mase: float | None = None
+    """Back-tested mean absolute scaled error of this model on held-out weeks (0..inf)."""
+    naive_mase: float | None = None
+    """The same error of the seasonal-naive forecast (the last week repeated)."""
 
 
 @dataclass(frozen=True, slots=True)

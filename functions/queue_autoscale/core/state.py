@@ -78,13 +78,16 @@ def model_to_dict(model: TrendModel) -> dict[str, Any]:
         "level": model.level,
         "slope_per_hour": model.slope_per_hour,
         "seasonal": list(model.seasonal),
-        "mape": model.mape,
-        "naive_mape": model.naive_mape,
+        "mase": model.mase,
+        "naive_mase": model.naive_mase,
     }
 
 
 def model_from_dict(data: Mapping[str, Any]) -> TrendModel:
-    """Inverse of model_to_dict; rejects a seasonal profile that is not 168 numbers."""
+    """Inverse of model_to_dict; rejects a seasonal profile that is not 168 numbers.
+
+    An item without a back-test (or of the older MAPE form) parses with no MASE, which
+    `core.trend.model_weight` gives no weight."""
     seasonal = tuple(float(v) for v in data.get("seasonal", [1.0] * 168))
     if len(seasonal) != 168:
         raise ValueError(f"seasonal must have 168 hourly factors, got {len(seasonal)}")
@@ -94,6 +97,6 @@ def model_from_dict(data: Mapping[str, Any]) -> TrendModel:
         level=float(data["level"]),
         slope_per_hour=float(data.get("slope_per_hour", 0.0)),
         seasonal=seasonal,
-        mape=_opt_float(data.get("mape")),
-        naive_mape=_opt_float(data.get("naive_mape")),
+        mase=_opt_float(data.get("mase")),
+        naive_mase=_opt_float(data.get("naive_mase")),
     )

@@ -112,16 +112,25 @@ def model_rate(model: TrendModel, at: float) -> float:
     return max(0.0, level * factor)
 
 
-def model_weight(model: TrendModel) -> float:
-    """How much the seasonal model counts in the blend (0..1): by back-tested skill.
+MODEL_GATE = 0.10
+"""The seasonal model counts only where its back-tested MASE is at least this fraction below
+the seasonal-naive forecast's (issue 15: a forecast that earns its place)."""
+MODEL_MAX_WEIGHT = 0.8
+"""The model's weight never exceeds this, so the live line still reacts to surprises."""
 
-    A model no better than the naive forecast gets no weight; one with half the naive error
-    gets 0.5; the weight never exceeds 0.8 so the live line still reacts to surprises.
+
+def model_weight(model: TrendModel) -> float:
+    """How much the seasonal model counts in the blend (0..MODEL_MAX_WEIGHT).
+
+    Its skill is 1 - MASE / naive MASE from `trend_fit`'s back-test on held-out weeks: 0 for a
+    model no better than repeating last week, 0.5 for one with half its error. A skill below
+    MODEL_GATE, or a model without a back-test, gets no weight.
     """
-    if model.mape is None or model.naive_mape is None or model.naive_mape <= 0:
+    if model.mase is None or model.naive_mase is None or model.naive_mase <= 0:
         return 0.0
-    skill = 1.0 - model.mape / model.naive_mape
-    return max(0.0, min(0.8, skill))
+    if model.mase > (1.0 - MODEL_GATE) * model.naive_mase:
+        return 0.0
+    return min(MODEL_MAX_WEIGHT, 1.0 - model.mase / model.naive_mase)
 
 
 def linear_forecast_rate(
@@ -154,10 +163,12 @@ def persistent_forecast_rate(
 
 def _blend(live: float, model: TrendModel | None, at: float) -> float:
     """The live forecast weighted against the seasonal model's rate at epoch second `at` by the
-    model's back-tested skill (`model_weight`), jobs/s."""
+    model's back-tested skill (`model_weight`: only a model that passed the MASE gate), jobs/s;
+    the model only ever raises it."""
     if model is None:
         return live
     weight = model_weight(model)
     if weight <= 0:
         return live
-    return (1 - weight) * live + weight * model_rate(model, at)
+    # the model may raise the forecast, never lower it below the live one
+    return max(live, (1 - weight) * live + weight * model_rate(model, at))

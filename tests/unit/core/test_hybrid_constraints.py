@@ -271,18 +271,51 @@ def test_seasonal_model_blends_into_the_forecast() -> None:
         level=10.0,
         slope_per_hour=0.0,
         seasonal=tuple(seasonal),
-        mape=0.1,
-        naive_mape=0.2,
+        mase=0.1,
+        naive_mase=0.2,
     )
     snap = snapshot(arrival_rate=10.0, running=12, desired=12)
     d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
     # weight = 1 - 0.1 / 0.2 = 0.5: 0.5 * 10 (live) + 0.5 * 30 (model) = 20 jobs/s
     assert d.forecast_rate == pytest.approx(20.0)
-    useless = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mape=0.3, naive_mape=0.2)
+    useless = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=0.3, naive_mase=0.2)
     assert (
         decide(snap, settings(), ControllerState("jobs"), NOW, useless).decision.forecast_rate
         == 10.0
     )
+
+
+@pytest.mark.parametrize(
+    ("mase", "naive_mase", "expected"),
+    [
+        (0.9, 1.0, 10.0 + 0.1 * 20.0),  # skill 0.10: at the gate, weight 0.1 -> 12 jobs/s
+        (0.91, 1.0, 10.0),  # skill 0.09: below the gate, the live forecast alone
+        (None, 1.0, 10.0),  # no back-test (an item of the older MAPE form parses so)
+        (0.0, 1.0, 0.2 * 10.0 + 0.8 * 30.0),  # perfect: the weight stops at 0.8
+    ],
+)
+def test_seasonal_model_counts_only_past_the_mase_gate(
+    mase: float | None, naive_mase: float, expected: float
+) -> None:
+    # GIVEN a model forecasting 30 jobs/s in 90 s (the lead) against a live 10 jobs/s
+    seasonal = [1.0] * 168
+    seasonal[hour_of_week(NOW + 90)] = 3.0
+    model = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=mase, naive_mase=naive_mase)
+    snap = snapshot(arrival_rate=10.0, running=12, desired=12)
+    # WHEN deciding THEN the model counts by its skill, and not at all below a 10% MASE gain
+    d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
+    assert d.forecast_rate == pytest.approx(expected)
+
+
+def test_seasonal_model_never_lowers_the_forecast() -> None:
+    # GIVEN a skilled model (half the naive error) that expects a quiet hour: 10 x 0.2 = 2 jobs/s
+    seasonal = [1.0] * 168
+    seasonal[hour_of_week(NOW + 90)] = 0.2
+    model = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=0.4, naive_mase=0.8)
+    snap = snapshot(arrival_rate=10.0, running=12, desired=12)
+    # WHEN deciding THEN the live 10 jobs/s stands: the model only ever raises capacity
+    d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
+    assert d.forecast_rate == pytest.approx(10.0)
 
 
 def test_state_remembers_scale_actions() -> None:
