@@ -190,8 +190,9 @@ def build_tables(
     event_days: Sequence[str],
     data_end_ms: int | None,
     replace_all: bool,
-) -> dict[str, DataFrame]:
-    """Every output table's rows for the days from `first_day` on (each with its `dt`).
+) -> tuple[dict[str, DataFrame], DataFrame]:
+    """Every output table's rows for the days from `first_day` on (each with its `dt`), and
+    the persisted attempts they are built from (unpersist it once the tables are written).
 
     Reads the compacted events from `pairing` x 2 before `first_day` (so every attempt begun
     from `pairing` before it is whole), keeps the attempts begun from there, and keeps only
@@ -250,7 +251,7 @@ def build_tables(
     if decisions is not None:
         for name, period in (("hourly", "hour"), ("daily", "day")):
             tables[f"cost_{name}"] = from_first(cost_metrics(decisions, attempts, period))
-    return tables
+    return tables, attempts
 
 
 def run(  # noqa: PLR0913 - the Glue job's arguments, one each
@@ -299,7 +300,7 @@ def run(  # noqa: PLR0913 - the Glue job's arguments, one each
             settings.pairing_ms,
         )
     if first_day is not None:
-        tables = build_tables(
+        tables, attempts = build_tables(
             spark,
             input_uri,
             output_uri,
@@ -310,10 +311,14 @@ def run(  # noqa: PLR0913 - the Glue job's arguments, one each
             replace_all,
         )
         step(STEPS[1])
-        for name, table in tables.items():
-            if name == "backlog":
-                step(STEPS[2])
-            write_days(table, join_uri(output_uri, name), replace_all)
+        try:
+            for name, table in tables.items():
+                if name == "backlog":
+                    step(STEPS[2])
+                write_days(table, join_uri(output_uri, name), replace_all)
+        finally:
+            # a long-lived session (the demo, a benchmark's run after run) keeps no old cache
+            attempts.unpersist()
         how = "every table replaced" if replace_all else "incremental"
         print(f"rebuilt the days from {first_day} on ({how})")
     state = RunState(
