@@ -40,11 +40,11 @@ def test_both_blend_the_model_by_its_skill() -> None:
     conf = settings(trend_window_seconds=300.0)
     flat = history({float(age): 20.0 for age in range(15, 301, 15)})
     model = TrendModel(
-        "jobs", fitted_at=NOW, level=40.0, slope_per_hour=0.0, mape=0.1, naive_mape=0.2
+        "jobs", fitted_at=NOW, level=40.0, slope_per_hour=0.0, mase=0.1, naive_mase=0.2
     )
     assert linear_forecast_rate(flat, 20.0, NOW, conf, model) == pytest.approx(30.0)
     assert persistent_forecast_rate(flat, 20.0, NOW, conf, model) == pytest.approx(30.0)
     unskilled = TrendModel(
-        "jobs", fitted_at=NOW, level=40.0, slope_per_hour=0.0, mape=0.3, naive_mape=0.2
+        "jobs", fitted_at=NOW, level=40.0, slope_per_hour=0.0, mase=0.3, naive_mase=0.2
     )
     assert persistent_forecast_rate(flat, 20.0, NOW, conf, unskilled) == pytest.approx(20.0)
