@@ -22,7 +22,7 @@ import os
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +30,11 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from infra.emulator import EmulatorStack, bootstrap
 from infra.template import function_environment, load_template
 from queue_autoscale.adapters import dynamodb as dynamodb_adapter
 from queue_autoscale.adapters.aws import AwsClients, make_clients
+from queue_autoscale.config import QueueConfig
 
 REGION = "us-east-1"
 PROBE_CONFIG = Config(
@@ -83,6 +85,21 @@ def reset_moto(url: str) -> None:
     request = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
     with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
         answer.read()
+
+
+def bootstrap_stack(
+    endpoint: Endpoint, queues: Sequence[QueueConfig], stack_name: str
+) -> EmulatorStack:
+    """template.yaml's stack for `queues` on the endpoint (10 s evaluation interval); a test
+    on an endpoint that cannot create it is skipped with the reason."""
+    try:
+        return bootstrap(
+            endpoint.url, queues, stack_name=stack_name, evaluation_interval_seconds=10
+        )
+    except Exception as error:
+        if not endpoint.embedded:
+            pytest.skip(f"this endpoint cannot create the stack: {error}")
+        raise
 
 
 @pytest.fixture(scope="session")

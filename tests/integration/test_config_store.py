@@ -13,20 +13,19 @@ import gzip
 import io
 import json
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from infra.emulator import EmulatorStack, bootstrap, session
+from infra.emulator import EmulatorStack, session
 from queue_autoscale.adapters.aws import make_clients
 from queue_autoscale.config import parse_config
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.telemetry import logger
-from tests.integration.conftest import REGION, emf_documents
+from tests.integration.conftest import REGION, bootstrap_stack, emf_documents, reset_moto
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -37,20 +36,12 @@ this after a change must see it."""
 
 @pytest.fixture
 def stack(aws_endpoint: Any) -> Iterator[EmulatorStack]:
-    if aws_endpoint.embedded:
-        request = urllib.request.Request(f"{aws_endpoint.url}/moto-api/reset", method="POST")
-        with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
-            answer.read()
+    if aws_endpoint.moto_url:
+        reset_moto(aws_endpoint.moto_url)
     suffix = uuid.uuid4().hex[:8]
     queues = parse_config({"queue": f"jobs-{suffix}", "sla_seconds": 30, "min_workers": 1})
     try:
-        yield bootstrap(
-            aws_endpoint.url, queues, stack_name=f"cs-{suffix}", evaluation_interval_seconds=10
-        )
-    except Exception as error:
-        if not aws_endpoint.embedded:
-            pytest.skip(f"this endpoint cannot create the stack: {error}")
-        raise
+        yield bootstrap_stack(aws_endpoint, queues, f"cs-{suffix}")
     finally:
         evaluate.set_runtime(None)
 

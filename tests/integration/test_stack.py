@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from infra.emulator import EmulatorStack, bootstrap, session
+from infra.emulator import EmulatorStack, session
 from queue_autoscale.config import parse_config
 from queue_autoscale.constants import METRIC_NAMESPACE
-from tests.integration.conftest import reset_moto
+from tests.integration.conftest import bootstrap_stack, reset_moto
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -34,14 +34,7 @@ def stack(aws_endpoint: Any) -> EmulatorStack:
             "profile": "critical",
         }
     )
-    try:
-        return bootstrap(
-            endpoint.url, queues, stack_name=f"qa-{suffix}", evaluation_interval_seconds=10
-        )
-    except Exception as error:
-        if not endpoint.embedded:
-            pytest.skip(f"this endpoint cannot create the stack: {error}")
-        raise
+    return bootstrap_stack(endpoint, queues, f"qa-{suffix}")
 
 
 def test_stack_resources_are_created(stack: EmulatorStack) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from infra.emulator import EmulatorStack, bootstrap
+from infra.emulator import EmulatorStack
 from queue_autoscale.adapters.aws import make_clients
 from queue_autoscale.cli import app
 from queue_autoscale.client import EventRecorder, send_job
@@ -28,7 +27,7 @@ from queue_autoscale.config import parse_config
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
-from tests.integration.conftest import REGION, receive_all
+from tests.integration.conftest import REGION, bootstrap_stack, receive_all, reset_moto
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
@@ -39,22 +38,14 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 @pytest.fixture
 def stack(aws_endpoint: Any) -> Iterator[EmulatorStack]:
-    if aws_endpoint.embedded:
-        request = urllib.request.Request(f"{aws_endpoint.url}/moto-api/reset", method="POST")
-        with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
-            answer.read()
+    if aws_endpoint.moto_url:
+        reset_moto(aws_endpoint.moto_url)
     suffix = uuid.uuid4().hex[:8]
     queues = parse_config(
         {"queue": f"jobs-{suffix}", "service": f"workers-{suffix}", "sla_seconds": SLA_SECONDS}
     )
     try:
-        yield bootstrap(
-            aws_endpoint.url, queues, stack_name=f"st-{suffix}", evaluation_interval_seconds=10
-        )
-    except Exception as error:
-        if not aws_endpoint.embedded:
-            pytest.skip(f"this endpoint cannot create the stack: {error}")
-        raise
+        yield bootstrap_stack(aws_endpoint, queues, f"st-{suffix}")
     finally:
         record_events.set_runtime(None)
         evaluate.set_runtime(None)

@@ -7,8 +7,9 @@ text), validates all of it with `config.parse_json` (the same check and messages
 one bad queue never reaches the controller, which keeps the last good config. Each failed
 read or rejected document is logged with the reason, counted in `status` and published as
 the `ConfigErrors` metric (dimension `ConfigParameter`) that the stack's config-errors alarm
-watches. With no good document ever read (a cold start on a bad or unreadable store) `load`
-raises `ConfigUnavailable`, naming the source and the reason: the controller never runs
+watches (the same problem at most once per `repeat_seconds`, the cache TTL). With no good
+document ever read (a cold start on a bad or unreadable store) `load` raises
+`ConfigUnavailable`, naming the source and the reason: the controller never runs
 half-configured or on an empty list. docs/config.md.
 """
 
@@ -24,7 +25,7 @@ from queue_autoscale.adapters.aws import AwsClients
 from queue_autoscale.adapters.config_store import ConfigDocument, ConfigStore
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.config import ENV_VAR, ConfigError, QueueConfig, parse_json
-from queue_autoscale.settings import HandlerSettings
+from queue_autoscale.settings import DEFAULT_CONFIG_MAX_AGE_SECONDS, HandlerSettings
 from queue_autoscale.telemetry import emf_config_metrics, logger
 
 
@@ -83,9 +84,19 @@ ErrorSink = Callable[[str, Mapping[str, float]], None]
 class QueueConfigLoader:
     """Validated queue configs from a `DocumentReader`, the last good one kept."""
 
-    def __init__(self, reader: DocumentReader, publish: ErrorSink = emf_config_metrics) -> None:
+    def __init__(
+        self,
+        reader: DocumentReader,
+        publish: ErrorSink = emf_config_metrics,
+        repeat_seconds: float = DEFAULT_CONFIG_MAX_AGE_SECONDS,
+    ) -> None:
         self.reader = reader
         self.publish = publish
+        self.repeat_seconds = repeat_seconds
+        """The same problem is counted (and logged) at most once per this many seconds: one
+        tick may load more than once (the shard plan, then the tick), and the store answers
+        from its cache for its TTL anyway."""
+        self._counted_at: float | None = None
         self._lock = threading.Lock()
         self._queues: tuple[QueueConfig, ...] | None = None
         self._good_text: str | None = None
@@ -103,7 +114,10 @@ class QueueConfigLoader:
         good, else the last good one; ConfigUnavailable when there never was one."""
         with self._lock:
             problem = self._refresh(now)
-            if problem is not None:
+            if problem is None:
+                self._counted_at = None
+            elif self._counts(problem, now):
+                self._counted_at = now
                 self._status = replace(
                     self._status,
                     checked_at=now,
@@ -125,6 +139,15 @@ class QueueConfigLoader:
                     f"no valid queue config was ever read from {self.reader.source}: {problem}"
                 )
             return self._queues
+
+    def _counts(self, problem: str, now: float) -> bool:
+        """Whether this failed load is a new error (not the last one again, too soon)."""
+        last = self._counted_at
+        return (
+            problem != self._status.last_error
+            or last is None
+            or not 0 <= now - last < self.repeat_seconds
+        )
 
     def _refresh(self, now: float) -> str | None:
         """Read and swap in the document; the reason it was not used, or None."""
@@ -184,4 +207,4 @@ def build_loader(
 ) -> QueueConfigLoader:
     """The loader for a handler's settings (EvaluateSettings or RecordSettings)."""
     reader = store_reader(settings, *((clients.ssm, clients.s3) if clients else ()))
-    return QueueConfigLoader(reader, publish)
+    return QueueConfigLoader(reader, publish, repeat_seconds=settings.config_max_age_seconds)

@@ -109,6 +109,22 @@ def test_a_bad_document_never_reaches_the_controller(bad: str) -> None:
     assert status.last_error == str(expected.value)
 
 
+def test_the_same_problem_is_counted_once_per_repeat_interval() -> None:
+    # GIVEN a loader (repeat interval 5 s) on a store holding a bad document
+    loader, store, metrics = loader_for(GOOD)
+    loader.load(0.0)
+    store.text = "{"
+    # WHEN it loads twice within one tick (the shard plan, then the tick), then a tick later,
+    # then a different bad document at once
+    for now in (10.0, 10.2, 14.9, 15.0):
+        loader.load(now)
+    store.text = "[1]"
+    loader.load(15.1)
+    # THEN each tick counts the problem once, and a new problem counts at once
+    assert len(metrics.published) == loader.status.errors == 3
+    assert "queue #0: expected a JSON object" in str(loader.status.last_error)
+
+
 def test_a_good_document_after_a_bad_one_is_used_and_resets_the_streak() -> None:
     loader, store, metrics = loader_for(GOOD)
     loader.load(1.0)
