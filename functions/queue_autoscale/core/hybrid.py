@@ -7,6 +7,7 @@ and the next controller state go out.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -161,19 +162,18 @@ def decide(
         why=why,
         steps=steps,
         policy=POLICY,
+        realized_compliance=loop.compliance,
+        headroom=headroom,
     )
-    decision = replace(decision, realized_compliance=loop.compliance, headroom=headroom)
-    after = next_state(state, settings, now, m, remembered, decision)
+    loop_state = {
+        "realized_started": loop.started,
+        "realized_late": loop.late,
+        "realized_through": loop.through,
+        "headroom": loop.headroom,
+        "bursts": rec.bursts,
+    }
     return Evaluation(
-        decision,
-        replace(
-            after,
-            realized_started=loop.started,
-            realized_late=loop.late,
-            realized_through=loop.through,
-            headroom=loop.headroom,
-            bursts=rec.bursts,
-        ),
+        decision, next_state(state, settings, now, m, remembered, decision, loop_state)
     )
 
 
@@ -190,7 +190,7 @@ def _loose_sla_rate(m: Measures, snapshot: QueueSnapshot, settings: QueueSetting
         return m
     if not math.isfinite(long) or long < 0 or long >= m.arrival_rate:
         return m
-    return replace(m, arrival_rate=long)
+    return m._replace(arrival_rate=long)
 
 
 def _spent_headroom(
@@ -603,6 +603,8 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
     policy: str,
     inputs_ok: bool = True,
     clamp: bool = True,
+    realized_compliance: float | None = None,
+    headroom: float = 0.0,
 ) -> Decision:
     """Assemble the decision record; the target is finally clamped to [min, max] (unless
     `clamp` is False: a hold on an unknown fleet size asks nothing of ECS).
@@ -649,6 +651,8 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
         fleet_usage=m.current / settings.max_workers if settings.max_workers > 0 else None,
         sla_seconds=settings.sla_seconds,
         percentile=settings.percentile,
+        realized_compliance=realized_compliance,
+        headroom=headroom,
     )
 
 
@@ -659,8 +663,10 @@ def next_state(
     m: Measures,
     recommendation: int,
     decision: Decision,
+    more: Mapping[str, object] | None = None,
 ) -> ControllerState:
-    """Remember this tick: a sample, and the time of any scaling action."""
+    """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
+    state a policy keeps (set in the same copy: a state is copied once per tick)."""
     keep = max(settings.stabilization_window_seconds, settings.trend_window_seconds)
     keep += settings.evaluation_interval_seconds
     sample = Sample(
@@ -689,6 +695,8 @@ def next_state(
         changes["unmet_since"] = None
     elif state.unmet_since is None:
         changes["unmet_since"] = now
+    if more:
+        changes.update(more)
     return replace(state, **changes)  # type: ignore[arg-type]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from queue_autoscale.core.drain import predicted_breach_seconds, predicted_pickup_seconds
 from queue_autoscale.core.models import (
@@ -15,9 +15,11 @@ from queue_autoscale.core.models import (
 from queue_autoscale.core.queueing import load_ratio, load_states, service_rate, urgency_for
 
 
-@dataclass(frozen=True, slots=True)
-class Measures:
-    """Derived inputs of one tick. Counts are >= 0 even when the snapshot had gaps."""
+class Measures(NamedTuple):
+    """Derived inputs of one tick. Counts are >= 0 even when the snapshot had gaps.
+
+    A tuple: built every tick, and a frozen dataclass of 20 fields costs several times more to
+    make (copy one with `_replace`)."""
 
     current: int
     visible: int
@@ -126,29 +128,29 @@ def measure(snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
 def input_problems(snapshot: QueueSnapshot, settings: QueueSettings, now: float) -> list[str]:
     """Why the snapshot cannot be trusted to move the fleet (empty when it can)."""
     problems: list[str] = []
-    required: dict[str, float | int | None] = {
-        "visible": snapshot.visible,
-        "in_flight": snapshot.in_flight,
-        "running": snapshot.running,
-        "arrival_rate": snapshot.arrival_rate,
-        "oldest_age_seconds": snapshot.oldest_age_seconds,
-    }
-    for name, value in required.items():
+    required: tuple[tuple[str, float | int | None], ...] = (
+        ("visible", snapshot.visible),
+        ("in_flight", snapshot.in_flight),
+        ("running", snapshot.running),
+        ("arrival_rate", snapshot.arrival_rate),
+        ("oldest_age_seconds", snapshot.oldest_age_seconds),
+    )
+    for name, value in required:
         if value is None:
             problems.append(f"{name} unknown")
         elif not math.isfinite(value):
             problems.append(f"{name} = {value} is not a number")
         elif value < 0:
             problems.append(f"{name} = {value} is negative")
-    optional: dict[str, float | int | None] = {
-        "arrival_rate_short": snapshot.arrival_rate_short,
-        "mean_job_seconds": snapshot.mean_job_seconds,
-        "desired": snapshot.desired,
-        "pending": snapshot.pending,
-        "delayed": snapshot.delayed,
-        "dlq_depth": snapshot.dlq_depth,
-    }
-    for name, value in optional.items():
+    optional: tuple[tuple[str, float | int | None], ...] = (
+        ("arrival_rate_short", snapshot.arrival_rate_short),
+        ("mean_job_seconds", snapshot.mean_job_seconds),
+        ("desired", snapshot.desired),
+        ("pending", snapshot.pending),
+        ("delayed", snapshot.delayed),
+        ("dlq_depth", snapshot.dlq_depth),
+    )
+    for name, value in optional:
         if value is not None and (not math.isfinite(value) or value < 0):
             problems.append(f"{name} = {value} is out of range")
     if snapshot.failure_rate is not None and not 0.0 <= snapshot.failure_rate <= 1.0:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 
 from queue_autoscale.core.drain import WARNING_USAGE, safety_margin
 from queue_autoscale.core.hybrid import build_decision, hold_on_bad_inputs, next_state
@@ -168,5 +167,5 @@ def decide_seed_hybrid(
         steps=steps,
         policy=POLICY,
     )
-    after = next_state(state, settings, now, m, raw, decision)
-    return Evaluation(decision, replace(after, high_usage_ticks=high, last_breach_at=breached_at))
+    seed_state = {"high_usage_ticks": high, "last_breach_at": breached_at}
+    return Evaluation(decision, next_state(state, settings, now, m, raw, decision, seed_state))
