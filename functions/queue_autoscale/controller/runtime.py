@@ -16,6 +16,14 @@ from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
+from queue_autoscale.controller.ports import (
+    DecisionArchive,
+    DecisionBus,
+    OldestAges,
+    QueueDepths,
+    Services,
+    StateTable,
+)
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
 from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
@@ -26,12 +34,12 @@ class EvaluateRuntime:
     """The evaluate tick's adapters, clock and limits."""
 
     settings: EvaluateSettings
-    sqs: SqsQueues
-    oldest: OldestAgeReader
-    ecs: EcsServices
-    table: LoadTable
-    archive: Archive
-    events: EventPublisher
+    sqs: QueueDepths
+    oldest: OldestAges
+    ecs: Services
+    table: StateTable
+    archive: DecisionArchive
+    events: DecisionBus
     clock: Clock = time.time
     sleep: Callable[[float], None] = time.sleep
     publish_metrics: MetricsSink = emf_metrics

@@ -32,6 +32,7 @@ from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import MAX_MESSAGE_BYTES, DeadLetters, SqsQueues, dead_letter_body
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
+from queue_autoscale.controller.ports import CounterTable, DeadLetterQueue, EventArchive
 from queue_autoscale.events import Event, ParsedBody, Rejection, ValidationContext, parse_body
 from queue_autoscale.handlers._common import Clock, MetricsSink, emf_metrics
 from queue_autoscale.settings import RecordSettings
@@ -47,9 +48,9 @@ class RecordRuntime:
     """What the handler uses, built once per cold start (tests and the demo build their own)."""
 
     settings: RecordSettings
-    table: LoadTable
-    archive: Archive
-    dead_letters: DeadLetters
+    table: CounterTable
+    archive: EventArchive
+    dead_letters: DeadLetterQueue
     clock: Clock = time.time
     publish_metrics: MetricsSink = emf_metrics
     config: QueueConfigLoader | None = None

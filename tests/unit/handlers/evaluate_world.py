@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from queue_autoscale.adapters.cloudwatch import OldestAge
 from queue_autoscale.adapters.ecs import ServiceRef, ServiceStatus
@@ -108,8 +108,8 @@ class FakeArchive:
     def __init__(self) -> None:
         self.logs: list[list[dict[str, Any]]] = []
 
-    def put_decisions(self, at: float, tick_id: str, records: Sequence[dict[str, Any]]) -> str:
-        self.logs.append(list(records))
+    def put_decisions(self, at: float, tick_id: str, records: Iterable[Mapping[str, Any]]) -> str:
+        self.logs.append([dict(record) for record in records])
         return tick_id
 
 
@@ -169,12 +169,12 @@ def build(
         table.rows[name] = rows
     return EvaluateRuntime(
         settings=settings,
-        sqs=cast(Any, sqs),
-        oldest=cast(Any, FakeOldest()),
-        ecs=cast(Any, ecs),
-        table=cast(Any, table),
-        archive=cast(Any, FakeArchive()),
-        events=cast(Any, FakeEvents()),
+        sqs=sqs,
+        oldest=FakeOldest(),
+        ecs=ecs,
+        table=table,
+        archive=FakeArchive(),
+        events=FakeEvents(),
         clock=clock,
         sleep=clock.sleep,
         publish_metrics=Metrics(),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
 from queue_autoscale.adapters.sqs import SendFailure
-from queue_autoscale.events import Event
+from queue_autoscale.events import Event, parse_body
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings, SettingsError
 
@@ -44,11 +44,11 @@ class FakeArchive:
         self.rejected: dict[str, str] = {}
         self.broken = False
 
-    def put_events(self, at: float, batch_id: str, records: Sequence[dict[str, Any]]) -> str:
+    def put_events(self, at: float, batch_id: str, records: Iterable[Mapping[str, Any]]) -> str:
         if self.broken:
             raise ServiceUnavailable("PutObject", "503", code="ServiceUnavailable")
         key = f"events/{batch_id}"
-        self.objects[key] = list(records)
+        self.objects[key] = [dict(record) for record in records]
         return key
 
     def put_rejected(self, at: float, rejection_id: str, body: str) -> str:
@@ -90,9 +90,9 @@ def runtime() -> Iterator[record_events.RecordRuntime]:
     )
     built = record_events.RecordRuntime(
         settings=settings,
-        table=cast(Any, FakeTable()),
-        archive=cast(Any, FakeArchive()),
-        dead_letters=cast(Any, FakeDeadLetters()),
+        table=FakeTable(),
+        archive=FakeArchive(),
+        dead_letters=FakeDeadLetters(),
         clock=lambda: NOW,
         publish_metrics=Metrics(),
     )
@@ -263,7 +263,7 @@ def test_an_unexpected_failure_reading_one_body_rejects_that_body_alone(
     runtime: Any, load_event: Any, lambda_context: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a validator that fails with a non-ValueError on the emails body (a bug, say)
-    real = record_events.parse_body
+    real = parse_body
 
     def flaky(body: str, context: Any) -> Any:
         if '"emails"' in body:
