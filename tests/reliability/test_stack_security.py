@@ -17,7 +17,8 @@ import pytest
 
 from infra.template import expand_for_each, load_template, translate
 from queue_autoscale.adapters.aws import AwsClients
-from queue_autoscale.controller import tick
+from queue_autoscale.controller import shards, tick
+from queue_autoscale.core.shard import plan_shards
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import record_events
 from queue_autoscale.settings import RecordSettings
@@ -30,10 +31,11 @@ PREFIX = {
     "ecs": "ecs",
     "cloudwatch": "cloudwatch",
     "eventbridge": "events",
+    "lambda": "lambda",
 }
 # The per-queue alarms are generated from QueueNames (Fn::ForEach), so the template needs one.
 QUEUE_PARAMETERS = {"QueueNames": "orders"}
-IAM_NAME = {"SendMessageBatch": "SendMessage"}
+IAM_NAME = {"SendMessageBatch": "SendMessage", "Invoke": "InvokeFunction"}
 """Operations authorised under another action's name."""
 PLATFORM = {
     # What Lambda itself does with the function's role, not the handler's code.
@@ -150,7 +152,7 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
     tick that resizes a service, against the emulator (a `before-call` hook on every client)."""
     seen: dict[str, set[str]] = {"RecordEventsRole": set(), "EvaluateRole": set()}
     current = ["RecordEventsRole"]
-    for name in ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events"):
+    for name in ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events", "lambda_"):
         client = getattr(clients, name)
         prefix = PREFIX[client.meta.service_model.service_id.hyphenize()]
 
@@ -184,8 +186,13 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
     finally:
         record_events.set_runtime(None)
     current[0] = "EvaluateRole"
-    (outcome,) = tick.run_tick(fleet.runtime(), NOW)
+    runtime = fleet.runtime()
+    (outcome,) = tick.run_tick(runtime, NOW)
     assert outcome.applied, "the tick must resize the service so UpdateService is seen"
+    # the dispatcher starting a second shard (the function is not on the emulator: refused)
+    two = plan_shards(2, budget_seconds=12, max_shards=2, fixed=2)
+    started, refused = shards.fan_out(runtime, two, "evaluate-not-deployed", {})
+    assert len(started) + len(refused) == 1, "the dispatcher must try to start shard 1"
     return seen
 
 
