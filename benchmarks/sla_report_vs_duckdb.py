@@ -183,11 +183,11 @@ def run_spark(
     attempts.count()
     parts = {"read + pair": time.perf_counter() - started}
     tables = []
-    for period in ("hour", "day"):
+    for period, part in (("hour", "hourly table"), ("day", "daily table")):
         began = time.perf_counter()
         table = sla_metrics(attempts, period, SLA_SECONDS, DEFAULT_SLA, data_end_ms, PAIRING_MS)
         tables.append(table.toPandas())
-        parts[f"{period}ly table"] = time.perf_counter() - began
+        parts[part] = time.perf_counter() - began
     elapsed = time.perf_counter() - started
     attempts.unpersist()
     return elapsed, tables[0], tables[1], parts
