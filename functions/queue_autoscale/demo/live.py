@@ -58,6 +58,18 @@ def tick_line(row: TickRow) -> str:
     return line[:80]
 
 
+def _queue_cells(row: TickRow) -> tuple[str, ...]:
+    """The first six cells of both tables: time s, phase, jobs/s, depth, in flight, oldest s."""
+    return (
+        f"{row.elapsed:.0f}",
+        row.phase,
+        f"{row.rate:.1f}",
+        _count(row.visible),
+        _count(row.in_flight),
+        _num(row.oldest_age),
+    )
+
+
 def compact_table(rows: Sequence[TickRow], header: str, limit: int = 14) -> Group:
     """The live table on a terminal: the latest ticks, eight columns within 80 characters."""
     table = Table(title="evaluate ticks", box=None, pad_edge=False)
@@ -67,12 +79,7 @@ def compact_table(rows: Sequence[TickRow], header: str, limit: int = 14) -> Grou
     for row in rows[-limit:]:
         workers = f"{row.workers}" + (f" (-{row.stopping})" if row.stopping else "")
         table.add_row(
-            f"{row.elapsed:.0f}",
-            row.phase,
-            f"{row.rate:.1f}",
-            _count(row.visible),
-            _count(row.in_flight),
-            _num(row.oldest_age),
+            *_queue_cells(row),
             workers,
             _count(row.desired),
             Text(row.action, style=COLOURS.get(row.urgency, "red")),
@@ -89,12 +96,7 @@ def full_table(rows: Sequence[TickRow]) -> Table:
     table.add_column("reason")
     for row in rows:
         table.add_row(
-            f"{row.elapsed:.0f}",
-            row.phase,
-            f"{row.rate:.1f}",
-            _count(row.visible),
-            _count(row.in_flight),
-            _num(row.oldest_age),
+            *_queue_cells(row),
             str(row.workers),
             str(row.stopping),
             _count(row.desired),
