@@ -18,6 +18,7 @@ import pytest
 from infra.template import expand_for_each, load_template, translate
 from queue_autoscale.adapters.aws import AwsClients
 from queue_autoscale.controller import shards, tick
+from queue_autoscale.controller.config_loader import build_loader
 from queue_autoscale.core.shard import plan_shards
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import record_events
@@ -32,6 +33,7 @@ PREFIX = {
     "cloudwatch": "cloudwatch",
     "eventbridge": "events",
     "lambda": "lambda",
+    "ssm": "ssm",
 }
 # The per-queue alarms are generated from QueueNames (Fn::ForEach), so the template needs one.
 QUEUE_PARAMETERS = {"QueueNames": "orders"}
@@ -152,7 +154,7 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
     tick that resizes a service, against the emulator (a `before-call` hook on every client)."""
     seen: dict[str, set[str]] = {"RecordEventsRole": set(), "EvaluateRole": set()}
     current = ["RecordEventsRole"]
-    for name in ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events", "lambda_"):
+    for name in ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events", "lambda_", "ssm"):
         client = getattr(clients, name)
         prefix = PREFIX[client.meta.service_model.service_id.hyphenize()]
 
@@ -163,9 +165,15 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
         client.meta.events.register("before-call", hook)
 
     fleet = Fleet.create(kit, clients, bases=("orders",))
+    # the queue config in a config store that points at an object, as a large one would
+    document = fleet.settings().queues_config or ""
+    clients.s3.put_object(Bucket=fleet.bucket, Key="config/queues.json", Body=document.encode())
+    parameter = f"/{kit.name('stack')}/queues-config"
+    pointer = f"s3://{fleet.bucket}/config/queues.json"
+    clients.ssm.put_parameter(Name=parameter, Value=pointer, Type="String")
     settings = RecordSettings.from_environ(
         {
-            "QUEUES_CONFIG": json.dumps([{"queue": fleet.queues[0]}]),
+            "QUEUES_CONFIG_PARAMETER": parameter,
             "LOAD_TABLE": fleet.table,
             "ARCHIVE_BUCKET": fleet.bucket,
             "EVENTS_DLQ_URL": kit.queue("events-dlq"),
@@ -187,6 +195,7 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
         record_events.set_runtime(None)
     current[0] = "EvaluateRole"
     runtime = fleet.runtime()
+    runtime.config = build_loader(settings, clients)  # the fleet's document, from the store
     (outcome,) = tick.run_tick(runtime, NOW)
     assert outcome.applied, "the tick must resize the service so UpdateService is seen"
     # the dispatcher starting a second shard (the function is not on the emulator: refused)
