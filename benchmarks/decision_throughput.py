@@ -7,6 +7,7 @@ Run: .venv/bin/python benchmarks/decision_throughput.py [--decisions 50000]
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -75,16 +76,18 @@ def workload(
 
 def measure(
     policy: Callable[..., object], cases: list[tuple[QueueSnapshot, QueueSettings, ControllerState]]
-) -> float:
-    """Decisions per second of one policy over the cases (best of three passes)."""
-    best = 0.0
+) -> tuple[float, float]:
+    """Decisions per second of one policy over the cases, by the wall clock and by this
+    process's CPU time (best of three passes each). On a quiet machine the two agree; on a
+    loaded one the wall clock also counts the time other processes held the core."""
+    wall = cpu = 0.0
     for _ in range(3):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for snapshot, settings, state in cases:
             policy(snapshot, settings, state, NOW, None)
-        elapsed = time.perf_counter() - start
-        best = max(best, len(cases) / elapsed)
-    return best
+        wall = max(wall, len(cases) / (time.perf_counter() - start))
+        cpu = max(cpu, len(cases) / (time.process_time() - start_cpu))
+    return wall, cpu
 
 
 def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings]]:
@@ -190,18 +193,22 @@ def main() -> None:
         write_worst_case()
         return
     cases = workload(args.decisions)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
         header("Decision core throughput (one core)"),
-        f"{args.decisions:,} varied decisions (20 samples of state each), best of 3 passes.",
+        f"{args.decisions:,} varied decisions (20 samples of state each), best of 3 passes. "
+        f"Load average at the start: {load} (2 cores: above ~1 other work shares the core, "
+        "and the wall-clock rate understates the code; the CPU-time rate counts only this "
+        "process). The goal is judged on the CPU-time rate.",
         "",
-        "| policy | decisions/s | µs/decision | goal |",
-        "|---|---:|---:|---|",
+        "| policy | decisions/s (wall) | decisions/s (CPU) | µs/decision (CPU) | goal |",
+        "|---|---:|---:|---:|---|",
     ]
     policies = {**POLICIES, **peer_policies()}
     for name, policy in policies.items():
-        rate = measure(policy, cases)
-        goal = f">= {GOAL:,}/s: {'met' if rate >= GOAL else 'NOT met'}" if name == "hybrid" else ""
-        lines.append(f"| {name} | {rate:,.0f} | {1e6 / rate:.1f} | {goal} |")
+        wall, cpu = measure(policy, cases)
+        goal = f">= {GOAL:,}/s: {'met' if cpu >= GOAL else 'NOT met'}" if name == "hybrid" else ""
+        lines.append(f"| {name} | {wall:,.0f} | {cpu:,.0f} | {1e6 / cpu:.1f} | {goal} |")
     write("decision_throughput.md", "\n".join(lines))
 
 

@@ -325,12 +325,11 @@ def _ordered(
 
 
 def _winner(terms: Terms) -> tuple[int, Winner]:
-    ranked = [
-        (Winner.STEADY, terms.steady),
-        (Winner.TREND, terms.trend),
-        (Winner.DRAIN, terms.drain),
-    ]
-    name, value = max(ranked, key=lambda item: item[1])  # first of equals: steady, then trend
+    name, value = Winner.STEADY, terms.steady  # first of equals: steady, then trend
+    if terms.trend > value:
+        name, value = Winner.TREND, terms.trend
+    if terms.drain > value:
+        name, value = Winner.DRAIN, terms.drain
     return (value, name) if value > 0 else (0, Winner.NONE)
 
 
@@ -564,9 +563,9 @@ def _poison_suspected(
 def max_allowed(settings: QueueSettings) -> int:
     """The hard ceiling: max_workers, or the capacity or partition cap when lower (never below
     min_workers: config.py rejects a cap under the minimum, this keeps the core total anyway)."""
+    if settings.capacity_cap is None and settings.partition_cap is None:
+        return settings.max_workers  # the common case, three times a tick
     caps = [c for c in (settings.capacity_cap, settings.partition_cap) if c is not None]
-    if not caps:
-        return settings.max_workers
     return max(settings.min_workers, min(settings.max_workers, *caps))
 
 
@@ -577,6 +576,9 @@ def _binding_cap(settings: QueueSettings, cap: int) -> Constraint:
     if settings.capacity_cap is not None and settings.capacity_cap <= cap:
         return Constraint.CAPACITY_CAP
     return Constraint.MAX_WORKERS
+
+
+_VERBS = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}
 
 
 def _action(current: int, target: int) -> Action:
@@ -620,7 +622,7 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
         pairs.append((code, f"kept {clamped}"))
     action = _action(m.current, clamped)
     words = [why, *(w for _, w in pairs)]
-    verb = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}[action]
+    verb = _VERBS[action]
     reason = f"{verb} {m.current} -> {clamped}: " + "; ".join(words)
     return Decision(
         queue=snapshot.queue,

@@ -89,7 +89,7 @@ def measure(snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
         mean_job = settings.expected_job_seconds
         note = f" (job time prior {mean_job:g} s: none completed yet)"
         mu_measured = None
-    mu = service_rate(mean_job, settings.worker_concurrency)
+    mu = service_rate(mean_job, settings.worker_concurrency) if mu_measured is None else mu_measured
     age = _rate(snapshot.oldest_age_seconds)
     usage = age / settings.sla_seconds
     rho = load_ratio(lam, running, mu_measured)
