@@ -8,17 +8,15 @@ shard 0 (`controller.shards`); an event with `shard` and `shards` runs that shar
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from queue_autoscale.adapters.aws import make_clients
+from queue_autoscale.controller.request import parse_request, summary
 from queue_autoscale.controller.runtime import EvaluateRuntime, build_runtime
-from queue_autoscale.controller.shards import ShardRun, dispatch, run_shard
-from queue_autoscale.controller.tick import QueueOutcome
-from queue_autoscale.core.shard import MAX_SHARDS, Shard
+from queue_autoscale.controller.shards import dispatch, run_shard
+from queue_autoscale.core.shard import Shard
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.telemetry import logger, tracer
 
@@ -42,67 +40,6 @@ def set_runtime(runtime: EvaluateRuntime | None) -> None:
     """Replace the cached runtime (tests, the demo); None makes the next call rebuild it."""
     global _runtime  # noqa: PLW0603
     _runtime = runtime
-
-
-class EvaluateRequest(BaseModel):
-    """Options a scheduled event may carry (at top level or under `detail`)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    max_ticks: int | None = Field(default=None, ge=1, le=60)
-    once: bool = False
-    shard: int | None = Field(default=None, ge=0, lt=MAX_SHARDS)
-    """Set by the dispatcher: run this shard only (with `shards`)."""
-    shards: int | None = Field(default=None, ge=1, le=MAX_SHARDS)
-
-    @model_validator(mode="after")
-    def _one_shard(self) -> EvaluateRequest:
-        if (self.shard is None) != (self.shards is None):
-            raise ValueError("shard and shards come together")
-        if self.shard is not None and self.shards is not None and self.shard >= self.shards:
-            raise ValueError(f"shard {self.shard} is not below shards {self.shards}")
-        return self
-
-    def options(self) -> dict[str, Any]:
-        """What the dispatcher forwards to the shards it starts."""
-        return self.model_dump(include={"max_ticks", "once"}, exclude_none=True)
-
-
-def parse_request(event: Mapping[str, Any] | None) -> EvaluateRequest:
-    """The options of a scheduler event; anything else in the event is ignored."""
-    if not isinstance(event, Mapping):
-        return EvaluateRequest()
-    detail = event.get("detail")
-    source = detail if isinstance(detail, Mapping) and detail else event
-    return EvaluateRequest.model_validate(dict(source))
-
-
-def summary(result: ShardRun) -> dict[str, Any]:
-    """The handler's JSON answer: the shard, the shards it started, every tick's decisions."""
-    ticks: Sequence[Sequence[QueueOutcome]] = result.ticks
-    return {
-        "shard": result.shard.label,
-        "started_shards": result.started,
-        "shard_errors": result.errors,
-        "ticks": len(ticks),
-        "decisions": [
-            {
-                "queue": outcome.queue,
-                "at": outcome.decision.at if outcome.decision else None,
-                "current": outcome.decision.current if outcome.decision else None,
-                "target": outcome.decision.target if outcome.decision else None,
-                "action": outcome.decision.action.value if outcome.decision else None,
-                "reason": outcome.decision.reason if outcome.decision else None,
-                "running": outcome.running,
-                "applied": outcome.applied,
-                "dry_run": outcome.dry_run,
-                "conflict": outcome.conflict,
-                "errors": outcome.errors,
-            }
-            for tick in ticks
-            for outcome in tick
-        ],
-    }
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -17,6 +17,7 @@ from infra.template import load_template
 from queue_autoscale.adapters.ecs import ServiceRef
 from queue_autoscale.adapters.errors import Throttled
 from queue_autoscale.controller import shards, tick
+from queue_autoscale.controller.request import parse_request
 from queue_autoscale.core.shard import DEFAULT_MAX_SHARDS, Shard, shard_of
 from queue_autoscale.handlers import evaluate
 from tests.unit.handlers.conftest import FakeLambdaContext
@@ -223,7 +224,7 @@ def test_the_handler_runs_the_shard_its_event_names() -> None:
 )
 def test_an_impossible_shard_request_is_refused(event: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
-        evaluate.parse_request(event)
+        parse_request(event)
 
 
 def test_the_templates_shard_cap_is_the_codes_default() -> None:

@@ -11,6 +11,7 @@ from queue_autoscale.adapters.cloudwatch import OldestAge
 from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
 from queue_autoscale.adapters.sqs import QueueDepth
 from queue_autoscale.controller import tick
+from queue_autoscale.controller.request import parse_request
 from queue_autoscale.controller.runtime import EvaluateRuntime
 from queue_autoscale.core import CounterRow
 from queue_autoscale.handlers import evaluate
@@ -55,7 +56,7 @@ def test_tick_count_fills_the_minute(interval: float, max_ticks: int | None, cou
     ],
 )
 def test_parse_request(event: dict[str, Any], max_ticks: int | None, once: bool) -> None:
-    request = evaluate.parse_request(event)
+    request = parse_request(event)
     assert (request.max_ticks, request.once) == (max_ticks, once)
 
 

@@ -1,0 +1,79 @@
+"""The evaluate handler's request and answer: what a scheduler event may ask, what a run returns.
+
+The handler (`handlers.evaluate`) only parses with `parse_request`, runs, and answers with
+`summary`; both live here so the entry point reads in one screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from queue_autoscale.controller.shards import ShardRun
+from queue_autoscale.controller.tick import QueueOutcome
+from queue_autoscale.core.shard import MAX_SHARDS
+
+__all__ = ["EvaluateRequest", "parse_request", "summary"]
+
+
+class EvaluateRequest(BaseModel):
+    """Options a scheduled event may carry (at top level or under `detail`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    max_ticks: int | None = Field(default=None, ge=1, le=60)
+    once: bool = False
+    shard: int | None = Field(default=None, ge=0, lt=MAX_SHARDS)
+    """Set by the dispatcher: run this shard only (with `shards`)."""
+    shards: int | None = Field(default=None, ge=1, le=MAX_SHARDS)
+
+    @model_validator(mode="after")
+    def _one_shard(self) -> EvaluateRequest:
+        if (self.shard is None) != (self.shards is None):
+            raise ValueError("shard and shards come together")
+        if self.shard is not None and self.shards is not None and self.shard >= self.shards:
+            raise ValueError(f"shard {self.shard} is not below shards {self.shards}")
+        return self
+
+    def options(self) -> dict[str, Any]:
+        """What the dispatcher forwards to the shards it starts."""
+        return self.model_dump(include={"max_ticks", "once"}, exclude_none=True)
+
+
+def parse_request(event: Mapping[str, Any] | None) -> EvaluateRequest:
+    """The options of a scheduler event; anything else in the event is ignored."""
+    if not isinstance(event, Mapping):
+        return EvaluateRequest()
+    detail = event.get("detail")
+    source = detail if isinstance(detail, Mapping) and detail else event
+    return EvaluateRequest.model_validate(dict(source))
+
+
+def summary(result: ShardRun) -> dict[str, Any]:
+    """The handler's JSON answer: the shard, the shards it started, every tick's decisions."""
+    ticks: Sequence[Sequence[QueueOutcome]] = result.ticks
+    return {
+        "shard": result.shard.label,
+        "started_shards": result.started,
+        "shard_errors": result.errors,
+        "ticks": len(ticks),
+        "decisions": [
+            {
+                "queue": outcome.queue,
+                "at": outcome.decision.at if outcome.decision else None,
+                "current": outcome.decision.current if outcome.decision else None,
+                "target": outcome.decision.target if outcome.decision else None,
+                "action": outcome.decision.action.value if outcome.decision else None,
+                "reason": outcome.decision.reason if outcome.decision else None,
+                "running": outcome.running,
+                "applied": outcome.applied,
+                "dry_run": outcome.dry_run,
+                "conflict": outcome.conflict,
+                "errors": outcome.errors,
+            }
+            for tick in ticks
+            for outcome in tick
+        ],
+    }
