@@ -1,8 +1,8 @@
 """The emulator bootstrap lives in queue_autoscale.demo.emulator (the demo must not import
 infra/); the names are kept here for the tests and scripts that import them from infra/."""
 
+from queue_autoscale.demo.direct import EmulatorError
 from queue_autoscale.demo.emulator import (
-    EmulatorError,
     EmulatorStack,
     WorkQueue,
     bootstrap,

@@ -20,7 +20,9 @@ import pytest
 
 from infra.template import load_template, translate
 from queue_autoscale.constants import METRIC_NAMESPACE
-from queue_autoscale.demo.emulator import Resolver, create_direct, session
+from queue_autoscale.demo.direct import create_direct
+from queue_autoscale.demo.emulator import session
+from queue_autoscale.demo.intrinsics import Resolver
 from queue_autoscale.telemetry import emf_metrics
 from tests.integration.conftest import REGION, emf_documents
 

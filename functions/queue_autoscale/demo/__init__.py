@@ -3,7 +3,9 @@
 The parts, each passed what it needs:
 
 - `options`: what a run does (`DemoOptions`) and the one queue it drives;
-- `emulator`, `template`: moto's server on 127.0.0.1 and template.yaml's stack on it;
+- `emulator`, `template`: moto's server on 127.0.0.1 and template.yaml's stack on it, with
+  `intrinsics` (Ref, Fn::GetAtt, Fn::Sub ... resolved against the created stack) and `direct`
+  (what moto's CloudFormation lacks, created through each resource's own API);
 - `stack`: the endpoint, the stack, the clients and the two handlers invoked in-process;
 - `driver`: the producer of real jobs and the events pump (Lambda's SQS mapping, with
   `sqs_event`, which the ingest tests and benchmarks use too);

@@ -30,6 +30,13 @@ from botocore.exceptions import ClientError
 import queue_autoscale
 from queue_autoscale.adapters.aws import make_client, make_session
 from queue_autoscale.config import QueueConfig
+from queue_autoscale.demo.direct import (
+    EmulatorError,
+    complete_properties,
+    create_direct,
+    queue_attribute,
+)
+from queue_autoscale.demo.intrinsics import Resolver
 from queue_autoscale.demo.template import DEFAULT_REGION, load_template, translate
 
 # Resource types moto's CloudFormation implements and this template uses.
@@ -77,10 +84,6 @@ DUMMY_CREDENTIALS = {
 CLIENT_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 3}, connect_timeout=2, read_timeout=20
 )
-
-
-class EmulatorError(RuntimeError):
-    """The emulator could not be started or the stack could not be created."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ def create_work_queue(client: Callable[[str], Any], queue: QueueConfig, running:
         dlq_url = sqs.create_queue(
             QueueName=queue.dlq, Attributes={"SqsManagedSseEnabled": "true"}
         )["QueueUrl"]
-        dlq_arn = _queue_attribute(sqs, dlq_url, "QueueArn")
+        dlq_arn = queue_attribute(sqs, dlq_url, "QueueArn")
         attributes["RedrivePolicy"] = json.dumps(
             {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3}
         )
@@ -195,16 +198,12 @@ def create_work_queue(client: Callable[[str], Any], queue: QueueConfig, running:
     return WorkQueue(
         name=queue.queue,
         url=url,
-        arn=_queue_attribute(sqs, url, "QueueArn"),
+        arn=queue_attribute(sqs, url, "QueueArn"),
         dlq_url=dlq_url,
         cluster=queue.cluster,
         service=queue.service,
         service_arn=answer["service"]["serviceArn"],
     )
-
-
-def _queue_attribute(sqs: Any, url: str, name: str) -> str:
-    return str(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[name])["Attributes"][name])
 
 
 FUNCTIONS_ROOT = Path(queue_autoscale.__file__).resolve().parent.parent
@@ -257,19 +256,7 @@ def bootstrap(
 ) -> EmulatorStack:
     """Create the work queues, fleets and template.yaml's stack on the endpoint."""
     client = session(endpoint_url, region)
-    work = [create_work_queue(client, queue, running=max(queue.min_workers, 0)) for queue in queues]
-    queue_arns = [w.arn for w in work]
-    sqs = client("sqs")
-    queue_arns += [_queue_attribute(sqs, w.dlq_url, "QueueArn") for w in work if w.dlq_url]
-    log(
-        f"work queues {[w.name for w in work]} and ECS services {[w.service for w in work]} created"
-    )
-
-    code_bucket = f"{stack_name}-code"
-    s3 = client("s3")
-    s3.create_bucket(Bucket=code_bucket)
-    s3.put_object(Bucket=code_bucket, Key="functions.zip", Body=package_functions())
-
+    work, queue_arns = _create_work_queues(client, queues, log)
     parameters = stack_parameters(
         queues,
         work,
@@ -277,69 +264,23 @@ def bootstrap(
         evaluation_interval_seconds=evaluation_interval_seconds,
         dry_run=dry_run,
     )
-    translated = translate(
-        load_template(), parameters, code_uri=f"s3://{code_bucket}/functions.zip", region=region
+    translated = _translated_stack(
+        client,
+        parameters,
+        code_uri=_upload_code(client, stack_name),
+        stack_name=stack_name,
+        region=region,
     )
-    # A resource whose Condition is false is not part of the stack (e.g. no source secrets).
-    conditions = Resolver(client, translated, parameters, {}, stack_name, region).conditions
-    resources = translated["Resources"]
-    translated["Resources"] = {
-        name: r for name, r in resources.items() if conditions.get(r.get("Condition"), True)
-    }
     stack_template, direct, skipped = split_template(translated)
-    cfn = client("cloudformation")
-    try:
-        cfn.create_stack(
-            StackName=stack_name,
-            TemplateBody=json.dumps(stack_template),
-            Parameters=[
-                {"ParameterKey": key, "ParameterValue": value}
-                for key, value in parameters.items()
-                if key in stack_template.get("Parameters", {})
-            ],
-            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
-        )
-        cfn.get_waiter("stack_create_complete").wait(
-            StackName=stack_name, WaiterConfig={"Delay": 1, "MaxAttempts": 120}
-        )
-    except Exception as error:  # name what failed and the stack events' reasons
-        raise EmulatorError(
-            f"stack {stack_name} was not created: {error}{_failure_reasons(cfn, stack_name)}"
-        ) from error
-    physical = {
-        item["LogicalResourceId"]: item["PhysicalResourceId"]
-        for item in cfn.describe_stack_resources(StackName=stack_name)["StackResources"]
-    }
+    physical = _create_stack(client, stack_name, stack_template, parameters)
     log(f"stack {stack_name}: {len(physical)} resources created by CloudFormation")
-
-    for logical_id, resource in translated["Resources"].items():
-        if resource["Type"] == "AWS::SQS::Queue" and logical_id in physical:
-            # moto's stack reports AWS-style URLs; use the endpoint's own.
-            name = physical[logical_id].rstrip("/").rsplit("/", 1)[-1]
-            physical[logical_id] = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    _use_endpoint_queue_urls(client, translated, physical)
     resolver = Resolver(client, translated, parameters, physical, stack_name, region)
-    for logical_id in ("LoadTable", "ArchiveBucket"):
-        resource = translated["Resources"][logical_id]
-        properties = resolver.resolve(resource.get("Properties", {}))
-        applied = complete_properties(client, resource["Type"], physical[logical_id], properties)
-        if applied:
-            log(f"{logical_id}: set through the API what the stack left out: {', '.join(applied)}")
-    created_directly = []
-    for logical_id in sorted(
-        direct, key=lambda name: DIRECT_ORDER.index(translated["Resources"][name]["Type"])
-    ):
-        resource = translated["Resources"][logical_id]
-        properties = resolver.resolve(resource.get("Properties", {}))
-        try:
-            physical[logical_id] = create_direct(client, resource["Type"], properties)
-        except ClientError as error:  # an endpoint without this API: skip it, say why
-            skipped.append((logical_id, f"the endpoint refused {resource['Type']}: {error}"))
-            continue
-        created_directly.append(logical_id)
+    _complete_stack_resources(client, translated, resolver, physical, log)
+    created_directly = _create_directly(client, translated, resolver, direct, physical, skipped)
     log(f"created through their APIs: {', '.join(created_directly)}")
     for logical_id, reason in skipped:
         log(f"skipped {logical_id}: {reason}")
-
     return EmulatorStack(
         endpoint_url=endpoint_url,
         region=region,
@@ -359,6 +300,135 @@ def bootstrap(
         created_directly=tuple(created_directly),
         skipped=tuple(skipped),
     )
+
+
+def _create_work_queues(
+    client: Callable[[str], Any], queues: Sequence[QueueConfig], log: Callable[[str], None]
+) -> tuple[list[WorkQueue], list[str]]:
+    """Each configured queue with its fleet; the ARNs of every work queue and DLQ."""
+    work = [create_work_queue(client, queue, running=max(queue.min_workers, 0)) for queue in queues]
+    queue_arns = [w.arn for w in work]
+    sqs = client("sqs")
+    queue_arns += [queue_attribute(sqs, w.dlq_url, "QueueArn") for w in work if w.dlq_url]
+    log(
+        f"work queues {[w.name for w in work]} and ECS services {[w.service for w in work]} created"
+    )
+    return work, queue_arns
+
+
+def _upload_code(client: Callable[[str], Any], stack_name: str) -> str:
+    """The Lambda code zipped into a bucket of its own; its s3:// URI."""
+    code_bucket = f"{stack_name}-code"
+    s3 = client("s3")
+    s3.create_bucket(Bucket=code_bucket)
+    s3.put_object(Bucket=code_bucket, Key="functions.zip", Body=package_functions())
+    return f"s3://{code_bucket}/functions.zip"
+
+
+def _translated_stack(
+    client: Callable[[str], Any],
+    parameters: Mapping[str, str],
+    *,
+    code_uri: str,
+    stack_name: str,
+    region: str,
+) -> dict[str, Any]:
+    """template.yaml translated, without the resources whose Condition is false."""
+    translated = translate(load_template(), parameters, code_uri=code_uri, region=region)
+    # A resource whose Condition is false is not part of the stack (e.g. no source secrets).
+    conditions = Resolver(client, translated, parameters, {}, stack_name, region).conditions
+    resources = translated["Resources"]
+    translated["Resources"] = {
+        name: r for name, r in resources.items() if conditions.get(r.get("Condition"), True)
+    }
+    return translated
+
+
+def _create_stack(
+    client: Callable[[str], Any],
+    stack_name: str,
+    stack_template: Mapping[str, Any],
+    parameters: Mapping[str, str],
+) -> dict[str, str]:
+    """Create the stack on the endpoint's CloudFormation and wait; logical -> physical ids."""
+    cfn = client("cloudformation")
+    try:
+        cfn.create_stack(
+            StackName=stack_name,
+            TemplateBody=json.dumps(stack_template),
+            Parameters=[
+                {"ParameterKey": key, "ParameterValue": value}
+                for key, value in parameters.items()
+                if key in stack_template.get("Parameters", {})
+            ],
+            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
+        )
+        cfn.get_waiter("stack_create_complete").wait(
+            StackName=stack_name, WaiterConfig={"Delay": 1, "MaxAttempts": 120}
+        )
+    except Exception as error:  # name what failed and the stack events' reasons
+        raise EmulatorError(
+            f"stack {stack_name} was not created: {error}{_failure_reasons(cfn, stack_name)}"
+        ) from error
+    return {
+        item["LogicalResourceId"]: item["PhysicalResourceId"]
+        for item in cfn.describe_stack_resources(StackName=stack_name)["StackResources"]
+    }
+
+
+def _use_endpoint_queue_urls(
+    client: Callable[[str], Any], translated: Mapping[str, Any], physical: dict[str, str]
+) -> None:
+    """Replace the AWS-style queue URLs moto's stack reports with the endpoint's own."""
+    sqs = client("sqs")
+    for logical_id, resource in translated["Resources"].items():
+        if resource["Type"] == "AWS::SQS::Queue" and logical_id in physical:
+            name = physical[logical_id].rstrip("/").rsplit("/", 1)[-1]
+            physical[logical_id] = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+
+
+def _complete_stack_resources(
+    client: Callable[[str], Any],
+    translated: Mapping[str, Any],
+    resolver: Resolver,
+    physical: Mapping[str, str],
+    log: Callable[[str], None],
+) -> None:
+    """Set on the table and the bucket the properties moto's stack left out."""
+    for logical_id in ("LoadTable", "ArchiveBucket"):
+        resource = translated["Resources"][logical_id]
+        properties = resolver.resolve(resource.get("Properties", {}))
+        applied = complete_properties(client, resource["Type"], physical[logical_id], properties)
+        if applied:
+            log(f"{logical_id}: set through the API what the stack left out: {', '.join(applied)}")
+
+
+def _create_directly(
+    client: Callable[[str], Any],
+    translated: Mapping[str, Any],
+    resolver: Resolver,
+    direct: Sequence[str],
+    physical: dict[str, str],
+    skipped: list[tuple[str, str]],
+) -> list[str]:
+    """Create `direct` through their APIs in DIRECT_ORDER; the ids created.
+
+    One the endpoint refuses is appended to `skipped` with the reason; its name goes into
+    `physical`.
+    """
+    created = []
+    for logical_id in sorted(
+        direct, key=lambda name: DIRECT_ORDER.index(translated["Resources"][name]["Type"])
+    ):
+        resource = translated["Resources"][logical_id]
+        properties = resolver.resolve(resource.get("Properties", {}))
+        try:
+            physical[logical_id] = create_direct(client, resource["Type"], properties)
+        except ClientError as error:  # an endpoint without this API: skip it, say why
+            skipped.append((logical_id, f"the endpoint refused {resource['Type']}: {error}"))
+            continue
+        created.append(logical_id)
+    return created
 
 
 def _failure_reasons(cfn: Any, stack_name: str) -> str:
@@ -400,326 +470,3 @@ def _without_dependencies(resource: Mapping[str, Any], kept: set[str]) -> dict[s
         if remaining:
             copy["DependsOn"] = remaining
     return copy
-
-
-# ------------------------------------------------------------------ intrinsics
-
-
-class Resolver:
-    """Resolves Ref / Fn::GetAtt / Fn::Sub / Fn::If / Fn::Join ... against the created stack."""
-
-    def __init__(
-        self,
-        client: Callable[[str], Any],
-        template: Mapping[str, Any],
-        parameters: Mapping[str, str],
-        physical: dict[str, str],
-        stack_name: str,
-        region: str,
-    ) -> None:
-        self._client = client
-        self._template = template
-        self._physical = physical
-        account = client("sts").get_caller_identity()["Account"]
-        self._values: dict[str, Any] = {
-            "AWS::Region": region,
-            "AWS::AccountId": account,
-            "AWS::Partition": "aws",
-            "AWS::StackName": stack_name,
-            "AWS::URLSuffix": "amazonaws.com",
-        }
-        for name, spec in template.get("Parameters", {}).items():
-            value = parameters.get(name, spec.get("Default"))
-            if spec.get("Type") == "CommaDelimitedList" and isinstance(value, str):
-                value = value.split(",") if value else []
-            self._values[name] = value
-        self._conditions = {
-            name: bool(self.resolve(body)) for name, body in template.get("Conditions", {}).items()
-        }
-
-    @property
-    def conditions(self) -> dict[str, bool]:
-        """Every condition of the template, evaluated with the stack's parameters."""
-        return dict(self._conditions)
-
-    def resolve(self, value: Any) -> Any:
-        """The value with every intrinsic function replaced (AWS::NoValue entries dropped)."""
-        if isinstance(value, list):
-            return [item for item in (self.resolve(v) for v in value) if item is not _NO_VALUE]
-        if not isinstance(value, dict):
-            return value
-        if len(value) == 1:
-            ((key, argument),) = value.items()
-            handler = self._functions().get(key)
-            if handler is not None:
-                return handler(argument)
-        resolved = {k: self.resolve(v) for k, v in value.items()}
-        return {k: v for k, v in resolved.items() if v is not _NO_VALUE}
-
-    def _functions(self) -> dict[str, Callable[[Any], Any]]:
-        return {
-            "Ref": self._ref,
-            "Fn::GetAtt": self._get_att,
-            "Fn::Sub": self._sub,
-            "Fn::Join": lambda a: self.resolve(a[0]).join(str(v) for v in self.resolve(a[1])),
-            "Fn::Split": lambda a: self.resolve(a[1]).split(self.resolve(a[0])),
-            "Fn::Select": lambda a: self.resolve(a[1])[int(self.resolve(a[0]))],
-            "Fn::If": lambda a: self.resolve(a[1] if self._conditions[a[0]] else a[2]),
-            "Fn::Equals": lambda a: self.resolve(a[0]) == self.resolve(a[1]),
-            "Fn::Not": lambda a: not self.resolve(a[0]),
-            "Fn::And": lambda a: all(self.resolve(v) for v in a),
-            "Fn::Or": lambda a: any(self.resolve(v) for v in a),
-            "Condition": lambda name: self._conditions[name],
-        }
-
-    def _ref(self, name: str) -> Any:
-        if name == "AWS::NoValue":
-            return _NO_VALUE
-        if name in self._values:
-            return self._values[name]
-        if name in self._physical:
-            return self._physical[name]
-        raise EmulatorError(f"Ref {name}: neither a parameter nor a created resource")
-
-    def _get_att(self, argument: Any) -> str:
-        name, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
-        kind = self._template["Resources"][name]["Type"]
-        physical = self._ref(name)
-        if kind == "AWS::SQS::Queue":
-            sqs = self._client("sqs")
-            if attribute == "Arn":
-                return _queue_attribute(sqs, physical, "QueueArn")
-            if attribute == "QueueName":
-                return str(physical).rstrip("/").rsplit("/", 1)[-1]
-            if attribute == "QueueUrl":
-                return str(physical)
-        if kind == "AWS::S3::Bucket" and attribute == "Arn":
-            return f"arn:aws:s3:::{physical}"
-        if kind == "AWS::DynamoDB::Table" and attribute == "Arn":
-            return str(
-                self._client("dynamodb").describe_table(TableName=physical)["Table"]["TableArn"]
-            )
-        if kind == "AWS::IAM::Role" and attribute == "Arn":
-            return str(self._client("iam").get_role(RoleName=physical)["Role"]["Arn"])
-        if kind == "AWS::Lambda::Function" and attribute == "Arn":
-            return str(
-                self._client("lambda").get_function(FunctionName=physical)["Configuration"][
-                    "FunctionArn"
-                ]
-            )
-        if kind == "AWS::Logs::LogGroup" and attribute == "Arn":
-            region, account = self._values["AWS::Region"], self._values["AWS::AccountId"]
-            return f"arn:aws:logs:{region}:{account}:log-group:{physical}:*"
-        raise EmulatorError(f"Fn::GetAtt {name}.{attribute} ({kind}) is not emulated")
-
-    def _sub(self, argument: Any) -> str:
-        text, variables = (
-            (argument, {}) if isinstance(argument, str) else (argument[0], argument[1])
-        )
-        local = {key: self.resolve(value) for key, value in variables.items()}
-        out, position = [], 0
-        while True:
-            start = text.find("${", position)
-            if start < 0:
-                out.append(text[position:])
-                return "".join(out)
-            end = text.index("}", start)
-            out.append(text[position:start])
-            name = text[start + 2 : end]
-            if name.startswith("!"):
-                out.append("${" + name[1:] + "}")
-            elif name in local:
-                out.append(str(local[name]))
-            elif "." in name:
-                out.append(self._get_att(name))
-            else:
-                out.append(str(self._ref(name)))
-            position = end + 1
-
-
-class _NoValue:
-    def __repr__(self) -> str:
-        return "AWS::NoValue"
-
-
-_NO_VALUE = _NoValue()
-
-
-# ------------------------------------------------------------------ direct creation
-
-
-def create_direct(client: Callable[[str], Any], kind: str, p: Mapping[str, Any]) -> str:
-    """Create one resource of `kind` from its resolved CloudFormation properties; its name."""
-    if kind == "AWS::SQS::QueuePolicy":
-        for url in p["Queues"]:
-            client("sqs").set_queue_attributes(
-                QueueUrl=url, Attributes={"Policy": json.dumps(p["PolicyDocument"])}
-            )
-        return ",".join(p["Queues"])
-    if kind == "AWS::S3::BucketPolicy":
-        client("s3").put_bucket_policy(Bucket=p["Bucket"], Policy=json.dumps(p["PolicyDocument"]))
-        return str(p["Bucket"])
-    if kind == "AWS::Glue::SecurityConfiguration":
-        encryption = dict(p["EncryptionConfiguration"])
-        # CloudFormation spells the API's S3Encryption list in the plural.
-        encryption["S3Encryption"] = encryption.pop("S3Encryptions", [])
-        client("glue").create_security_configuration(
-            Name=p["Name"], EncryptionConfiguration=encryption
-        )
-        return str(p["Name"])
-    if kind == "AWS::Glue::Job":
-        client("glue").create_job(Name=p["Name"], **_pick(p, kind))
-        return str(p["Name"])
-    if kind == "AWS::Glue::Trigger":
-        arguments = _pick(p, kind)
-        if "Predicate" in arguments:  # CloudFormation's default; moto requires it spelled out
-            arguments["Predicate"] = {"Logical": "AND", **arguments["Predicate"]}
-        client("glue").create_trigger(Name=p["Name"], **arguments)
-        return str(p["Name"])
-    if kind == "AWS::Scheduler::Schedule":
-        client("scheduler").create_schedule(Name=p["Name"], **_pick(p, kind))
-        return str(p["Name"])
-    if kind == "AWS::CloudWatch::Alarm":
-        client("cloudwatch").put_metric_alarm(**_alarm_arguments(p))
-        return str(p["AlarmName"])
-    if kind == "AWS::CloudWatch::Dashboard":
-        client("cloudwatch").put_dashboard(
-            DashboardName=p["DashboardName"], DashboardBody=p["DashboardBody"]
-        )
-        return str(p["DashboardName"])
-    raise EmulatorError(f"{kind} cannot be created directly")
-
-
-# CloudFormation properties that are also the Create API's arguments, per type.
-API_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "AWS::Glue::Job": (
-        "Description",
-        "Role",
-        "GlueVersion",
-        "WorkerType",
-        "NumberOfWorkers",
-        "Timeout",
-        "MaxRetries",
-        "SecurityConfiguration",
-        "Command",
-        "DefaultArguments",
-    ),
-    "AWS::Glue::Trigger": (
-        "Description",
-        "Type",
-        "Schedule",
-        "Predicate",
-        "Actions",
-        "StartOnCreation",
-    ),
-    "AWS::Scheduler::Schedule": (
-        "Description",
-        "ScheduleExpression",
-        "FlexibleTimeWindow",
-        "State",
-        "Target",
-    ),
-}
-
-
-def _pick(p: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    return {key: p[key] for key in API_ARGUMENTS[kind] if key in p}
-
-
-def complete_properties(
-    client: Callable[[str], Any], kind: str, physical: str, p: Mapping[str, Any]
-) -> list[str]:
-    """Apply the properties moto's CloudFormation ignores (TTL, PITR, SSE, bucket settings).
-
-    Each is set only when the endpoint does not already report it; returns what was applied.
-    """
-    applied: list[str] = []
-    if kind == "AWS::DynamoDB::Table":
-        dynamodb = client("dynamodb")
-        ttl = p.get("TimeToLiveSpecification")
-        status = dynamodb.describe_time_to_live(TableName=physical)["TimeToLiveDescription"]
-        if ttl and ttl.get("Enabled") and status.get("TimeToLiveStatus") != "ENABLED":
-            dynamodb.update_time_to_live(
-                TableName=physical,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
-            )
-            applied.append("TimeToLiveSpecification")
-        pitr = p.get("PointInTimeRecoverySpecification", {})
-        backups = dynamodb.describe_continuous_backups(TableName=physical)
-        recovery = backups["ContinuousBackupsDescription"].get("PointInTimeRecoveryDescription", {})
-        if (
-            pitr.get("PointInTimeRecoveryEnabled")
-            and recovery.get("PointInTimeRecoveryStatus") != "ENABLED"
-        ):
-            dynamodb.update_continuous_backups(
-                TableName=physical,
-                PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
-            )
-            applied.append("PointInTimeRecoverySpecification")
-        sse = p.get("SSESpecification", {})
-        described = dynamodb.describe_table(TableName=physical)["Table"].get("SSEDescription")
-        if sse.get("SSEEnabled") and not described:
-            dynamodb.update_table(TableName=physical, SSESpecification={"Enabled": True})
-            after = dynamodb.describe_table(TableName=physical)["Table"].get("SSEDescription")
-            # moto accepts the update but never reports SSE; say so rather than claim it.
-            applied.append("SSESpecification" if after else "SSESpecification (not reported back)")
-    elif kind == "AWS::S3::Bucket":
-        s3 = client("s3")
-        if "PublicAccessBlockConfiguration" in p:
-            s3.put_public_access_block(
-                Bucket=physical, PublicAccessBlockConfiguration=p["PublicAccessBlockConfiguration"]
-            )
-            applied.append("PublicAccessBlockConfiguration")
-        if "OwnershipControls" in p:
-            s3.put_bucket_ownership_controls(
-                Bucket=physical, OwnershipControls=p["OwnershipControls"]
-            )
-            applied.append("OwnershipControls")
-        if "VersioningConfiguration" in p:
-            s3.put_bucket_versioning(
-                Bucket=physical,
-                VersioningConfiguration={"Status": p["VersioningConfiguration"]["Status"]},
-            )
-            applied.append("VersioningConfiguration")
-        if "LifecycleConfiguration" in p:
-            rules = [_lifecycle_rule(rule) for rule in p["LifecycleConfiguration"]["Rules"]]
-            s3.put_bucket_lifecycle_configuration(
-                Bucket=physical, LifecycleConfiguration={"Rules": rules}
-            )
-            applied.append("LifecycleConfiguration")
-    return applied
-
-
-def _lifecycle_rule(rule: Mapping[str, Any]) -> dict[str, Any]:
-    """An S3 API lifecycle rule from CloudFormation's spelling of it."""
-    out: dict[str, Any] = {
-        "ID": rule["Id"],
-        "Status": rule["Status"],
-        "Filter": {"Prefix": rule.get("Prefix", "")},
-    }
-    if "ExpirationInDays" in rule:
-        out["Expiration"] = {"Days": int(rule["ExpirationInDays"])}
-    if "NoncurrentVersionExpiration" in rule:
-        days = rule["NoncurrentVersionExpiration"]["NoncurrentDays"]
-        out["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(days)}
-    if "AbortIncompleteMultipartUpload" in rule:
-        days = rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"]
-        out["AbortIncompleteMultipartUpload"] = {"DaysAfterInitiation": int(days)}
-    return out
-
-
-def _alarm_arguments(p: Mapping[str, Any]) -> dict[str, Any]:
-    """put_metric_alarm's arguments from AWS::CloudWatch::Alarm properties (numbers typed)."""
-    arguments = dict(p)
-    for key in ("Threshold",):
-        if key in arguments:
-            arguments[key] = float(arguments[key])
-    for key in ("EvaluationPeriods", "DatapointsToAlarm", "Period"):
-        if key in arguments:
-            arguments[key] = int(arguments[key])
-    for query in arguments.get("Metrics", []):
-        if "Period" in query:
-            query["Period"] = int(query["Period"])
-        if "MetricStat" in query:
-            query["MetricStat"]["Period"] = int(query["MetricStat"]["Period"])
-    return arguments

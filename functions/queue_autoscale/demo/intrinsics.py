@@ -1,0 +1,148 @@
+"""CloudFormation's intrinsic functions, resolved against the stack created on the emulator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from queue_autoscale.demo.direct import EmulatorError, queue_attribute
+
+
+class Resolver:
+    """Resolves Ref / Fn::GetAtt / Fn::Sub / Fn::If / Fn::Join ... against the created stack."""
+
+    def __init__(
+        self,
+        client: Callable[[str], Any],
+        template: Mapping[str, Any],
+        parameters: Mapping[str, str],
+        physical: dict[str, str],
+        stack_name: str,
+        region: str,
+    ) -> None:
+        self._client = client
+        self._template = template
+        self._physical = physical
+        account = client("sts").get_caller_identity()["Account"]
+        self._values: dict[str, Any] = {
+            "AWS::Region": region,
+            "AWS::AccountId": account,
+            "AWS::Partition": "aws",
+            "AWS::StackName": stack_name,
+            "AWS::URLSuffix": "amazonaws.com",
+        }
+        for name, spec in template.get("Parameters", {}).items():
+            value = parameters.get(name, spec.get("Default"))
+            if spec.get("Type") == "CommaDelimitedList" and isinstance(value, str):
+                value = value.split(",") if value else []
+            self._values[name] = value
+        self._conditions = {
+            name: bool(self.resolve(body)) for name, body in template.get("Conditions", {}).items()
+        }
+
+    @property
+    def conditions(self) -> dict[str, bool]:
+        """Every condition of the template, evaluated with the stack's parameters."""
+        return dict(self._conditions)
+
+    def resolve(self, value: Any) -> Any:
+        """The value with every intrinsic function replaced (AWS::NoValue entries dropped)."""
+        if isinstance(value, list):
+            return [item for item in (self.resolve(v) for v in value) if item is not _NO_VALUE]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            ((key, argument),) = value.items()
+            handler = self._functions().get(key)
+            if handler is not None:
+                return handler(argument)
+        resolved = {k: self.resolve(v) for k, v in value.items()}
+        return {k: v for k, v in resolved.items() if v is not _NO_VALUE}
+
+    def _functions(self) -> dict[str, Callable[[Any], Any]]:
+        return {
+            "Ref": self._ref,
+            "Fn::GetAtt": self._get_att,
+            "Fn::Sub": self._sub,
+            "Fn::Join": lambda a: self.resolve(a[0]).join(str(v) for v in self.resolve(a[1])),
+            "Fn::Split": lambda a: self.resolve(a[1]).split(self.resolve(a[0])),
+            "Fn::Select": lambda a: self.resolve(a[1])[int(self.resolve(a[0]))],
+            "Fn::If": lambda a: self.resolve(a[1] if self._conditions[a[0]] else a[2]),
+            "Fn::Equals": lambda a: self.resolve(a[0]) == self.resolve(a[1]),
+            "Fn::Not": lambda a: not self.resolve(a[0]),
+            "Fn::And": lambda a: all(self.resolve(v) for v in a),
+            "Fn::Or": lambda a: any(self.resolve(v) for v in a),
+            "Condition": lambda name: self._conditions[name],
+        }
+
+    def _ref(self, name: str) -> Any:
+        if name == "AWS::NoValue":
+            return _NO_VALUE
+        if name in self._values:
+            return self._values[name]
+        if name in self._physical:
+            return self._physical[name]
+        raise EmulatorError(f"Ref {name}: neither a parameter nor a created resource")
+
+    def _get_att(self, argument: Any) -> str:  # noqa: PLR0911 (one return per type and attribute)
+        name, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
+        kind = self._template["Resources"][name]["Type"]
+        physical = self._ref(name)
+        if kind == "AWS::SQS::Queue":
+            sqs = self._client("sqs")
+            if attribute == "Arn":
+                return queue_attribute(sqs, physical, "QueueArn")
+            if attribute == "QueueName":
+                return str(physical).rstrip("/").rsplit("/", 1)[-1]
+            if attribute == "QueueUrl":
+                return str(physical)
+        if kind == "AWS::S3::Bucket" and attribute == "Arn":
+            return f"arn:aws:s3:::{physical}"
+        if kind == "AWS::DynamoDB::Table" and attribute == "Arn":
+            return str(
+                self._client("dynamodb").describe_table(TableName=physical)["Table"]["TableArn"]
+            )
+        if kind == "AWS::IAM::Role" and attribute == "Arn":
+            return str(self._client("iam").get_role(RoleName=physical)["Role"]["Arn"])
+        if kind == "AWS::Lambda::Function" and attribute == "Arn":
+            return str(
+                self._client("lambda").get_function(FunctionName=physical)["Configuration"][
+                    "FunctionArn"
+                ]
+            )
+        if kind == "AWS::Logs::LogGroup" and attribute == "Arn":
+            region, account = self._values["AWS::Region"], self._values["AWS::AccountId"]
+            return f"arn:aws:logs:{region}:{account}:log-group:{physical}:*"
+        raise EmulatorError(f"Fn::GetAtt {name}.{attribute} ({kind}) is not emulated")
+
+    def _sub(self, argument: Any) -> str:
+        text, variables = (
+            (argument, {}) if isinstance(argument, str) else (argument[0], argument[1])
+        )
+        local = {key: self.resolve(value) for key, value in variables.items()}
+        out, position = [], 0
+        while True:
+            start = text.find("${", position)
+            if start < 0:
+                out.append(text[position:])
+                return "".join(out)
+            end = text.index("}", start)
+            out.append(text[position:start])
+            name = text[start + 2 : end]
+            if name.startswith("!"):
+                out.append("${" + name[1:] + "}")
+            elif name in local:
+                out.append(str(local[name]))
+            elif "." in name:
+                out.append(self._get_att(name))
+            else:
+                out.append(str(self._ref(name)))
+            position = end + 1
+
+
+class _NoValue:
+    def __repr__(self) -> str:
+        return "AWS::NoValue"
+
+
+_NO_VALUE = _NoValue()
