@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from queue_autoscale.core.decision import build_decision, hold_on_bad_inputs, next_state
 from queue_autoscale.core.drain import WARNING_USAGE, safety_margin
-from queue_autoscale.core.hybrid import build_decision, hold_on_bad_inputs, next_state
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     Constraint,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from queue_autoscale.core import POLICIES, AgeSource, ControllerState, Sample
-from queue_autoscale.core.hybrid import max_allowed
+from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, QueueSettings, QueueSnapshot
 from queue_autoscale.core.queueing import servers_for_sla, workers_for_sla
 from tests.unit.core.builders import NOW

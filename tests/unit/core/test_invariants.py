@@ -9,7 +9,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from queue_autoscale.core import ControllerState, QueueSettings, QueueSnapshot, Sample, decide
-from queue_autoscale.core.hybrid import max_allowed
+from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, AgeSource
 from tests.unit.core.builders import NOW
 

@@ -1,0 +1,267 @@
+"""The constraints after the sizing terms: poison guard, caps, floors, activation, and the
+movement rules (cooldowns, stabilization, step limit). DESIGN.md section 4. Pure."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from queue_autoscale.core import recurrence
+from queue_autoscale.core.measures import Measures
+from queue_autoscale.core.models import (
+    Constraint,
+    ControllerState,
+    QueueSettings,
+    QueueSnapshot,
+    Terms,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One constraint that changed (or pinned) the target."""
+
+    code: Constraint
+    words: str
+
+
+def bounds(
+    raw: int,
+    terms: Terms,
+    m: Measures,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+) -> tuple[int, list[Step], int]:
+    """Caps and floors that hold whatever the fleet did before: the recommendation.
+
+    Also returns what the stabilization window remembers: the sustained need, max(steady,
+    trend) within min_workers and the caps. Not the drain term: the workers it adds clear a
+    backlog and are not needed once it is gone (remembering them kept spike-sized fleets for a
+    whole window). Not the in-flight floor: whenever every worker happens to be busy at a tick
+    (often, at a high utilization) the window would record the current size and never let the
+    fleet shrink.
+    """
+    steps: list[Step] = []
+    target = raw
+    if target > m.current and _poison_suspected(snapshot, state, settings, m):
+        target = _poison_hold(target, m, steps)
+    cap = max_allowed(settings)
+    if target > cap:
+        limit = _binding_cap(settings, cap)
+        wanted = f"more than {cap}" if target == cap + 1 else str(target)
+        steps.append(Step(limit, f"capped at {limit} {cap} (wanted {wanted})"))
+        target = cap
+    if target < settings.min_workers:
+        steps.append(Step(Constraint.MIN_WORKERS, f"raised to min_workers {settings.min_workers}"))
+        target = settings.min_workers
+    remembered = min(max(terms.steady, terms.trend, settings.min_workers), cap)
+    target = _activation(target, m, settings, cap, steps)
+    busy = math.ceil(m.in_flight / settings.worker_concurrency)
+    if target < busy:
+        busy = min(busy, cap)
+        steps.append(
+            Step(Constraint.IN_FLIGHT, f"kept {busy} workers busy with {m.in_flight} jobs")
+        )
+        target = busy
+    return target, steps, remembered
+
+
+def _poison_hold(target: int, m: Measures, steps: list[Step]) -> int:
+    """The poison guard: no climbing past the current fleet (one worker for a waiting queue at
+    zero), since more workers would only feed the DLQ; appends its step when it binds."""
+    held = max(m.current, 1 if m.visible > 0 else 0)
+    if held >= target:
+        return target
+    steps.append(
+        Step(
+            Constraint.POISON_GUARD,
+            f"poison guard: jobs fail or stall while in flight, so not climbing "
+            f"past {held} (more workers would only feed the DLQ)",
+        )
+    )
+    return held
+
+
+def _activation(
+    target: int, m: Measures, settings: QueueSettings, cap: int, steps: list[Step]
+) -> int:
+    """Scaling from zero: stay at zero below the activation threshold unless a waiting job
+    would be late; start one worker for waiting jobs the terms did not size. Appends its step."""
+    waiting = m.visible + m.in_flight
+    if m.current == 0 and target > 0 and waiting < settings.activation_threshold:
+        if _late_at_zero(m, settings):
+            steps.append(
+                Step(
+                    Constraint.ACTIVATION,
+                    f"scale from zero below the activation threshold "
+                    f"{settings.activation_threshold}: the oldest of {waiting} waiting "
+                    f"({m.oldest_age_seconds:.0f} s) would pass its {settings.sla_seconds:g} s "
+                    f"SLA before a worker ordered at the next tick lands",
+                )
+            )
+            return target
+        steps.append(
+            Step(
+                Constraint.ACTIVATION,
+                f"staying at zero: {waiting} jobs waiting is below the activation "
+                f"threshold {settings.activation_threshold}",
+            )
+        )
+        return 0
+    if (
+        m.current == 0
+        and target == 0
+        and m.visible > 0
+        and (m.visible >= settings.activation_threshold or _late_at_zero(m, settings))
+    ):
+        steps.append(
+            Step(
+                Constraint.ACTIVATION,
+                f"scale from zero: {m.visible} jobs waiting; cold start accepted",
+            )
+        )
+        return min(1, cap)
+    return target
+
+
+def burst_floor(
+    rec: recurrence.Recurrence,
+    recommendation: int,
+    remembered: int,
+    cap: int,
+    steps: list[Step],
+) -> tuple[int, int]:
+    """The burst floor of core/recurrence.py over the recommendation (never past the poison
+    guard): a recurring burst's need kept through its onset (anticipation), or the last burst's
+    need held after it (delayed off). Returns (recommendation, remembered); appends its step."""
+    if rec.floor <= recommendation or Constraint.POISON_GUARD in (f.code for f in steps):
+        return recommendation, remembered
+    recommendation = min(rec.floor, cap)
+    if rec.recurring:
+        remembered = max(remembered, recommendation)  # kept through the onset
+        steps.append(Step(Constraint.ANTICIPATION, _anticipation_words(rec, recommendation)))
+    else:
+        steps.append(
+            Step(
+                Constraint.BURST_HOLD,
+                f"delayed off: the last bursts began {rec.held_for or 0:.0f} s apart; kept "
+                f"{recommendation} workers, the last one's need, until that gap plus a "
+                f"provisioning lead has passed since its onset",
+            )
+        )
+    return recommendation, remembered
+
+
+def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
+    """True when a job waiting at zero workers would pass its SLA if the fleet waited one more
+    tick: age + interval + provisioning lead >= SLA (activation never strands a job)."""
+    lead = settings.evaluation_interval_seconds + settings.provisioning_lead_seconds
+    return m.visible > 0 and m.oldest_age_seconds + lead >= settings.sla_seconds
+
+
+def _poison_suspected(
+    snapshot: QueueSnapshot, state: ControllerState, settings: QueueSettings, m: Measures
+) -> bool:
+    """Seed 003's trap: adding workers cannot help when jobs fail or never finish."""
+    last = state.samples[-1] if state.samples else None
+    dlq_grew = last is not None and m.dlq_depth > last.dlq_depth
+    failure_rate = snapshot.failure_rate or 0.0  # unknown: no failures seen
+    failing = m.in_flight > 0 and failure_rate >= settings.poison_failure_ratio
+    stalled = (
+        snapshot.completion_rate == 0
+        and snapshot.mean_job_seconds is not None
+        and m.in_flight > 0
+        and 3 * snapshot.mean_job_seconds <= snapshot.rate_window_seconds
+    )
+    return dlq_grew or failing or stalled
+
+
+def max_allowed(settings: QueueSettings) -> int:
+    """The hard ceiling: max_workers, or the capacity or partition cap when lower (never below
+    min_workers: config.py rejects a cap under the minimum, this keeps the core total anyway)."""
+    if settings.capacity_cap is None and settings.partition_cap is None:
+        return settings.max_workers  # the common case, three times a tick
+    caps = [c for c in (settings.capacity_cap, settings.partition_cap) if c is not None]
+    return max(settings.min_workers, min(settings.max_workers, *caps))
+
+
+def _binding_cap(settings: QueueSettings, cap: int) -> Constraint:
+    """The constraint code of the ceiling `cap` (the partition cap wins a tie: it says why)."""
+    if settings.partition_cap is not None and settings.partition_cap <= cap:
+        return Constraint.PARTITION_CAP
+    if settings.capacity_cap is not None and settings.capacity_cap <= cap:
+        return Constraint.CAPACITY_CAP
+    return Constraint.MAX_WORKERS
+
+
+def _anticipation_words(rec: recurrence.Recurrence, floor: int) -> str:
+    when = rec.expected_in or 0.0
+    due = f"due in {when:.0f} s" if when >= 0 else f"{-when:.0f} s overdue"
+    return (
+        f"anticipation: bursts recur every {rec.period or 0:.0f} s, the next {due}; kept at "
+        f"least {floor} workers, its expected need, so they run when it starts"
+    )
+
+
+def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
+    recommendation: int,
+    current: int,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+) -> tuple[int, list[Step]]:
+    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation."""
+    target = recommendation
+    if target > current:
+        unmet = state.unmet_since
+        running = snapshot.running or 0
+        if unmet is not None and running < current and now - unmet >= settings.stuck_after:
+            return current, [
+                Step(
+                    Constraint.FLEET_STUCK,
+                    f"fleet stuck: {running} of {current} tasks running for {now - unmet:.0f} s "
+                    f"(quota, capacity or failing tasks?); not asking for more until they start",
+                )
+            ]
+        last_up = state.last_scale_up_at
+        if last_up is not None and now - last_up < settings.scale_up_cooldown_seconds:
+            wait = settings.scale_up_cooldown_seconds - (now - last_up)
+            return current, [Step(Constraint.UP_COOLDOWN, f"up-cooldown: {wait:.0f} s left")]
+        return target, []
+    if target == current:
+        return target, []
+    if snapshot.deployment_in_progress:
+        return current, [Step(Constraint.DEPLOYMENT, "no scale-down while a deployment rolls")]
+    window = settings.stabilization_window_seconds
+    seen = [s.raw_target for s in state.samples if now - s.at <= window]
+    covered = bool(state.samples) and now - state.samples[0].at >= window
+    highest = max(seen, default=recommendation)
+    if not covered:
+        highest = max(highest, current)
+    if highest >= current:
+        why = (
+            f"stabilization: {highest} workers recommended within the last {window:g} s"
+            if covered
+            else f"stabilization: less than {window:g} s of history, not scaling down yet"
+        )
+        return current, [Step(Constraint.STABILIZATION, why)]
+    steps: list[Step] = []
+    if highest > target:
+        steps.append(
+            Step(
+                Constraint.STABILIZATION,
+                f"down only to {highest}, the highest in the last {window:g} s",
+            )
+        )
+        target = highest
+    last_down = state.last_scale_down_at
+    if last_down is not None and now - last_down < settings.scale_down_cooldown_seconds:
+        wait = settings.scale_down_cooldown_seconds - (now - last_down)
+        return current, [Step(Constraint.DOWN_COOLDOWN, f"down-cooldown: {wait:.0f} s left")]
+    step = max(settings.scale_down_step, math.ceil(current * settings.scale_down_percent / 100))
+    if target < current - step:
+        steps.append(Step(Constraint.STEP, f"step limit: down by at most {step}"))
+        target = current - step
+    return target, steps

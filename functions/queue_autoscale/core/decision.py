@@ -1,0 +1,202 @@
+"""The decision record and the next controller state, shared by every policy in the core:
+`build_decision` (reason, constraint codes, final clamp), `next_state` (the sample and the
+scaling times remembered) and `hold_on_bad_inputs`. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from queue_autoscale.core.constraints import Step, max_allowed
+from queue_autoscale.core.measures import Measures
+from queue_autoscale.core.models import (
+    Action,
+    Constraint,
+    ControllerState,
+    Decision,
+    Evaluation,
+    QueueSettings,
+    QueueSnapshot,
+    Sample,
+    Terms,
+    Winner,
+)
+
+MAX_SAMPLES = 512
+"""Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
+
+_VERBS = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}
+
+
+def _action(current: int, target: int) -> Action:
+    if target > current:
+        return Action.UP
+    if target < current:
+        return Action.DOWN
+    return Action.HOLD
+
+
+def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
+    *,
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    now: float,
+    measures: Measures,
+    terms: Terms,
+    raw: int,
+    winner: Winner,
+    forecast: float,
+    target: int,
+    why: str,
+    steps: list[Step] | list[tuple[Constraint, str]],
+    policy: str,
+    inputs_ok: bool = True,
+    clamp: bool = True,
+    realized_compliance: float | None = None,
+    headroom: float = 0.0,
+) -> Decision:
+    """Assemble the decision record; the target is finally clamped to [min, max] (unless
+    `clamp` is False: a hold on an unknown fleet size asks nothing of ECS).
+
+    `raw` and `winner` are the largest term and its name, `forecast` the trend's rate (jobs/s),
+    `target` the count after the constraints in `steps`, `why` the winning term's words.
+    """
+    m = measures
+    pairs = [(s.code, s.words) if isinstance(s, Step) else s for s in steps]
+    clamped = min(max(target, settings.min_workers), max_allowed(settings)) if clamp else target
+    if clamped != target:
+        code = Constraint.MAX_WORKERS if clamped < target else Constraint.MIN_WORKERS
+        pairs.append((code, f"kept {clamped}"))
+    action = _action(m.current, clamped)
+    words = [why, *(w for _, w in pairs)]
+    verb = _VERBS[action]
+    reason = f"{verb} {m.current} -> {clamped}: " + "; ".join(words)
+    return Decision(
+        queue=snapshot.queue,
+        at=now,
+        policy=policy,
+        current=m.current,
+        target=clamped,
+        action=action,
+        terms=terms,
+        raw_target=raw,
+        winner=winner,
+        reason=reason,
+        constraints=tuple(dict.fromkeys(code for code, _ in pairs)),
+        urgency=m.urgency,
+        sla_usage=m.sla_usage,
+        load_ratio=m.load_ratio,
+        overloading=m.overloading,
+        overloaded=m.overloaded,
+        backlog_per_instance=m.backlog_per_instance,
+        predicted_pickup_seconds=m.predicted_pickup_seconds,
+        predicted_breach_seconds=m.predicted_breach_seconds,
+        arrival_rate=m.arrival_rate,
+        forecast_rate=forecast,
+        service_rate=m.service_rate,
+        oldest_age_seconds=m.oldest_age_seconds,
+        oldest_age_source=snapshot.oldest_age_source,
+        inputs_ok=inputs_ok,
+        fleet_usage=m.current / settings.max_workers if settings.max_workers > 0 else None,
+        sla_seconds=settings.sla_seconds,
+        percentile=settings.percentile,
+        realized_compliance=realized_compliance,
+        headroom=headroom,
+    )
+
+
+def next_state(
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+    m: Measures,
+    recommendation: int,
+    decision: Decision,
+    more: Mapping[str, object] | None = None,
+) -> ControllerState:
+    """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
+    state a policy keeps (set in the same copy: a state is copied once per tick)."""
+    keep = max(settings.stabilization_window_seconds, settings.trend_window_seconds)
+    keep += settings.evaluation_interval_seconds
+    sample = Sample(
+        at=now,
+        arrival_rate=m.arrival_rate,
+        visible=m.visible,
+        raw_target=recommendation,
+        dlq_depth=m.dlq_depth,
+    )
+    kept = state.samples
+    if kept and kept[-1].at >= now:  # a replayed tick: drop what this one supersedes
+        kept = tuple(s for s in kept if s.at < now)
+    start = 0
+    while start < len(kept) and now - kept[start].at > keep:  # samples are oldest first
+        start += 1
+    samples = (*kept[start:], sample)[-MAX_SAMPLES:]
+    changes: dict[str, object] = {"samples": samples}
+    if decision.action is Action.UP:
+        changes["last_scale_up_at"] = now
+    elif decision.action is Action.DOWN:
+        changes["last_scale_down_at"] = now
+    if decision.action is not Action.HOLD:
+        changes["last_set_desired"] = decision.target
+        changes["last_set_at"] = now
+    if m.running >= m.current:
+        changes["unmet_since"] = None
+    elif state.unmet_since is None:
+        changes["unmet_since"] = now
+    if more:
+        changes.update(more)
+    return replace(state, **changes)  # type: ignore[arg-type]
+
+
+def hold_on_bad_inputs(
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    state: ControllerState,
+    now: float,
+    m: Measures,
+    problems: list[str],
+    policy: str,
+) -> Evaluation:
+    """Missing, stale or impossible inputs: keep the current count and remember nothing.
+
+    The one exception is the configured bounds, which hold whatever was measured: a fleet
+    above max_workers (or the capacity cap) after the max was lowered comes down to it, one
+    below min_workers goes up to it, and the reason says so. When the fleet size itself is
+    unknown (neither desired nor running could be read) the target is the unknown count and
+    the action is hold: nothing is asked of ECS.
+    """
+    why = "inputs unusable (" + "; ".join(problems) + "): holding the current count"
+    steps: list[tuple[Constraint, str]] = []
+    target = m.current
+    fleet_known = snapshot.desired is not None or snapshot.running is not None
+    cap = max_allowed(settings)
+    if fleet_known and m.current > cap:
+        limit = Constraint.CAPACITY_CAP if cap < settings.max_workers else Constraint.MAX_WORKERS
+        steps.append((limit, f"except the lowered {limit} {cap}, which is still enforced"))
+        target = cap
+    elif fleet_known and m.current < settings.min_workers:
+        steps.append(
+            (
+                Constraint.MIN_WORKERS,
+                f"except min_workers {settings.min_workers}, which is still enforced",
+            )
+        )
+        target = settings.min_workers
+    decision = build_decision(
+        snapshot=snapshot,
+        settings=settings,
+        now=now,
+        measures=m,
+        terms=Terms(0, 0, 0),
+        raw=m.current,
+        winner=Winner.NONE,
+        forecast=m.arrival_rate,
+        target=target,
+        why=why,
+        steps=steps,
+        policy=policy,
+        inputs_ok=False,
+        clamp=fleet_known,
+    )
+    return Evaluation(decision, state)

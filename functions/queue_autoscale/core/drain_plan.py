@@ -1,0 +1,115 @@
+"""The backlog-drain term as the hybrid sizes it: the drain rate, the workers already
+ordered, and the workers needed when new ones land (seeds 000/001, FIFO-aware). Pure."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from queue_autoscale.core.drain import backlog_at_landing, growth_arrival_rate, workers_at_landing
+from queue_autoscale.core.measures import Measures
+from queue_autoscale.core.models import ControllerState, QueueSettings
+
+
+class DrainPlan(NamedTuple):
+    """The drain term and what it rests on, for the decision's words (a tuple: built every
+    tick, and a frozen dataclass costs several times more to make)."""
+
+    workers: int
+    arrival_rate: float
+    """lambda the drain used, jobs/s (a surge seen in the backlog's growth, if higher)."""
+    at_landing: float
+    """Jobs expected to wait when workers ordered now land."""
+    ordered: int
+    """Workers asked for earlier and not running yet."""
+    lands_in: float | None
+    """Seconds until those land (None: overdue or unknown, not counted)."""
+    kept: bool
+    """True when the drain keeps earlier orders that are needed when they land."""
+
+
+def drain_plan(
+    m: Measures, state: ControllerState, settings: QueueSettings, now: float, cap: int
+) -> DrainPlan:
+    """The backlog-drain term, counting workers already ordered (seeds 000/001, FIFO-aware)."""
+    rate = _drain_rate(m, state, settings, now)
+    ordered, lands_in = _ordered(m, state, settings, now)
+    if m.visible <= 0:
+        return DrainPlan(0, rate, 0.0, ordered, lands_in, False)
+    lead = settings.provisioning_lead_seconds
+    mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
+    at_landing = backlog_at_landing(
+        backlog=m.visible,
+        arrival_rate=rate,
+        service_rate=mu,
+        lead_seconds=lead,
+        running=m.running,
+        ordered=ordered,
+        ordered_lands_in=lands_in,
+    )
+    age = m.oldest_age_seconds
+    workers = workers_at_landing(
+        at_landing=at_landing,
+        oldest_age_seconds=age,
+        arrival_rate=rate,
+        service_rate=mu,
+        sla_seconds=sla,
+        recovery_horizon_seconds=horizon,
+        lead_seconds=lead,
+        max_workers=cap,
+    )
+    kept = False
+    if lands_in is not None:
+        # the workers already ordered land first: keep as many as are needed when they do
+        then = backlog_at_landing(
+            backlog=m.visible,
+            arrival_rate=rate,
+            service_rate=mu,
+            lead_seconds=lands_in,
+            running=m.running,
+        )
+        needed_then = workers_at_landing(
+            at_landing=then,
+            oldest_age_seconds=age,
+            arrival_rate=rate,
+            service_rate=mu,
+            sla_seconds=sla,
+            recovery_horizon_seconds=horizon,
+            lead_seconds=lands_in,
+            max_workers=cap,
+        )
+        needed_then = min(needed_then, m.current)
+        kept = needed_then > workers
+        workers = max(workers, needed_then)
+    return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept)
+
+
+def _drain_rate(m: Measures, state: ControllerState, settings: QueueSettings, now: float) -> float:
+    """lambda for the drain: the windowed rate, or a surge seen in the backlog's growth since
+    the last tick (within two intervals) when that is higher."""
+    last = state.samples[-1] if state.samples else None
+    if last is None or now - last.at > 2 * settings.evaluation_interval_seconds:
+        return m.arrival_rate
+    grown = growth_arrival_rate(
+        visible=m.visible,
+        previous_visible=last.visible,
+        seconds=now - last.at,
+        running=m.running,
+        service_rate=m.service_rate,
+    )
+    return m.arrival_rate if grown is None else max(m.arrival_rate, grown)
+
+
+def _ordered(
+    m: Measures, state: ControllerState, settings: QueueSettings, now: float
+) -> tuple[int, float | None]:
+    """Workers asked for but not running yet, and seconds until they should take jobs.
+
+    They were ordered by the last scale-up at the latest, so they land one lead after it; once
+    that moment has passed without them they are not counted (None) until they run.
+    """
+    ordered = max(0, m.current - m.running)
+    last_up = state.last_scale_up_at
+    if ordered == 0 or last_up is None:
+        return ordered, None
+    lands_in = last_up + settings.provisioning_lead_seconds - now
+    return ordered, lands_in if lands_in >= 0 else None

@@ -1,0 +1,96 @@
+"""The decision's words: why the winning term won, and what the SLA loop or a finished burst
+changed. Pure string assembly from numbers the core already computed."""
+
+from __future__ import annotations
+
+from queue_autoscale.core import recurrence
+from queue_autoscale.core.drain import WARNING_USAGE, safety_margin
+from queue_autoscale.core.drain_plan import DrainPlan
+from queue_autoscale.core.measures import Measures
+from queue_autoscale.core.models import QueueSettings, Terms, Winner
+
+
+def term_words(
+    winner: Winner,
+    terms: Terms,
+    m: Measures,
+    forecast: float,
+    settings: QueueSettings,
+    plan: DrainPlan,
+) -> str:
+    sla = settings.sla_seconds
+    if winner is Winner.STEADY:
+        return (
+            f"steady won: {terms.steady} workers keep P(pickup > {sla:g} s) <= "
+            f"{1 - settings.percentile:.0%} at {m.arrival_rate:.2f} jobs/s "
+            f"(Erlang C, {m.service_rate:.3g} jobs/s per worker){m.prior_note}"
+        )
+    if winner is Winner.TREND:
+        return (
+            f"trend won: {forecast:.2f} jobs/s forecast in "
+            f"{settings.forecast_horizon_seconds:g} s (now {m.arrival_rate:.2f}) needs "
+            f"{terms.trend} workers{m.prior_note}"
+        )
+    if winner is Winner.DRAIN:
+        return _drain_words(terms, m, settings, plan)
+    return "no work: nothing waiting or arriving"
+
+
+def _drain_words(terms: Terms, m: Measures, settings: QueueSettings, plan: DrainPlan) -> str:
+    sla = settings.sla_seconds
+    lead = settings.provisioning_lead_seconds
+    horizon = settings.recovery_horizon
+    aim = max(0.0, sla - horizon)
+    if m.oldest_age_seconds > sla:
+        state = f"SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s)"
+    else:
+        state = f"oldest {m.oldest_age_seconds:.1f} s of {sla:g} s"
+    landing = f"new workers land in {lead:g} s" if lead > 0 else "new workers start at once"
+    earlier = ""
+    if plan.ordered > 0 and plan.lands_in is not None:
+        earlier = f", after the {plan.ordered} ordered earlier (in {plan.lands_in:.0f} s)"
+    rate = ""
+    if plan.arrival_rate > m.arrival_rate:
+        rate = f"; backlog growth shows {plan.arrival_rate:.2f} jobs/s arriving"
+    kept = ""
+    if plan.kept:
+        kept = "; keeping the workers already ordered: they are needed when they land"
+    margin = ""
+    if m.sla_usage >= WARNING_USAGE:
+        margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
+    return (
+        f"drain won: {terms.drain} workers; {state}, {m.visible} waiting; {landing}{earlier} "
+        f"and find about {plan.at_landing:.0f} waiting; every job up to {aim:g} s old then "
+        f"(at least the {horizon:g} s recovery horizon left) is picked up in time{rate}{kept}"
+        f"{margin}{m.prior_note}"
+    )
+
+
+def loop_words(
+    headroom: float,
+    compliance: float | None,
+    rec: recurrence.Recurrence,
+    settings: QueueSettings,
+) -> str:
+    """What the SLA loop (headroom > 0, at `compliance`) or a finished burst did to this tick;
+    `settings` are the held ones, whose stabilization window is the capacity's hold (s)."""
+    window = settings.stabilization_window_seconds
+    if headroom > 0:
+        return (
+            f"; SLA loop: realized compliance {compliance:.3%} under "
+            f"{settings.percentile:.1%}, sizing for {1 + headroom:.2f} x the rate and "
+            f"holding capacity {window:g} s"
+            if compliance is not None
+            else ""
+        )
+    if rec.over:
+        next_one = (
+            f"bursts recur every {rec.period:.0f} s, the next is anticipated"
+            if rec.period is not None
+            else "no recurrence seen: a one-off surge decays"
+        )
+        return (
+            f"; the last burst is over: its capacity kept {window:g} s, "
+            f"not stepped down ({next_one})"
+        )
+    return ""
