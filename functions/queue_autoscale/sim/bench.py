@@ -8,9 +8,8 @@ from __future__ import annotations
 import math
 import os
 import platform
-import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,19 +27,21 @@ from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.console import run_comparison, score_table
 from queue_autoscale.sim.frontier import (
     SLAS,
-    Suite,
-    number_cell,
     run_suite,
     suite_markdown,
     summary_markdown,
     write_plots,
 )
 from queue_autoscale.sim.honest import EXTRA_COLUMNS, honest_scores, worst_decile
-from queue_autoscale.sim.peers import keda, target_tracking
-from queue_autoscale.sim.peers.static import p99_rate
 from queue_autoscale.sim.policies import POLICY_NAMES
+from queue_autoscale.sim.quality_report import (
+    honest_markdown,
+    markdown_row,
+    report,
+    scores_markdown,
+)
 from queue_autoscale.sim.runner import Comparison, RunSpec, compare
-from queue_autoscale.sim.scores import PRICE_NOTE, Score
+from queue_autoscale.sim.scores import Score
 
 BENCH_INTERVAL_SECONDS = 10
 """The bench's evaluation interval for our controller, s. Deliberately not production's default
@@ -49,93 +50,6 @@ every bench and frontier result in benchmarks/results/ was measured at 10 s, and
 is only worth comparing with the one before it. 10 s is a setting the template accepts, and the
 report's header states it; a deployment that keeps 15 s reacts up to 5 s later than the bench.
 Changing it means re-running the whole bench and replacing every result at once (issue 13)."""
-GOAL_COMPLIANCE = 0.999
-GOAL_UTILIZATION = 0.80
-
-
-def _row(cells: Sequence[object]) -> str:
-    return "| " + " | ".join(str(cell) for cell in cells) + " |"
-
-
-def scores_markdown(scores: Sequence[Score]) -> list[str]:
-    """A markdown table, one row per policy."""
-    lines = [
-        _row(
-            [
-                "policy",
-                "jobs",
-                "within SLA",
-                "p50 pickup s",
-                "p99 pickup s",
-                "max pickup s",
-                "worker-s",
-                "busy-s",
-                "utilization",
-                "actions",
-                "peak workers",
-                "cost $",
-                "wall s",
-            ]
-        ),
-        _row(["---"] + ["---:"] * 12),
-    ]
-    for s in scores:
-        lines.append(
-            _row(
-                [
-                    s.policy,
-                    f"{s.jobs:,}",
-                    f"{s.sla_compliance:.4%}",
-                    f"{s.p50_pickup_seconds:.2f}",
-                    f"{s.p99_pickup_seconds:.2f}",
-                    f"{s.max_pickup_seconds:.1f}",
-                    f"{s.worker_seconds:,.0f}",
-                    f"{s.busy_seconds:,.0f}",
-                    f"{s.utilization:.3f}",
-                    s.scaling_actions,
-                    s.peak_workers,
-                    f"{s.cost_usd:.2f}",
-                    f"{s.wall_seconds:.1f}",
-                ]
-            )
-        )
-    return lines
-
-
-def goal_check(label: str, scores: Sequence[Score]) -> tuple[str, list[str]]:
-    """One goal-table row and the reasons it fails, in words with numbers."""
-    ours = next(s for s in scores if s.policy == "hybrid")
-    peers = [s for s in scores if s.policy != "hybrid"]
-    misses: list[str] = []
-    if ours.sla_compliance < GOAL_COMPLIANCE:
-        misses.append(f"compliance {ours.sla_compliance:.4%} < {GOAL_COMPLIANCE:.1%}")
-    if ours.utilization < GOAL_UTILIZATION:
-        misses.append(f"utilization {ours.utilization:.3f} < {GOAL_UTILIZATION:.2f}")
-    better_compliance = [p for p in peers if p.sla_compliance > ours.sla_compliance]
-    cheaper = [p for p in peers if p.worker_seconds < ours.worker_seconds]
-    for p in better_compliance:
-        misses.append(
-            f"{p.policy} kept more jobs within SLA ({p.sla_compliance:.4%} vs "
-            f"{ours.sla_compliance:.4%})"
-        )
-    for p in cheaper:
-        misses.append(
-            f"{p.policy} used fewer worker-seconds ({p.worker_seconds:,.0f} vs "
-            f"{ours.worker_seconds:,.0f}, {p.worker_seconds / ours.worker_seconds - 1:+.1%}) at "
-            f"{p.sla_compliance:.4%} within SLA"
-        )
-    row = _row(
-        [
-            label,
-            f"{ours.sla_compliance:.4%}",
-            f"{ours.utilization:.3f}",
-            "yes"
-            if not better_compliance
-            else "no: " + ", ".join(p.policy for p in better_compliance),
-            "yes" if not cheaper else "no: " + ", ".join(p.policy for p in cheaper),
-        ]
-    )
-    return row, misses
 
 
 def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
@@ -159,6 +73,41 @@ def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
         interval_seconds=BENCH_INTERVAL_SECONDS,
     )
     length = QUICK_SCENARIO_SECONDS if options.quick else None
+    workloads, trace_note = _workloads(seed, length, trace, trace_scale, trace_start, trace_length)
+    comparisons: list[tuple[str, str, Comparison, Score]] = []
+    bounds: dict[str, Score] = {}
+    for label, counts, description in workloads:
+        console.print(f"[bold]{label}[/bold]: {description}")
+        comparison = run_comparison(label, counts, list(POLICY_NAMES), spec, console)
+        console.print(score_table(comparison.scores, label))
+        diagnostic = compare(label, counts, ["hybrid"], replace(spec, cloudwatch_age=False))
+        comparisons.append((label, description, comparison, diagnostic.scores[0]))
+        bounds[label] = compare(label, counts, [BOUND_NAME], spec).scores[0]
+        if plots is not None:
+            from queue_autoscale.sim.plot import plot  # noqa: PLC0415 - matplotlib loads slowly
+
+            slug = label.replace(" ", "-")
+            plot(comparison, plots / f"{slug}.png", spec.sla_seconds)
+    speed_lines = _speed_lines(spec, seed, console) if speed else []
+    extra_lines = run_sweeps(
+        spec, [(label, counts) for label, counts, _ in workloads], trace, options, console, command
+    )
+    text = report(spec, comparisons, speed_lines, trace_note, command, bounds, extra_lines)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def _workloads(
+    seed: int,
+    length: int | None,
+    trace: Path,
+    trace_scale: int,
+    trace_start: int,
+    trace_length: int,
+) -> tuple[list[tuple[str, Counts, str]], str]:
+    """Every scenario (its first `length` s, or all) plus the NASA window if the trace is there:
+    (label, per-second counts, description) each, and the note when the trace was skipped."""
     workloads: list[tuple[str, Counts, str]] = [
         (name, s.counts(seed=seed, length_seconds=length), s.description)
         for name, s in SCENARIOS.items()
@@ -179,43 +128,25 @@ def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
         )
     else:
         trace_note = f"The NASA trace was skipped: {trace} is absent."
-    comparisons: list[tuple[str, str, Comparison, Score]] = []
-    bounds: dict[str, Score] = {}
-    for label, counts, description in workloads:
-        console.print(f"[bold]{label}[/bold]: {description}")
-        comparison = run_comparison(label, counts, list(POLICY_NAMES), spec, console)
-        console.print(score_table(comparison.scores, label))
-        diagnostic = compare(label, counts, ["hybrid"], replace(spec, cloudwatch_age=False))
-        comparisons.append((label, description, comparison, diagnostic.scores[0]))
-        bounds[label] = compare(label, counts, [BOUND_NAME], spec).scores[0]
-        if plots is not None:
-            from queue_autoscale.sim.plot import plot  # noqa: PLC0415 - matplotlib loads slowly
+    return workloads, trace_note
 
-            slug = label.replace(" ", "-")
-            plot(comparison, plots / f"{slug}.png", spec.sla_seconds)
-    speed_lines: list[str] = []
-    if speed:
-        counts = np.random.default_rng(seed).poisson(60.0, 86_400).astype(np.int64)
-        started = time.perf_counter()
-        comparison = run_comparison(
-            "steady 60 jobs/s, 1 day", counts, list(POLICY_NAMES), spec, console
-        )
-        console.print(score_table(comparison.scores, "speed: 60 jobs/s for a day"))
-        speed_lines = [
-            f"A day at 60 jobs/s: {comparison.workload.scored_jobs:,} scored jobs "
-            f"({comparison.workload.arrivals.size:,} with the warm-up), all five policies in "
-            f"{time.perf_counter() - started:.0f} s on this machine "
-            f"({platform.processor() or platform.machine()}, 2 cores). `wall s` is per policy:",
-            "",
-            *scores_markdown(comparison.scores),
-        ]
-    extra_lines = run_sweeps(
-        spec, [(label, counts) for label, counts, _ in workloads], trace, options, console, command
+
+def _speed_lines(spec: RunSpec, seed: int, console: Console) -> list[str]:
+    """Every policy on a day at 60 jobs/s: the section stating how long the simulator took."""
+    counts = np.random.default_rng(seed).poisson(60.0, 86_400).astype(np.int64)
+    started = time.perf_counter()
+    comparison = run_comparison(
+        "steady 60 jobs/s, 1 day", counts, list(POLICY_NAMES), spec, console
     )
-    text = report(spec, comparisons, speed_lines, trace_note, command, bounds, extra_lines)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    return out
+    console.print(score_table(comparison.scores, "speed: 60 jobs/s for a day"))
+    return [
+        f"A day at 60 jobs/s: {comparison.workload.scored_jobs:,} scored jobs "
+        f"({comparison.workload.arrivals.size:,} with the warm-up), all five policies in "
+        f"{time.perf_counter() - started:.0f} s on this machine "
+        f"({platform.processor() or platform.machine()}, 2 cores). `wall s` is per policy:",
+        "",
+        *scores_markdown(comparison.scores),
+    ]
 
 
 QUICK_SCENARIO_SECONDS = 3600
@@ -310,308 +241,15 @@ def run_sweeps(
             "second's count scaled x5, x10 or x20 (seeded), SLA 30 s, documented settings; the "
             "10th percentile of the windows' compliance:",
             "",
-            _row(["policy", "worst-decile hourly compliance"]),
-            _row(["---", "---:"]),
-            *(_row([name, f"{value:.3%}"]) for name, value in decile.items()),
+            markdown_row(["policy", "worst-decile hourly compliance"]),
+            markdown_row(["---", "---:"]),
+            *(markdown_row([name, f"{value:.3%}"]) for name, value in decile.items()),
             "",
         ]
     lines.append(f"Sweeps and variants took {time.perf_counter() - started:.0f} s in all.")
     return lines
 
 
-def honest_markdown(suite: Suite, sla: float = 30.0) -> list[str]:
-    """The extra scores of each policy at its documented setting, per workload, at `sla`."""
-    lines = [
-        _row(["workload", "policy", "within SLA", *EXTRA_COLUMNS]),
-        _row(["---", "---", *["---:"] * (1 + len(EXTRA_COLUMNS))]),
-    ]
-    for f in suite.frontiers:
-        if not math.isclose(f.sla_seconds, sla):
-            continue
-        documented = [p for p in f.points if p.setting.documented]
-        static = [p for p in f.points if p.setting.policy == "static"]
-        if static:  # the p99-rate size is not on the grid: show the largest size swept
-            documented.append(max(static, key=lambda p: p.setting.value))
-        for p in documented:
-            lines.append(
-                _row(
-                    [
-                        f.workload,
-                        f"{p.setting.policy} ({p.setting.label})",
-                        f"{p.score.sla_compliance:.3%}",
-                        *(number_cell(p.extra.get(name)) for name in EXTRA_COLUMNS),
-                    ]
-                )
-            )
-    return lines
-
-
-def core_version() -> str:
-    """The commit the core was at (and whether core/ had local changes), for the report."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "functions/queue_autoscale/core"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
-    return f"{head}{' with local changes in core/' if dirty else ''}"
-
-
 def busiest_minute(counts: Counts) -> float:
     """The busiest minute's mean rate, jobs/s."""
     return float(minute_rates(counts).max())
-
-
-def report(
-    spec: RunSpec,
-    comparisons: Sequence[tuple[str, str, Comparison, Score]],
-    speed_lines: list[str],
-    trace_note: str,
-    command: str,
-    bounds: Mapping[str, Score] | None = None,
-    extra_lines: Sequence[str] = (),
-) -> str:
-    """The markdown text; `bounds` are the reaction-bound diagnostic's scores per workload."""
-    settings = spec.settings()
-    lines = [
-        "# Policy quality: SLA compliance vs worker-seconds",
-        "",
-        "Generated by the simulator (`functions/queue_autoscale/sim/`); do not edit by hand. "
-        "Reproduce from the repository root with:",
-        "",
-        "```",
-        f".venv/bin/{command}",
-        "```",
-        "",
-        "## Set-up",
-        "",
-        f"- Core at commit {core_version()}.",
-        f"- SLA {spec.sla_seconds:g} s pickup; jobs {spec.service_seconds:g} s mean, gamma with "
-        f"cv {spec.service_cv:g} (exponential); concurrency {spec.concurrency}; a new worker takes "
-        f"jobs {spec.provision_delay_seconds} s + uniform 0..{spec.provision_jitter_seconds:g} s "
-        f"(seeded) after it is ordered; fleet {spec.min_workers}.."
-        f"{spec.max_workers} for every policy; seed {spec.seed}.",
-        f"- Every run starts with a {spec.warmup_seconds // 60}-minute warm-up at the workload's "
-        "first-five-minute rate (not scored) so each policy starts settled; the same jobs (arrival "
-        "instants and durations) are replayed under every policy.",
-        f"- `hybrid` and `seed-hybrid` are `queue_autoscale.core.decide` / `decide_seed_hybrid`, "
-        f"called every {spec.interval_seconds} s with the snapshot the evaluate function builds: "
-        "live SQS visible / in-flight, ECS running / pending, 5-min and 1-min rates and mean job "
-        "time from the per-second counters, and the oldest age by DESIGN's rule (max of "
-        "CloudWatch's age datapoint + its lag, and the counters' FIFO estimate); percentile "
-        f"{settings.percentile}.",
-        f"- `keda`: queueLength = {keda.queue_length(settings)} (SLA x concurrency / job time), "
-        "visible + in-flight, HPA every 15 s, tolerance 10 %, up max(+100 %, +4)/15 s, down "
-        "stabilization 300 s.",
-        "- `target-tracking`: target backlog per task = "
-        f"{target_tracking.acceptable_backlog(settings):g} (acceptable latency = SLA / job "
-        "time), 1-minute CloudWatch datapoints published "
-        f"{spec.cloudwatch_lag_seconds} s after their minute, out on 3 of 3 above, in on 15 of 15 "
-        "below 90 %, cooldowns 60 s out / 300 s in.",
-        "- `static`: Erlang-C size for the 99th-percentile 1-minute arrival rate of the whole "
-        "window (given the future).",
-        f"- Cost: {PRICE_NOTE}.",
-        "- Compliance counts every scored job: one never picked up is a miss.",
-        "",
-        "## Workloads",
-        "",
-        _row(["workload", "what", "scored jobs", "static size"]),
-        _row(["---", "---", "---:", "---:"]),
-    ]
-    for label, description, comparison, _ in comparisons:
-        static = next(s for s in comparison.scores if s.policy == "static")
-        counts = comparison.workload.counts[comparison.workload.warmup_seconds :]
-        lines.append(
-            _row(
-                [
-                    label,
-                    description,
-                    f"{comparison.workload.scored_jobs:,}",
-                    f"{static.peak_workers} (p99 rate {p99_rate(counts):.1f}/s)",
-                ]
-            )
-        )
-    if trace_note:
-        lines += ["", trace_note]
-    lines += ["", "## Results", ""]
-    for label, _, comparison, _ in comparisons:
-        lines += [f"### {label}", "", *scores_markdown(comparison.scores), ""]
-    lines += [
-        "## Goal check",
-        "",
-        f"Goal: `hybrid` keeps >= {GOAL_COMPLIANCE:.1%} of jobs within SLA at utilization >= "
-        f"{GOAL_UTILIZATION:.2f}, and is at least as good as every peer on both compliance and "
-        "worker-seconds.",
-        "",
-        _row(
-            [
-                "workload",
-                "hybrid within SLA",
-                "hybrid utilization",
-                ">= every peer on compliance",
-                "<= every peer on worker-s",
-            ]
-        ),
-        _row(["---", "---:", "---:", "---", "---"]),
-    ]
-    details: list[str] = []
-    for label, _, comparison, _ in comparisons:
-        row, misses = goal_check(label, comparison.scores)
-        lines.append(row)
-        details += [f"- **{label}**: " + "; ".join(misses)] if misses else []
-    lines += ["", "Where the goal is missed:", "", *(details or ["- nowhere"]), ""]
-    lines += [
-        "## Diagnostic: the oldest-age input",
-        "",
-        "`hybrid` again, with the CloudWatch age datapoint withheld (oldest age from the "
-        "counters alone); everything else identical. Equal columns mean stale CloudWatch ages "
-        "no longer move the controller (a regression check for the phantom-breach fix).",
-        "",
-        _row(
-            [
-                "workload",
-                "within SLA (as built)",
-                "worker-s (as built)",
-                "utilization (as built)",
-                "within SLA (counters only)",
-                "worker-s (counters only)",
-                "utilization (counters only)",
-            ]
-        ),
-        _row(["---"] + ["---:"] * 6),
-    ]
-    for label, _, comparison, diag in comparisons:
-        ours = next(s for s in comparison.scores if s.policy == "hybrid")
-        lines.append(
-            _row(
-                [
-                    label,
-                    f"{ours.sla_compliance:.4%}",
-                    f"{ours.worker_seconds:,.0f}",
-                    f"{ours.utilization:.3f}",
-                    f"{diag.sla_compliance:.4%}",
-                    f"{diag.worker_seconds:,.0f}",
-                    f"{diag.utilization:.3f}",
-                ]
-            )
-        )
-    if bounds:
-        lines += [
-            "",
-            "## Diagnostic: the reaction bound",
-            "",
-            "The same jobs under `reaction-bound` (`queue_autoscale.sim.bound`): the counters "
-            "and SQS read with no delay, the Erlang-C size for the recent rate, and `max_workers` "
-            "ordered at the first tick of a surge, kept until the queue is empty, then straight "
-            "back to the recent rate. On a step surge its compliance is the most a controller "
-            "that only reacts can keep with this provisioning delay, starting from a fleet sized "
-            "for the rate before the step; its worker-seconds are not a target. It is no bound "
-            "on traffic that bursts again right after the queue empties (the NASA day): there "
-            "its instant scale-down costs it, and a stabilization window does better.",
-            "",
-            _row(
-                [
-                    "workload",
-                    "hybrid within SLA",
-                    "reaction bound within SLA",
-                    "hybrid - bound, points",
-                    "bound worker-s",
-                ]
-            ),
-            _row(["---"] + ["---:"] * 4),
-        ]
-        for label, _, comparison, _ in comparisons:
-            if label not in bounds:
-                continue
-            ours = next(s for s in comparison.scores if s.policy == "hybrid")
-            bound = bounds[label]
-            gap = (ours.sla_compliance - bound.sla_compliance) * 100
-            lines.append(
-                _row(
-                    [
-                        label,
-                        f"{ours.sla_compliance:.4%}",
-                        f"{bound.sla_compliance:.4%}",
-                        f"{gap:+.2f}",
-                        f"{bound.worker_seconds:,.0f}",
-                    ]
-                )
-            )
-    if extra_lines:
-        lines += ["", *extra_lines]
-    if speed_lines:
-        lines += ["", "## Speed", "", *speed_lines]
-    lines += ["", NOTES]
-    return "\n".join(lines) + "\n"
-
-
-NOTES = """## Reading the results
-
-See `docs/simulator.md` for the model. What drives the numbers above (each mechanism can be
-traced tick by tick with `simulate --scenario NAME --policy hybrid --decisions FILE`; the
-numbers are the tables', not repeated here so they cannot go stale).
-
-### Why `hybrid` does what it does
-
-1. **A controller that only reacts cannot pick up the first minute of a surge in time.** With
-   a 60 s (+ jitter) provisioning lead and a 30 s SLA, every job arriving from a few seconds
-   into a step until ~30 s before the first new workers land waits past the SLA, whatever is
-   ordered. The reaction-bound diagnostic measures that ceiling on the same jobs; `static`
-   beats it only because it is handed the window's peak in advance.
-2. **Recurring bursts are anticipated once seen** (`core/recurrence.py`). The controller
-   remembers the last six burst onsets (the rate at least doubles within one lead and keeps
-   >= 3 more workers busy); when the last three are evenly spaced it floors the fleet at the
-   bursts' need from one lead + two intervals before the next is due, plus one more lead
-   ("delayed off": a worker that would be re-ordered within a lead is kept). Before the period
-   is known, two onsets at most 20 (lead + SLA) apart keep the last burst's need until their
-   gap plus a lead has passed. On `bursty` (2 h) the first burst meets the warmed-up fleet,
-   the second (the first onset) and third (after a one-off's capacity was let go) pay the
-   reaction bound, the fourth finds the fleet held and from the fifth on each is anticipated.
-   A burst that does not come within the grace ends the recurrence. The `--quick` bench runs
-   one hour: only the first four bursts.
-3. **After a burst, capacity is kept one lead, then let go.** Once the sustained need is under
-   half the last burst's need (and no hold applies), the stabilization window shrinks to one
-   lead + interval and the scale-down goes straight to the recommendation (not 25 % a
-   minute): a recurring burst is anticipated, a one-off surge decays. The cost: after the
-   first of a series, the next burst finds a smaller fleet.
-4. **The SLA loop spends its headroom only when no surge began within its window.** Misses
-   right after an onset are the reaction bound's; headroom on the steady term cannot prevent
-   the next one-off surge's, and recurring bursts are anticipated instead. The loop keeps
-   reading realized compliance (published as `RealizedCompliance`) and adds headroom for
-   misses the sizing terms could have prevented (steady traffic under-served).
-5. **Smooth traffic: hybrid sizes Erlang C at the percentile on the higher of the 1- and
-   5-minute rates**, and scales down only to the highest need of the stabilization window; the
-   1-minute rate's noise (about 4 % at 20 jobs/s) keeps it a worker above the exact size, which
-   is why `static` (handed the future) and `seed-hybrid` (lambda x S, no margin) are a few
-   per cent cheaper at 10-60 s SLAs. With an SLA at least as long as the 5-minute window the
-   short window is dropped (its lag is absorbed by the SLA, a surge still shows in the
-   backlog's growth): the fleet runs at the Erlang-C size.
-
-### The peers
-
-- **Backlog-target peers run at the SLA, not under it.** KEDA's queueLength and target
-  tracking's acceptable backlog are both "messages one worker clears within the SLA", which
-  is what their docs tell users to set. The fleet only grows once the backlog per worker
-  reaches that target, i.e. once the newest job's wait is about the SLA, so a large share of
-  jobs lands just over it (~73-74 % within SLA on every workload).
-- **KEDA** counts in-flight messages too, so with a queue that keeps up it recommends
-  ceil(in-flight / queueLength) ~ 1 pod; after the 300 s stabilization the fleet collapses,
-  the backlog rebuilds to ~queueLength per pod, and the cycle repeats (the saw-tooth in the
-  plots). The frontier file sweeps queueLength down to 1, where it meets the SLA on smooth
-  traffic at several times hybrid's worker-seconds.
-- **Target tracking on backlog per task** reads a metric that is 0 whenever the fleet keeps
-  up, so after 15 low minutes it scales in proportionally (to the minimum); scaling out
-  needs 3 published minutes (+ the 60 s publication lag + the provisioning delay), by which
-  time the backlog asks for 5-10x the fleet, held for the next 15 minutes.
-- **`static`** is given the whole window's 99th-percentile rate in advance; it is the
-  cheapest safe fleet on flat traffic and wasteful on anything with a peak.
-- **`seed-hybrid`** is seed 001 taken literally (lambda x S, no margin; its drain term
-  divides by the time left to the SLA and asks for the maximum once the oldest job reaches
-  it): cheapest on flat traffic, worst on surges.
-"""
