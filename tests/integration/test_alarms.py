@@ -23,7 +23,7 @@ from queue_autoscale.constants import METRIC_NAMESPACE
 from queue_autoscale.demo.direct import create_direct
 from queue_autoscale.demo.emulator import session
 from queue_autoscale.demo.intrinsics import Resolver
-from queue_autoscale.telemetry import emf_metrics
+from queue_autoscale.telemetry import emf_config_metrics, emf_metrics
 from tests.integration.conftest import REGION, emf_documents
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("alarms")]
@@ -125,6 +125,7 @@ def test_queue_alarms_fire_and_clear_from_published_metrics(
         for logical_id, resource in translated["Resources"].items()
         if resource["Type"] == "AWS::CloudWatch::Alarm"
         and resource["Properties"].get("Namespace") == METRIC_NAMESPACE
+        and any(d["Name"] == "Queue" for d in resource["Properties"].get("Dimensions", []))
     }
     assert len(queue_alarms) == 6
     resolver = Resolver(session(endpoint.url, REGION), translated, parameters, {}, stack, REGION)
@@ -162,3 +163,45 @@ def test_queue_alarms_fire_and_clear_from_published_metrics(
         wait_for(cloudwatch, list(names.values()), "OK", OK_DEADLINE)
     finally:
         cloudwatch.delete_alarms(AlarmNames=list(names.values()))
+
+
+@pytest.mark.xdist_group("config-alarm")  # its own group: runs beside the queue alarms' test
+def test_config_errors_alarm_fires_and_clears_from_the_loaders_metric(
+    endpoint: Any, clients: Any, suffix: str, function_environ: Any, capsys: Any
+) -> None:
+    if endpoint.embedded:
+        pytest.skip("the embedded moto server stores alarms but never evaluates them")
+    queue, stack = f"orders-{suffix}", f"qa-config-{suffix}"
+    parameter = f"/{stack}/queues-config"
+    # GIVEN the evaluate function's environment and the template's config-errors alarm, its
+    # ConfigParameter dimension naming the store's parameter
+    function_environ("EvaluateFunction")
+    parameters = {
+        "QueuesConfig": json.dumps({"queue": queue}),
+        "QueueNames": queue,
+        "QueueArns": f"arn:aws:sqs:{REGION}:000000000000:{queue}",
+        "ServiceArns": f"arn:aws:ecs:{REGION}:000000000000:service/c/{queue}",
+        "EcsClusterName": "c",
+    }
+    translated = translate(load_template(), parameters)
+    properties = dict(translated["Resources"]["ConfigErrorsAlarm"]["Properties"])
+    properties["Dimensions"] = [{"Name": "ConfigParameter", "Value": parameter}]
+    resolver = Resolver(session(endpoint.url, REGION), translated, parameters, {}, stack, REGION)
+    cloudwatch = clients.cloudwatch
+    # WHEN the loader counts a rejected document through its own EMF path
+    capsys.readouterr()
+    emf_config_metrics(parameter, {"ConfigErrors": 1.0})
+    (document,) = emf_documents(capsys.readouterr().out)
+    assert document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["ConfigParameter"]]
+    assert put_emf(cloudwatch, document) == 1
+    name = create_direct(
+        session(endpoint.url, REGION), "AWS::CloudWatch::Alarm", resolver.resolve(properties)
+    )
+    try:
+        # THEN the alarm fires on that datapoint
+        (alarm,) = wait_for(cloudwatch, [name], "ALARM", ALARM_DEADLINE).values()
+        assert json.loads(alarm["StateReasonData"])["recentDatapoints"] == [1.0]
+        # AND clears once no error is counted (missing data does not breach)
+        wait_for(cloudwatch, [name], "OK", OK_DEADLINE)
+    finally:
+        cloudwatch.delete_alarms(AlarmNames=[name])
