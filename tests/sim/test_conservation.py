@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from queue_autoscale.sim.arrivals import SCENARIOS
-from queue_autoscale.sim.engine import FleetSpec, build_workload, run_policy
+from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.policies import POLICY_NAMES, initial_workers, make_policy, sim_settings
 from queue_autoscale.sim.scores import score
+from queue_autoscale.sim.workload import FleetSpec, build_workload
 from tests.sim.conftest import FixedFleet
 
 LENGTH = 2400  # long enough to include every scenario's first change except diurnal's swing

@@ -6,8 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queue_autoscale.sim.engine import FleetSpec, FleetView, build_workload, run_policy
+from queue_autoscale.sim.engine import FleetView, run_policy
 from queue_autoscale.sim.scores import score
+from queue_autoscale.sim.workload import FleetSpec, build_workload
 
 
 class Scripted:

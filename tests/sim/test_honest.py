@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from queue_autoscale.sim.engine import FleetSpec, Workload, run_policy
+from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.honest import (
     absorbable_step,
     detection_latency,
@@ -16,6 +16,7 @@ from queue_autoscale.sim.honest import (
     nasa_variants,
     surge_starts,
 )
+from queue_autoscale.sim.workload import FleetSpec, Workload
 from tests.sim.conftest import FixedFleet
 
 

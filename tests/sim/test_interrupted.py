@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from queue_autoscale.sim.engine import SCALE_IN_KILL, FleetSpec, build_workload, run_policy
+from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.policies import initial_workers, make_policy, parse_policies, sim_settings
 from queue_autoscale.sim.runner import RunSpec, compare
 from queue_autoscale.sim.scores import score
+from queue_autoscale.sim.workload import SCALE_IN_KILL, FleetSpec, build_workload
 
 
 class StepDown:

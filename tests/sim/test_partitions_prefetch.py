@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from queue_autoscale.sim.arrivals import ArrivalError
-from queue_autoscale.sim.engine import FleetSpec, FleetView, Workload, build_workload, run_policy
+from queue_autoscale.sim.engine import FleetView, run_policy
 from queue_autoscale.sim.runner import RunSpec, compare
+from queue_autoscale.sim.workload import FleetSpec, Workload, build_workload
 
 
 class Fixed:

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from queue_autoscale.core import erlang_c
-from queue_autoscale.sim.engine import FleetSpec, build_workload, run_policy
+from queue_autoscale.sim.engine import run_policy
+from queue_autoscale.sim.workload import FleetSpec, build_workload
 from tests.sim.conftest import FixedFleet
 
 RATE = 8.0

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from queue_autoscale.sim.engine import FleetSpec, Workload, run_policy
+from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.quality_report import goal_check, scores_markdown
 from queue_autoscale.sim.scores import TASK_HOUR_USD, Score, score
+from queue_autoscale.sim.workload import FleetSpec, Workload
 from tests.sim.conftest import FixedFleet
 
 

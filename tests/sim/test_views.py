@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from queue_autoscale.core import ControllerState, CounterRow, QueueSnapshot, decide
-from queue_autoscale.sim.engine import Datapoint, FleetSpec, FleetView, build_workload, run_policy
+from queue_autoscale.sim.engine import Datapoint, FleetView, run_policy
 from queue_autoscale.sim.policies import sim_settings
+from queue_autoscale.sim.workload import FleetSpec, build_workload
 
 
 class Recorder:

@@ -14,10 +14,10 @@ from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, decision_t
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.bench import QUICK_VARIANTS, SweepOptions, parse_slas, run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
-from queue_autoscale.sim.engine import FleetSpec
 from queue_autoscale.sim.policies import parse_policies
 from queue_autoscale.sim.runner import Comparison, RunSpec, load_arrivals
 from queue_autoscale.sim.scores import PRICE_NOTE
+from queue_autoscale.sim.workload import FleetSpec
 
 
 def _console() -> Console:

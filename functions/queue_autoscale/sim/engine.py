@@ -38,102 +38,10 @@ from queue_autoscale.core import (
     build_snapshot,
 )
 from queue_autoscale.core.snapshot import counter_lookback_seconds
-from queue_autoscale.sim.arrivals import Counts, arrival_times, service_times
+from queue_autoscale.sim.prefetch import Buffers
+from queue_autoscale.sim.workload import SCALE_IN_DRAIN, SCALE_IN_KILL, FleetSpec, Floats, Workload
 
-Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
-
-SCALE_IN_DRAIN = "drain"
-"""Stopped workers finish their jobs first (the default: graceful drain)."""
-SCALE_IN_KILL = "kill"
-"""Stopped workers are chosen at random and their jobs are interrupted (no protection, no drain)."""
-
-DEFAULT_BASE_EPOCH = 1_767_225_600
-"""2026-01-01T00:00:00Z: epoch second of the simulation's time 0 (the start of the warm-up)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FleetSpec:
-    """The worker fleet and the measurement delays; times are seconds."""
-
-    service_mean_seconds: float = 1.0
-    service_cv: float = 1.0
-    service_distribution: str = "gamma"
-    concurrency: int = 1
-    """Jobs one worker runs at once."""
-    provision_delay_seconds: int = 60
-    """From the policy's decision until a new worker takes jobs (Fargate start + app init)."""
-    provision_jitter_seconds: float = 0.0
-    """Each new worker takes a further uniform 0..this many seconds (ECS start-up is a fixed
-    delay plus a spread, not exponential); drawn from `jitter_seed`, so runs repeat."""
-    jitter_seed: int = 0
-    max_workers: int = 1000
-    """A hard ceiling the engine enforces whatever a policy asks for (an account quota)."""
-    drain_limit_seconds: int = 3600
-    """After the last arrival, keep going at most this long for the queue to empty."""
-    cloudwatch_lag_seconds: int = 60
-    """A 1-minute CloudWatch datapoint is readable this long after its minute ends."""
-    base_epoch: int = DEFAULT_BASE_EPOCH
-    cloudwatch_age: bool = True
-    """Give the controller CloudWatch's ApproximateAgeOfOldestMessage (as evaluate does); False
-    leaves only the counters' estimate (a diagnostic)."""
-    short_window_seconds: int = 60
-    """The short arrival-rate window of the controller's snapshot (the long one is 300 s)."""
-    partition_cap: int | None = None
-    """Kafka: workers beyond this many hold no partition and sit idle (billed, serving nothing);
-    scale-in stops idle workers first."""
-    prefetch: int | None = None
-    """RabbitMQ: each worker holds up to this many unacked jobs (>= concurrency); a job
-    delivered to a busy worker waits in its buffer, even while another worker is free. None:
-    one shared FIFO (SQS)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Workload:
-    """Jobs to replay: a warm-up prefix (not scored) followed by the scored window."""
-
-    name: str
-    counts: Counts
-    """Per-second arrivals including the warm-up prefix."""
-    warmup_seconds: int
-    arrivals: Floats
-    """Arrival time of every job, seconds from time 0, sorted."""
-    service: Floats
-    """Duration of every job, seconds (the same job gets the same duration under every policy)."""
-
-    @property
-    def horizon_seconds(self) -> int:
-        """Seconds of arrivals, warm-up included."""
-        return int(self.counts.size)
-
-    @property
-    def scored_jobs(self) -> int:
-        """Jobs arriving after the warm-up."""
-        return int(self.counts[self.warmup_seconds :].sum())
-
-
-def build_workload(
-    name: str,
-    counts: Counts,
-    fleet: FleetSpec,
-    seed: int = 0,
-    warmup_seconds: int = 600,
-) -> Workload:
-    """Draw arrival instants and service times for `counts` behind a warm-up prefix.
-
-    The warm-up arrives at the mean rate of the first five minutes, so every policy starts the
-    scored window with a full five-minute rate history and a fleet it has already settled.
-    """
-    rng = np.random.default_rng(seed)
-    head = counts[:300]
-    warm_rate = float(head.mean()) if head.size else 0.0
-    warm = rng.poisson(warm_rate, size=warmup_seconds).astype(np.int64)
-    full = np.concatenate([warm, counts.astype(np.int64)])
-    arrivals = arrival_times(full, rng)
-    service = service_times(
-        arrivals.size, fleet.service_mean_seconds, fleet.service_cv, rng, fleet.service_distribution
-    )
-    return Workload(name, full, warmup_seconds, arrivals, service)
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,13 +231,25 @@ class _Engine:
         self.settled = 0  # rows exist for every active second before this one
         self.jitter = np.random.default_rng(fleet.jitter_seed)
         self.idle = 0  # ready workers beyond the partition cap: no slots, no jobs
-        self.buffers = _Buffers(fleet.prefetch, self.k) if fleet.prefetch else None
+        self.buffers = Buffers(fleet.prefetch, self.k) if fleet.prefetch else None
         if self.buffers is not None and scale_in == SCALE_IN_KILL:
             raise ValueError("a prefetch fleet drains its buffers on scale-in: no kill mode")
         self._set_fleet(initial_workers, ready_now=True)
         self.desired = initial_workers
 
     # -- fleet ---------------------------------------------------------------------------
+    def tick(self, policy: Policy, view: FleetView, *, scored: bool) -> int:
+        """Ask `policy` for the size at second `t` and set the fleet to it; returns 1 for a
+        scaling action to count (`scored`: after the warm-up), else 0."""
+        t = self.t
+        self.draining = [free for free in self.draining if free > t]
+        wanted = max(0, min(int(policy.decide(view)), self.fleet.max_workers))
+        if wanted == self.desired:
+            return 0
+        self._set_fleet(wanted)
+        self.desired = wanted
+        return 1 if scored else 0
+
     def _set_fleet(self, desired: int, ready_now: bool = False) -> None:
         t = float(self.t)
         current = self.ready_workers + len(self.pending)
@@ -531,14 +451,8 @@ def run_policy(
     while t < horizon or (i < n and t < stop_at):
         e.t, e.i = t, i
         if t % interval == 0:
-            e.draining = [free for free in e.draining if free > t]
-            wanted = max(0, min(int(policy.decide(view)), fleet.max_workers))
             ticks += 1
-            if wanted != e.desired:
-                if t >= warmup:
-                    actions += 1
-                e._set_fleet(wanted)
-                e.desired = wanted
+            actions += e.tick(policy, view, scored=t >= warmup)
         t_next = t + 1
         pending = e.pending
         while pending and pending[0] < t_next:
@@ -601,99 +515,3 @@ def run_policy(
 def _draining_workers(draining: list[float], t: int, k: int) -> int:
     busy = sum(1 for free in draining if free > t)
     return math.ceil(busy / k)
-
-
-class _Buffers:
-    """Workers with a prefetch: each holds up to `prefetch` unacked jobs, works on `k` of them.
-
-    The broker delivers the next job to the worker whose earliest credit frees first (a credit
-    is a held job's completion); the job starts on that worker when one of its k slots frees,
-    even if another worker is idle by then. With prefetch == k this is the shared FIFO.
-    """
-
-    def __init__(self, prefetch: int, k: int) -> None:
-        if prefetch < k:
-            raise ValueError(f"prefetch {prefetch} is below the concurrency {k}")
-        self.prefetch, self.k = prefetch, k
-        self.slots: list[list[float]] = []  # per worker: heap of its slots' free times
-        self.alive: list[bool] = []
-        self.credits: list[tuple[float, int]] = []  # (time a delivery credit frees, worker)
-        self.pending_starts: list[float] = []  # heap: start times of delivered, unstarted jobs
-        self.order: deque[tuple[float, float]] = deque()  # (start, arrival) in delivery order
-
-    def start(self, at: float) -> None:
-        worker = len(self.slots)
-        self.slots.append([at] * self.k)
-        self.alive.append(True)
-        for _ in range(self.prefetch):
-            heapq.heappush(self.credits, (at, worker))
-
-    def stop(self, count: int, t: float) -> list[float]:
-        """Stop the `count` workers whose held jobs finish soonest; they work through their
-        buffers first (a graceful drain). Returns their busy slots' free times."""
-        live = [w for w, up in enumerate(self.alive) if up]
-        live.sort(key=lambda w: max(self.slots[w]))
-        draining: list[float] = []
-        for worker in live[:count]:
-            self.alive[worker] = False
-            draining.extend(free for free in self.slots[worker] if free > t)
-        return draining
-
-    def deliver(
-        self,
-        arrivals: list[float],
-        service: list[float],
-        i: int,
-        n: int,
-        t_next: float,
-        append: Callable[[float], None],
-    ) -> int:
-        """Deliver jobs i.. that arrive and find a credit before `t_next`; return the new i."""
-        credits, alive = self.credits, self.alive
-        while i < n:
-            while credits and not alive[credits[0][1]]:
-                heapq.heappop(credits)  # a stopped worker's credits are gone
-            if not credits:
-                break
-            a = arrivals[i]
-            if a >= t_next:
-                break
-            free, worker = credits[0]
-            delivered = a if a > free else free
-            if delivered >= t_next:
-                break
-            slots = self.slots[worker]
-            begin = delivered if delivered > slots[0] else slots[0]
-            end = begin + service[i]
-            heapq.heapreplace(slots, end)
-            heapq.heapreplace(credits, (end, worker))
-            append(begin)
-            if begin >= t_next:
-                heapq.heappush(self.pending_starts, begin)
-            self.order.append((begin, a))
-            i += 1
-        return i
-
-    def working(self, t: float) -> int:
-        """Slots of live workers busy at `t` (stopped workers' slots are in `draining`)."""
-        return sum(
-            1
-            for worker, up in enumerate(self.alive)
-            if up
-            for free in self.slots[worker]
-            if free > t
-        )
-
-    def waiting(self, t: float) -> int:
-        """Delivered jobs that have not started by `t`."""
-        starts = self.pending_starts
-        while starts and starts[0] <= t:
-            heapq.heappop(starts)
-        return len(starts)
-
-    def oldest_arrival(self, t: float) -> float | None:
-        """Arrival time of the oldest delivered job not started by `t` (None: none waits)."""
-        order = self.order
-        while order and order[0][0] <= t:
-            order.popleft()
-        return order[0][1] if order else None

@@ -19,12 +19,13 @@ import numpy as np
 from queue_autoscale.core import QueueSettings, workers_for_sla
 from queue_autoscale.sim.arrivals import Counts, minute_rates
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
-from queue_autoscale.sim.engine import Policy, RunResult, Workload, build_workload, run_policy
+from queue_autoscale.sim.engine import Policy, RunResult, run_policy
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy, keda
 from queue_autoscale.sim.peers.target_tracking import acceptable_backlog
 from queue_autoscale.sim.policies import initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec, parallel_map
 from queue_autoscale.sim.scores import Score, score
+from queue_autoscale.sim.workload import Workload, build_workload
 
 TARGETS: tuple[float, ...] = (0.95, 0.99, 0.999)
 """The target compliances the frontier table answers for."""

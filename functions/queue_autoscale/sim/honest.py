@@ -27,9 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from queue_autoscale.sim.arrivals import Counts, minute_rates, read_trace
-from queue_autoscale.sim.engine import RunResult, build_workload, run_policy
+from queue_autoscale.sim.engine import RunResult, run_policy
 from queue_autoscale.sim.policies import initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec, parallel_map
+from queue_autoscale.sim.workload import build_workload
 
 SURGE_FACTOR = 2.0
 SURGE_SIGMAS = 3.0

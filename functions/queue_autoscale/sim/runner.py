@@ -11,9 +11,10 @@ from typing import Any, TypeVar, cast
 
 from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, Decision, QueueSettings
 from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
-from queue_autoscale.sim.engine import FleetSpec, RunResult, Workload, build_workload, run_policy
+from queue_autoscale.sim.engine import RunResult, run_policy
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy, sim_settings
 from queue_autoscale.sim.scores import Score, score
+from queue_autoscale.sim.workload import FleetSpec, Workload, build_workload
 
 Progress = Callable[[str, int, int], None]
 """progress(policy, done_seconds, total_seconds)."""

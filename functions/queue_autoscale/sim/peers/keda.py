@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 
 from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner
-from queue_autoscale.sim.engine import SCALE_IN_DRAIN, SCALE_IN_KILL, FleetView
+from queue_autoscale.sim.engine import FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
+from queue_autoscale.sim.workload import SCALE_IN_DRAIN, SCALE_IN_KILL
 
 NAME = "keda"
 NAME_NO_DRAIN = "keda-no-drain"
