@@ -101,6 +101,18 @@ def wait_for(cloudwatch: Any, names: list[str], state: str, deadline: float) -> 
         time.sleep(5)
 
 
+def one_queue_parameters(queue: str, **extra: str) -> dict[str, str]:
+    """The template's parameters for a stack serving `queue` alone, plus `extra`."""
+    return {
+        "QueuesConfig": json.dumps({"queue": queue}),
+        "QueueNames": queue,
+        "QueueArns": f"arn:aws:sqs:{REGION}:000000000000:{queue}",
+        "ServiceArns": f"arn:aws:ecs:{REGION}:000000000000:service/c/{queue}",
+        "EcsClusterName": "c",
+        **extra,
+    }
+
+
 def test_queue_alarms_fire_and_clear_from_published_metrics(
     endpoint: Any, clients: Any, suffix: str, function_environ: Any, capsys: Any
 ) -> None:
@@ -110,15 +122,7 @@ def test_queue_alarms_fire_and_clear_from_published_metrics(
     # GIVEN the evaluate function's environment from template.yaml (service name included)
     function_environ("EvaluateFunction")
     # AND the template's alarms for one queue, one-minute windows so the test is short
-    parameters = {
-        "QueuesConfig": json.dumps({"queue": queue}),
-        "QueueNames": queue,
-        "QueueArns": f"arn:aws:sqs:{REGION}:000000000000:{queue}",
-        "ServiceArns": f"arn:aws:ecs:{REGION}:000000000000:service/c/{queue}",
-        "EcsClusterName": "c",
-        "AlarmEvaluationMinutes": "1",
-        "SilentAlarmMinutes": "1",
-    }
+    parameters = one_queue_parameters(queue, AlarmEvaluationMinutes="1", SilentAlarmMinutes="1")
     translated = translate(load_template(), parameters)
     queue_alarms = {
         logical_id: resource["Properties"]
@@ -176,13 +180,7 @@ def test_config_errors_alarm_fires_and_clears_from_the_loaders_metric(
     # GIVEN the evaluate function's environment and the template's config-errors alarm, its
     # ConfigParameter dimension naming the store's parameter
     function_environ("EvaluateFunction")
-    parameters = {
-        "QueuesConfig": json.dumps({"queue": queue}),
-        "QueueNames": queue,
-        "QueueArns": f"arn:aws:sqs:{REGION}:000000000000:{queue}",
-        "ServiceArns": f"arn:aws:ecs:{REGION}:000000000000:service/c/{queue}",
-        "EcsClusterName": "c",
-    }
+    parameters = one_queue_parameters(queue)
     translated = translate(load_template(), parameters)
     properties = dict(translated["Resources"]["ConfigErrorsAlarm"]["Properties"])
     properties["Dimensions"] = [{"Name": "ConfigParameter", "Value": parameter}]
