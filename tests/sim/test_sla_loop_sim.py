@@ -52,3 +52,23 @@ def test_recurring_bursts_are_anticipated_once_seen() -> None:
     base = decisions[0].at
     gaps = [d.target for d in decisions if 4 * 900 + 450 <= d.at - base - warm < 4 * 900 + 700]
     assert min(gaps) <= 10
+
+
+def test_a_drains_surplus_is_let_go_once_the_backlog_is_gone() -> None:
+    # GIVEN a flash crowd (5 jobs/s, then 100 jobs/s for 5 minutes) at a 10 s SLA, where the
+    # drain orders several times the surge's sustained need to clear what piled up in the lead
+    counts = scenario("flash-crowd").counts(seed=0)
+    spec = RunSpec(seed=0, sla_seconds=10.0, interval_seconds=10, provision_jitter_seconds=10.0)
+    run = compare("flash", counts, ["hybrid", "reaction-bound"], spec, record_decisions=True)
+    hybrid, bound = run.scores
+    decisions = run.decisions["hybrid"]
+    peak = max(d.target for d in decisions)
+    drained = [d for d in decisions if d.target == peak][-1]
+    after = [d for d in decisions if 0 < d.at - drained.at <= 120 and d.action.value == "down"]
+    # THEN once the drain's workers have cleared the backlog, the fleet comes down to the
+    # surge's sustained need in one action (not by 25 % a minute)...
+    sustained = max(max(d.terms.steady, d.terms.trend) for d in decisions)
+    assert after and after[0].target <= sustained < peak / 3
+    # ...keeping the reaction bound's compliance at less than half its worker-seconds
+    assert hybrid.sla_compliance >= bound.sla_compliance - 0.005
+    assert hybrid.worker_seconds <= 0.5 * bound.worker_seconds

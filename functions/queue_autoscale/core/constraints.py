@@ -153,6 +153,23 @@ def burst_floor(
     return recommendation, remembered
 
 
+def _drain_surplus(state: ControllerState, settings: QueueSettings, now: float) -> bool:
+    """True when the fleet being scaled down went up within the stabilization window.
+
+    The window remembers the sustained need (steady and trend terms) of every tick, so a fleet
+    above all of it that last went up within the window went up past the sustained need of its
+    own tick: the drain term (or a floor) ordered those workers for a backlog that is now gone.
+    The step limit paces releasing capacity once sized for a sustained rate; this surplus is
+    released at once (paced at 25 % a minute, a drain of ten times the need cost more
+    worker-seconds than the whole burst, and bought nothing: the backlog was already cleared).
+    """
+    last_up = state.last_scale_up_at
+    return last_up is not None and now - last_up <= settings.stabilization_window_seconds
+
+
+_SURPLUS_WORDS = "the fleet above it went up past every sustained need, for a backlog now gone"
+
+
 def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
     """True when a job waiting at zero workers would pass its SLA if the fleet waited one more
     tick: age + interval + provisioning lead >= SLA (activation never strands a job)."""
@@ -248,18 +265,19 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
         )
         return current, [Step(Constraint.STABILIZATION, why)]
     steps: list[Step] = []
+    surplus = _drain_surplus(state, settings, now)
     if highest > target:
-        steps.append(
-            Step(
-                Constraint.STABILIZATION,
-                f"down only to {highest}, the highest in the last {window:g} s",
-            )
-        )
+        words = f"down only to {highest}, the highest in the last {window:g} s"
+        if surplus:
+            words += " (at once: " + _SURPLUS_WORDS + ")"
+        steps.append(Step(Constraint.STABILIZATION, words))
         target = highest
     last_down = state.last_scale_down_at
     if last_down is not None and now - last_down < settings.scale_down_cooldown_seconds:
         wait = settings.scale_down_cooldown_seconds - (now - last_down)
         return current, [Step(Constraint.DOWN_COOLDOWN, f"down-cooldown: {wait:.0f} s left")]
+    if surplus:  # what the drain ordered above every sustained need goes at once
+        return target, steps
     step = max(settings.scale_down_step, math.ceil(current * settings.scale_down_percent / 100))
     if target < current - step:
         steps.append(Step(Constraint.STEP, f"step limit: down by at most {step}"))

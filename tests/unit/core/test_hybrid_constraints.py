@@ -66,6 +66,22 @@ def test_scale_down_step_limit() -> None:
     assert d.target == 15  # 25% of 20 = 5 > 3
 
 
+def test_a_drains_surplus_goes_at_once_capacity_once_needed_by_the_step() -> None:
+    # GIVEN 100 workers and a window whose every tick needed 10 (the queue is empty)
+    snap = snapshot(running=100, desired=100)
+    drained = ControllerState("jobs", samples=history(10), last_scale_up_at=NOW - 120)
+    # WHEN the fleet went up 120 s ago (past the sustained 10 of that tick: the drain's order)
+    d = decide(snap, settings(max_workers=200), drained, NOW).decision
+    # THEN the 90 above every sustained need go at once, not 25 a minute
+    assert (d.target, d.action) == (10, Action.DOWN) and "step" not in d.constraints
+    assert "for a backlog now gone" in d.reason
+    # AND a fleet that last went up before the window (once sized for a sustained rate) comes
+    # down by the step limit: 25 % of 100
+    sized = replace(drained, last_scale_up_at=NOW - 400)
+    d = decide(snap, settings(max_workers=200), sized, NOW).decision
+    assert d.target == 75 and "step" in d.constraints
+
+
 def test_down_cooldown_holds_a_second_scale_down() -> None:
     snap = snapshot(running=10, desired=10)
     state = ControllerState("jobs", samples=history(1), last_scale_down_at=NOW - 20)
