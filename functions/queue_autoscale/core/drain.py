@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from queue_autoscale.core.models import QueueSettings
 from queue_autoscale.core.queueing import bounded_workers
 
 WARNING_USAGE = 0.8
@@ -14,6 +15,50 @@ def safety_margin(sla_usage: float) -> float:
     """1 + (usage - 0.8) * 2 from 80% SLA usage (1.2 at 90%), capped where usage reaches 1."""
     usage = min(max(sla_usage, WARNING_USAGE), 1.0)
     return 1.0 + (usage - WARNING_USAGE) * 2.0
+
+
+def carried_wait_seconds(settings: QueueSettings) -> float:
+    """The wait a loose SLA lets the backlog carry, seconds (0: the SLA is not loose).
+
+    W = SLA - recovery horizon - H, with H = provisioning lead + interval: a job that has waited
+    W, delayed one more reaction time H (a correction ordered now lands after H), still has the
+    recovery horizon left, so the drain term still sizes for it. The SLA is loose when W >= H:
+    the carried-backlog loop's gain H / W is then at most 1, so a correction that lands after H
+    does not overshoot (lead 60 s, interval 10 s: SLA 300 s carries 130 s; 60 s and 120 s none).
+    """
+    horizon = settings.forecast_horizon_seconds
+    carried = settings.sla_seconds - settings.recovery_horizon - horizon
+    return carried if carried >= horizon else 0.0
+
+
+def carried_backlog_workers(
+    *,
+    backlog: float,
+    arrival_rate: float,
+    service_rate: float,
+    running: int,
+    carry_seconds: float,
+    horizon_seconds: float,
+    max_workers: int,
+) -> int:
+    """Workers that keep the wait of a job joining the backlog within `carry_seconds` over the
+    reaction horizon H (lead + interval): the backlog, not spare workers, carries the noise.
+
+    A fleet c set now (a scale-in acts at once) and held for H leaves
+    B_H = B + (lambda - c mu) H waiting; the job that joins then waits B_H / (c mu) <= W when
+    c >= (B + lambda H) / (mu (W + H)). A larger fleet than runs now lands only after H, so
+    then B_H is the running fleet's and c >= B_H / (mu W). In equilibrium the queue carries
+    lambda W jobs and c = lambda / mu exactly: the fleet dithers around the load, below it
+    while the backlog is short, above it to drain (KEDA's integrator, aimed at the SLA).
+    """
+    lam, mu, w = arrival_rate, service_rate, carry_seconds
+    if lam <= 0 and backlog <= 0:
+        return 0
+    workers = (backlog + lam * horizon_seconds) / (mu * (w + horizon_seconds))
+    if workers > running:
+        at_landing = max(0.0, backlog + (lam - running * mu) * horizon_seconds)
+        workers = max(workers, at_landing / (mu * w))
+    return bounded_workers(workers, max_workers)
 
 
 def backlog_at_landing(
@@ -65,7 +110,7 @@ def growth_arrival_rate(
     return growth / seconds + served
 
 
-def workers_at_landing(
+def workers_at_landing(  # noqa: PLR0913 - keyword-only: the drain's measured inputs
     *,
     at_landing: float,
     oldest_age_seconds: float,
@@ -75,6 +120,7 @@ def workers_at_landing(
     recovery_horizon_seconds: float,
     lead_seconds: float,
     max_workers: int | None = None,
+    carries_load: bool = False,
 ) -> int:
     """Workers the fleet needs when new ones land so that every job that can still be picked up
     in time is.
@@ -88,14 +134,16 @@ def workers_at_landing(
     age v <= SLA - H at landing is aimed at, H being the recovery horizon: older ones have less
     than H left (or are already late) and are served first but not sized for. The ratio is
     monotone between the breakpoints v = 0, v = min(L, SLA - H) and v = min(L + age, SLA - H),
-    so c is the largest of the three, and at least lambda / mu so the queue does not grow. From
+    so c is the largest of the three, and at least lambda / mu so the queue does not grow
+    (unless `carries_load`: on a loose SLA the backlog may grow between ticks, the carried
+    backlog term of `carried_backlog_workers` keeps the fleet at the load). From
     80% SLA usage the seed's safety margin applies. It never falls as age or backlog grow.
     With nothing waiting now the drain term is 0: callers size only a waiting backlog.
     With `max_workers`, a need that overflows a float reads as `max_workers + 1`.
     """
     lam, mu, sla = arrival_rate, service_rate, sla_seconds
     aim = max(0.0, sla - recovery_horizon_seconds)
-    rate = max(lam, at_landing / sla)
+    rate = max(0.0 if carries_load else lam, at_landing / sla)
     lead_part = min(lead_seconds, aim)
     rate = max(rate, (at_landing - lam * lead_part) / (sla - lead_part))
     if lead_seconds < aim:

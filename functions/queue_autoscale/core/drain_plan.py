@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from queue_autoscale.core.drain import backlog_at_landing, growth_arrival_rate, workers_at_landing
+from queue_autoscale.core.drain import (
+    backlog_at_landing,
+    carried_wait_seconds,
+    growth_arrival_rate,
+    workers_at_landing,
+)
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import ControllerState, QueueSettings
 
@@ -37,6 +42,7 @@ def drain_plan(
         return DrainPlan(0, rate, 0.0, ordered, lands_in, False)
     lead = settings.provisioning_lead_seconds
     mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
+    carries = carried_wait_seconds(settings) > 0
     at_landing = backlog_at_landing(
         backlog=m.visible,
         arrival_rate=rate,
@@ -56,6 +62,7 @@ def drain_plan(
         recovery_horizon_seconds=horizon,
         lead_seconds=lead,
         max_workers=cap,
+        carries_load=carries,
     )
     kept = False
     if lands_in is not None:
@@ -76,6 +83,7 @@ def drain_plan(
             recovery_horizon_seconds=horizon,
             lead_seconds=lands_in,
             max_workers=cap,
+            carries_load=carries,
         )
         needed_then = min(needed_then, m.current)
         kept = needed_then > workers

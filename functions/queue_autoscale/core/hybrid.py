@@ -12,6 +12,7 @@ from dataclasses import replace
 from queue_autoscale.core import recurrence, sla_loop
 from queue_autoscale.core.constraints import bounds, burst_floor, max_allowed, movement
 from queue_autoscale.core.decision import build_decision, hold_on_bad_inputs, next_state
+from queue_autoscale.core.drain import carried_backlog_workers, carried_wait_seconds
 from queue_autoscale.core.drain_plan import drain_plan
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
@@ -98,7 +99,20 @@ def decide(
 
 
 def _workers(rate: float, m: Measures, settings: QueueSettings, cap: int) -> int:
-    """Erlang-C workers for `rate` jobs/s at the measured job time; the search stops past `cap`."""
+    """Workers for `rate` jobs/s at the measured job time: on a loose SLA those that let the
+    backlog carry the load within the carried wait (core/drain.py), else Erlang C (the search
+    stops past `cap`)."""
+    carry = carried_wait_seconds(settings)
+    if carry > 0:
+        return carried_backlog_workers(
+            backlog=m.visible,
+            arrival_rate=rate,
+            service_rate=m.service_rate,
+            running=m.running,
+            carry_seconds=carry,
+            horizon_seconds=settings.forecast_horizon_seconds,
+            max_workers=cap,
+        )
     return workers_for_sla(
         rate,
         m.mean_job_seconds,

@@ -20,8 +20,15 @@ def seed000(pending: int, age: float, rate_per_worker: float, arrival: float = 0
     """A seed 000 scenario: SLA 60 s, current fleet of 1, job time = 1 / rate.
 
     The seed has no provisioning lead; a 5 s recovery horizon keeps its "time remaining"
-    visible in our formula (see test_lead_time_changes_the_drain for the defaults)."""
-    params: dict[str, object] = {"provisioning_lead_seconds": 0.0, "recovery_horizon_seconds": 5.0}
+    visible in our formula (see test_lead_time_changes_the_drain for the defaults). A 30 s
+    interval keeps its 60 s SLA tight, as it is with a real lead: with no lead and a 15 s
+    interval the SLA would be loose (core/drain.py carried_wait_seconds: 60 - 5 - 15 >= 15),
+    and the drain would let the carried-backlog term hold the fleet at the load."""
+    params: dict[str, object] = {
+        "provisioning_lead_seconds": 0.0,
+        "recovery_horizon_seconds": 5.0,
+        "evaluation_interval_seconds": 30.0,
+    }
     params.update(kw)
     params.setdefault("max_workers", 20)
     cfg = settings(sla_seconds=60.0, min_workers=0, **params)

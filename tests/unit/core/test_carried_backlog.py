@@ -1,0 +1,145 @@
+"""A loose SLA lets the backlog carry the load: the carried wait, and the carried-backlog term
+checked against the queue it projects."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from queue_autoscale.core.drain import (
+    carried_backlog_workers,
+    carried_wait_seconds,
+    workers_at_landing,
+)
+from queue_autoscale.core.hybrid import decide
+from queue_autoscale.core.models import ControllerState
+from tests.unit.core.builders import NOW, settings, snapshot
+
+LOOSE = settings(
+    sla_seconds=300.0,
+    provisioning_lead_seconds=60.0,
+    evaluation_interval_seconds=10.0,
+    max_workers=200,
+)
+
+
+def _carried(backlog: float, lam: float, running: int, mu: float = 1.0) -> int:
+    """carried_backlog_workers at the 300 s SLA's 130 s carried wait and 70 s horizon."""
+    return carried_backlog_workers(
+        backlog=backlog,
+        arrival_rate=lam,
+        service_rate=mu,
+        running=running,
+        carry_seconds=130.0,
+        horizon_seconds=70.0,
+        max_workers=200,
+    )
+
+
+@pytest.mark.parametrize(
+    ("sla", "carried"),
+    [(300.0, 130.0), (600.0, 330.0), (210.0, 70.0), (200.0, 0.0), (120.0, 0.0), (60.0, 0.0)],
+)
+def test_the_carried_wait_is_what_a_reaction_time_and_the_horizon_leave(
+    sla: float, carried: float
+) -> None:
+    # GIVEN a 60 s lead and a 10 s interval (H = 70 s) and the default horizon SLA / 3
+    cfg = replace(LOOSE, sla_seconds=sla)
+    # THEN the backlog may carry SLA - SLA / 3 - 70 s, and only when that is at least H
+    # (210 s: 210 - 70 - 70 = 70 = H; 200 s: 63 s < 70 s, not loose; 60 s and 120 s: tight)
+    assert carried_wait_seconds(cfg) == pytest.approx(carried)
+
+
+def test_in_equilibrium_the_fleet_is_the_load_and_the_backlog_carries_the_wait() -> None:
+    # GIVEN 20 jobs/s at 1 job/s per worker and 20 x 130 = 2,600 jobs waiting
+    # THEN exactly the 20 workers the load needs: (2600 + 20 x 70) / (130 + 70) = 20
+    assert _carried(2600, 20.0, running=20) == 20
+    # AND a short backlog runs the fleet below the load (the PWM's low phase):
+    # (0 + 1400) / 200 = 7 workers, and the queue grows toward the carried wait
+    assert _carried(0, 20.0, running=20) == 7
+    assert _carried(1300, 20.0, running=20) == math.ceil(2700 / 200)
+
+
+def test_a_fleet_short_of_the_backlog_sizes_for_the_backlog_its_orders_find() -> None:
+    # GIVEN 4,000 waiting at 20 jobs/s with 20 running: a fleet set now would need
+    # (4000 + 1400) / 200 = 27, more than runs, so the new workers land after H and find
+    # 4000 + (20 - 20) x 70 = 4000 waiting: 4000 / 130 = 30.8 -> 31
+    assert _carried(4000, 20.0, running=20) == 31
+    # AND with fewer running the backlog they find is larger: 4000 + (20 - 10) x 70 = 4700
+    assert _carried(4000, 20.0, running=10) == math.ceil(4700 / 130)
+    # AND nothing arriving and nothing waiting needs nothing
+    assert _carried(0, 0.0, running=3) == 0
+
+
+@given(
+    backlog=st.integers(min_value=0, max_value=20_000),
+    lam=st.floats(min_value=0.1, max_value=100.0),
+    mu=st.floats(min_value=0.1, max_value=10.0),
+    running=st.integers(min_value=0, max_value=150),
+)
+def test_the_job_joining_after_one_reaction_time_waits_at_most_the_carried_wait(
+    backlog: int, lam: float, mu: float, running: int
+) -> None:
+    c = _carried(backlog, lam, running, mu)
+    if c > 200:
+        return  # more than the cap: nothing to check
+    # WHEN the fleet c is set now: a scale-in acts at once, a scale-out lands after H
+    during = c if c <= running else running
+    after_h = max(0.0, backlog + (lam - during * mu) * 70.0)
+    # THEN the job that joins then is picked up within the carried wait (fluid FIFO)
+    assert c > 0
+    assert after_h / (c * mu) <= 130.0 + 1e-6
+    # AND one worker fewer would not keep that promise when the fleet is set now
+    if 1 < c <= running:
+        fewer = c - 1
+        assert max(0.0, backlog + (lam - fewer * mu) * 70.0) / (fewer * mu) > 130.0 - 1e-6
+
+
+def test_the_loose_drain_leaves_the_load_to_the_carried_term() -> None:
+    # GIVEN 20 jobs/s, 2,600 waiting at landing, the oldest 130 s now, a 60 s lead, SLA 300 s,
+    # horizon 100 s (the drain aims at jobs up to 200 s old at landing)
+    def drain(carries_load: bool) -> int:
+        return workers_at_landing(
+            at_landing=2600.0,
+            oldest_age_seconds=130.0,
+            arrival_rate=20.0,
+            service_rate=1.0,
+            sla_seconds=300.0,
+            recovery_horizon_seconds=100.0,
+            lead_seconds=60.0,
+            carries_load=carries_load,
+        )
+
+    # THEN a tight reading keeps the drain at lambda / mu = 20, while the loose one sizes only
+    # the backlog: the oldest job (190 s old at landing) has 2600 - 20 x 60 jobs ahead and
+    # 110 s left: 12.7 -> 13 workers
+    assert drain(carries_load=False) == 20
+    assert drain(carries_load=True) == 13
+
+
+def test_hybrid_on_a_loose_sla_lets_the_backlog_carry_the_load() -> None:
+    # GIVEN 20 jobs/s (both windows) with 2,000 waiting, 90 s the oldest, 21 running
+    tick = snapshot(
+        arrival_rate=20.0,
+        arrival_rate_short=20.0,
+        visible=2000,
+        in_flight=21,
+        oldest_age_seconds=90.0,
+        running=21,
+        desired=21,
+    )
+    state = ControllerState("jobs")
+    # WHEN hybrid decides at SLA 300 s (loose) and at 60 s (tight)
+    loose = decide(tick, LOOSE, state, NOW).decision
+    tight = decide(tick, replace(LOOSE, sla_seconds=60.0), state, NOW).decision
+    # THEN at 300 s the steady term is the carried one, (2000 + 1400) / 200 = 17, below the
+    # load: the backlog grows toward 130 s of wait; and the drain asks for no more
+    assert loose.terms.steady == 17
+    assert loose.terms.drain <= 17
+    # AND at 60 s Erlang C sizes above the load as before (and the drain clears the backlog)
+    assert tight.terms.steady >= 21
+    assert tight.terms.drain > 21
