@@ -16,7 +16,8 @@ def test_a_loose_sla_runs_the_fleet_at_the_load_without_oscillating() -> None:
     settled = [d.target for d in decisions if d.at - decisions[0].at >= 1200]
     # THEN the fleet stays within a worker of the load's 20 (Erlang C would keep 21-22 busy
     # at rho ~0.93): no limit cycle, the backlog absorbs the noise
-    assert 19 <= min(settled) and max(settled) <= 21
+    assert min(settled) >= 19
+    assert max(settled) <= 21
     # AND every job is picked up within the carried wait (130 s) plus a reaction time, far
     # inside the SLA, at a utilization KEDA's integrator reaches (>= 0.98)
     assert score.sla_compliance == 1.0
