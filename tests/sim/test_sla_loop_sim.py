@@ -52,6 +52,10 @@ def test_recurring_bursts_are_anticipated_once_seen() -> None:
     base = decisions[0].at
     gaps = [d.target for d in decisions if 4 * 900 + 450 <= d.at - base - warm < 4 * 900 + 700]
     assert min(gaps) <= 10
+    # AND the hold after two onsets lets go between them too: it keeps the need only from a
+    # lead before the third is due (not through the whole quiet gap)
+    held_gap = [d.target for d in decisions if 2 * 900 + 450 <= d.at - base - warm < 2 * 900 + 700]
+    assert min(held_gap) <= 10
 
 
 def test_a_drains_surplus_is_let_go_once_the_backlog_is_gone() -> None:

@@ -146,8 +146,9 @@ def burst_floor(
             Step(
                 Constraint.BURST_HOLD,
                 f"delayed off: the last bursts began {rec.held_for or 0:.0f} s apart; kept "
-                f"{recommendation} workers, the last one's need, until that gap plus a "
-                f"provisioning lead has passed since its onset",
+                f"{recommendation} workers, the last one's need, from a lead before another "
+                f"as far after it is due (and the lead it takes to start workers) until that "
+                f"gap plus a lead has passed since its onset",
             )
         )
     return recommendation, remembered

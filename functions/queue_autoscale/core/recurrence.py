@@ -15,9 +15,11 @@ evidence in the controller's state item, bounded to `MAX_BURSTS` (onset, need) p
   last + P. One surge, or irregular ones, establish nothing.
 
 Bursts that recurred but not (yet) regularly (two onsets `gap` <= `memory_seconds` apart, or
-three unevenly spaced): the last burst's need is kept until gap + L after its onset, the
-task's "if bursts recurred within T, hold until T + lead has passed": a third burst as far
-after the second finds the fleet up.
+three unevenly spaced): the task's "if bursts recurred within T, hold until T + lead has
+passed", shaped like the anticipation below: the last burst's need is kept from `early` + L
+before a burst as far after it is due (last + gap) until gap + L after its onset, so a third
+burst as far after the second finds the fleet up; in between, once the burst is over, its
+capacity is let go (holding it through the whole gap cost more than the misses it saved).
 
 With recurrence established the hybrid
 
@@ -71,9 +73,9 @@ class Recurrence(NamedTuple):
     """Seconds until the next expected onset (negative: overdue within the grace), None when
     nothing is expected."""
     held_for: float | None
-    """When bursts recurred but not (yet) regularly: seconds between the last two onsets, the
-    gap the hold covers (the floor is then the last burst's need until gap + lead after its
-    onset); else None."""
+    """While the hold of bursts that recurred but not (yet) regularly keeps capacity: seconds
+    between the last two onsets (the floor is then the last burst's need, from `early` + lead
+    before last + gap until gap + lead after the last onset); else None."""
     over: bool
     """True when the last burst is over (sustained need under half its need) and began less
     than `memory_seconds` ago: keep its capacity for one lead only (a recurring one is
@@ -147,7 +149,9 @@ def _read(
     if len(bursts) >= 2:  # recurred, not (yet) regularly: hold until the gap + a lead passed
         gap = last.at - bursts[-2].at
         if gap <= memory and now - last.at <= gap + lead:
-            return Recurrence(bursts, onset, None, last.need, None, gap, False)
+            if last.at + gap - now <= _ahead(settings, 0.0):
+                return Recurrence(bursts, onset, None, last.need, None, gap, False)
+            return Recurrence(bursts, onset, None, 0, None, None, over)  # until then, let go
     return Recurrence(bursts, onset, None, 0, None, None, over)  # one-off, or the hold is over
 
 
@@ -163,13 +167,18 @@ def _regular(
     if abs(first - second) > PERIOD_TOLERANCE * max(first, second):
         return None
     period = (first + second) / 2.0
-    lead = settings.provisioning_lead_seconds
-    interval = settings.evaluation_interval_seconds
     expected_in = c.at + period - now
-    grace = max(2.0 * interval, abs(first - second))
+    grace = max(2.0 * settings.evaluation_interval_seconds, abs(first - second))
     if expected_in < -grace:  # the burst did not come: the recurrence lapsed
         return None
-    early = lead + 2.0 * interval + abs(first - second)
     anticipated = max(b.need, c.need)
-    floor = anticipated if expected_in <= early + lead else 0  # + lead: the delayed off
+    floor = anticipated if expected_in <= _ahead(settings, abs(first - second)) else 0
     return period, expected_in, floor
+
+
+def _ahead(settings: QueueSettings, spread: float) -> float:
+    """How long before a burst is due its need is kept, seconds: `early` = lead + 2 intervals +
+    `spread` (the intervals' disagreement), so the workers run when it starts, plus one more
+    lead, the delayed off (a worker that would be re-ordered within a lead is kept)."""
+    lead = settings.provisioning_lead_seconds
+    return 2.0 * lead + 2.0 * settings.evaluation_interval_seconds + spread

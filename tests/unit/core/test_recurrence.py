@@ -94,6 +94,12 @@ def test_two_onsets_hold_the_capacity_until_their_gap_plus_a_lead() -> None:
     held = update(state, 3, 2.0, 1.0, CFG, NOW)
     # THEN the fleet keeps its need until T + lead (1,160 s) after the last onset, then not
     assert held.floor == 40 and held.held_for == 1100.0 and not held.recurring
+    # AND only from early + lead = 2 x (lead + interval) = 150 s before the gap is up: at 949 s
+    # after the last onset (151 s before) its capacity is let go, not held through the gap
+    before = update(replace(state, samples=_quiet(at=NOW - 51)), 3, 2.0, 1.0, CFG, NOW - 51)
+    assert before.floor == 0 and before.held_for is None and before.over
+    start = update(replace(state, samples=_quiet(at=NOW - 50)), 3, 2.0, 1.0, CFG, NOW - 50)
+    assert start.floor == 40 and start.held_for == 1100.0
     late = update(replace(state, samples=_quiet(at=NOW + 161)), 3, 2.0, 1.0, CFG, NOW + 161)
     assert late.floor == 0 and late.over
     # AND onsets further apart than the memory (20 x (lead + SLA) = 1,800 s) hold nothing
@@ -103,7 +109,9 @@ def test_two_onsets_hold_the_capacity_until_their_gap_plus_a_lead() -> None:
 
 def test_irregular_onsets_are_not_a_recurrence() -> None:
     bursts = (Burst(NOW - 2000.0, 40), Burst(NOW - 1400.0, 40), Burst(NOW - 300.0, 40))
-    reading = update(ControllerState("jobs", samples=_quiet(), bursts=bursts), 3, 2, 1.0, CFG, NOW)
+    later = NOW + 700.0  # 100 s before a burst as far after the last as 1,100 s is due
+    state = ControllerState("jobs", samples=_quiet(at=later), bursts=bursts)
+    reading = update(state, 3, 2, 1.0, CFG, later)
     assert reading.period is None and reading.expected_in is None  # 600 s then 1,100 s
     assert reading.floor == 40 and reading.held_for == 1100.0  # the hold, not anticipation
 
