@@ -131,13 +131,17 @@ def _held_settings(
 ) -> QueueSettings:
     """The settings this tick's constraints use: with SLA-loop headroom, capacity is kept
     `hold_factor` x longer after bursts; once a burst is over (delayed off), it is held one
-    provisioning lead plus an interval and then released at once (a recurring burst is
-    anticipated by the burst floor, not held)."""
+    provisioning lead plus an interval and then released at once. A burst that recurs on a
+    period is released after one interval: the burst floor brings its capacity back a lead
+    before the next is due, so none of it would be re-ordered within a lead (the delayed-off
+    rule keeps only such workers)."""
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
         return replace(settings, stabilization_window_seconds=window)
     if rec.over:
         hold = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
+        if rec.recurring:
+            hold = settings.evaluation_interval_seconds
         window = min(settings.stabilization_window_seconds, hold)
         return replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
     return settings

@@ -146,6 +146,22 @@ def test_hybrid_floors_the_fleet_before_an_expected_burst() -> None:
     assert plain.target == 3 and "anticipation" not in plain.constraints
 
 
+def test_a_recurring_bursts_capacity_goes_one_interval_after_it_is_over() -> None:
+    # GIVEN bursts every 900 s that need 60 workers, the last began 400 s ago and needed 60
+    # until 30 s ago; now 2 jobs/s on the 60 workers
+    samples = tuple(replace(s, raw_target=60) if NOW - s.at >= 30 else s for s in _quiet())
+    state = ControllerState("jobs", samples=samples, bursts=_regular(NOW - 400.0, need=60))
+    quiet = snapshot(arrival_rate=2.0, running=60, desired=60, pending=0)
+    decision = decide(quiet, CFG, state, NOW).decision
+    # THEN the next is due in 500 s, past a lead plus the anticipation's margin: none of its
+    # workers would be re-ordered within a lead, so they go after one interval (15 s)
+    assert decision.target == 3
+    assert "its capacity kept 15 s" in decision.reason and "anticipated" in decision.reason
+    # AND a one-off surge's capacity is kept one lead plus an interval (75 s) after it
+    one_off = replace(state, bursts=(Burst(NOW - 400.0, 60),))
+    assert decide(quiet, CFG, one_off, NOW).decision.target == 60
+
+
 def test_after_a_one_off_surge_the_loop_headroom_is_not_spent() -> None:
     # GIVEN the SLA loop holding headroom after misses, and a surge that began 10 minutes ago
     busy = snapshot(arrival_rate=20.0, running=30, desired=30, pending=0)
