@@ -12,11 +12,18 @@ import pytest
 from rich.console import Console
 
 from queue_autoscale.config import Profile
-from queue_autoscale.demo.fleet import WorkerFleet, WorkerLaunch
+from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
 from queue_autoscale.demo.live import TickRow, compact_table, full_table, tick_line
 from queue_autoscale.demo.options import DemoOptions
 from queue_autoscale.demo.run import run_demo
-from queue_autoscale.demo.summary import DemoSummary, queue_counts, summary_table
+from queue_autoscale.demo.summary import (
+    ArchiveFacts,
+    DemoSummary,
+    left_on_queue,
+    queue_counts,
+    summarize,
+    summary_table,
+)
 from tests.integration.conftest import REGION, Kit
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
@@ -195,3 +202,35 @@ def test_summary_accounts_for_every_job_and_flags_loss_or_interruption() -> None
     assert DemoSummary(jobs_produced=10, jobs_completed=7).messages_lost == 3
     assert not DemoSummary(jobs_produced=10, jobs_completed=7).accounted
     assert not DemoSummary(jobs_produced=1, jobs_completed=1, jobs_interrupted=1).accounted
+
+
+def test_a_completed_job_sqs_delivered_again_is_neither_left_nor_lost(
+    endpoint: Any, kit: Kit
+) -> None:
+    # GIVEN 13 jobs produced and still visible on the work queue, 3 of which a worker had
+    # completed (archived) before its delete came too late, so SQS delivered them again
+    work = kit.queue("work")
+    ids = [
+        kit.clients.sqs.send_message(QueueUrl=work, MessageBody="{}")["MessageId"]
+        for _ in range(13)
+    ]
+    completed = frozenset(ids[:3])
+    # WHEN the demo reads what is left by job id and sums up
+    left = left_on_queue(kit.clients.sqs, work)
+    summary = summarize(
+        produced=13,
+        totals=FleetTotals(completed=3),
+        left=left,
+        dead_lettered=0,
+        events_dead_lettered=0,
+        counters=[],
+        archive=ArchiveFacts([], 3, completed, 3),
+        rows=[],
+        ingest_counts={"AcceptedEvents": 0.0, "RejectedEvents": 0.0},
+        sla_seconds=30.0,
+    )
+    # THEN every id was read once, the 3 completed ones are not counted as left, nothing lost
+    assert left.visible_job_ids == frozenset(ids)
+    assert summary.jobs_left_visible == 10
+    assert summary.completed_jobs_left_on_queue == 3
+    assert summary.messages_lost == 0 and summary.accounted

@@ -28,6 +28,7 @@ from queue_autoscale.demo.summary import (
     build_report,
     counter_rows,
     download_archive,
+    left_on_queue,
     queue_counts,
     read_archive,
     summarize,
@@ -249,7 +250,7 @@ def close(
     summary = summarize(
         produced=state.produced.jobs,
         totals=state.totals,
-        left=queue_counts(sqs, demo.work.url),
+        left=left_on_queue(sqs, demo.work.url),
         dead_lettered=dead,
         events_dead_lettered=queue_counts(sqs, demo.stack.events_dlq_url)[0],
         counters=counter_rows(

@@ -31,7 +31,11 @@ class DemoSummary:
     """Jobs completed a second time: SQS delivers at least once (not a loss)."""
     jobs_failed: int = 0
     jobs_left_visible: int = 0
+    """Messages still waiting on the work queue whose job never completed."""
     jobs_left_in_flight: int = 0
+    completed_jobs_left_on_queue: int = 0
+    """Visible messages of jobs that had already completed: a worker's delete came after the
+    visibility timeout and SQS delivered the job again (at-least-once; not a loss)."""
     jobs_dead_lettered: int = 0
     jobs_interrupted: int = 0
     """Jobs a worker stopped by scale-in could not finish (must be 0)."""
@@ -93,6 +97,35 @@ def queue_counts(sqs: Any, url: str) -> tuple[int, int]:
     return depth.visible, depth.in_flight
 
 
+@dataclass(frozen=True)
+class LeftOnQueue:
+    """What the work queue still holds once the fleet has stopped."""
+
+    visible_job_ids: frozenset[str]
+    """MessageIds (the events' job_id) of the messages that were visible."""
+    in_flight: int
+    """Messages received by someone and not deleted (their ids cannot be read)."""
+
+
+def left_on_queue(sqs: Any, url: str, hide_seconds: int = 120) -> LeftOnQueue:
+    """Receive every visible message once (hidden `hide_seconds` so each is read once) to learn
+    its job id; the demo is over, so nobody else needs them. Bounded by the depth read first
+    (plus slack for SQS's approximate counts)."""
+    visible, in_flight = queue_counts(sqs, url)
+    ids: set[str] = set()
+    empty_reads = 0
+    for _ in range(visible // 10 + 5):
+        response = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=hide_seconds, WaitTimeSeconds=0
+        )
+        messages = response.get("Messages", [])
+        ids.update(str(message["MessageId"]) for message in messages)
+        empty_reads = 0 if messages else empty_reads + 1
+        if empty_reads >= 2 and len(ids) >= visible:
+            break
+    return LeftOnQueue(frozenset(ids), in_flight)
+
+
 def download_archive(s3: Any, bucket: str, folder: Path) -> int:
     """Copy every archive object (events/, decisions/) to `folder`; returns the count."""
     count = 0
@@ -115,6 +148,8 @@ class ArchiveFacts:
     """Pickup seconds of every `started` event, sorted."""
     completed_jobs: int
     """Distinct job_ids with a `completed` event."""
+    completed_ids: frozenset[str]
+    """Those job_ids."""
     completions: int
     """`completed` events: above completed_jobs when SQS delivered a job twice."""
 
@@ -133,14 +168,14 @@ def read_archive(folder: Path) -> ArchiveFacts:
         if e.get("type") == "started" and e.get("pickup_ms") is not None
     )
     completed = [str(e.get("job_id")) for e in events.values() if e.get("type") == "completed"]
-    return ArchiveFacts(pickups, len(set(completed)), len(completed))
+    return ArchiveFacts(pickups, len(set(completed)), frozenset(completed), len(completed))
 
 
 def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
     *,
     produced: int,
     totals: FleetTotals,
-    left: tuple[int, int],
+    left: LeftOnQueue,
     dead_lettered: int,
     events_dead_lettered: int,
     counters: Sequence[Any],
@@ -159,8 +194,9 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
         jobs_completed=archive.completed_jobs,
         duplicate_completions=max(0, totals.completed - archive.completed_jobs),
         jobs_failed=totals.failed,
-        jobs_left_visible=left[0],
-        jobs_left_in_flight=left[1],
+        jobs_left_visible=len(left.visible_job_ids - archive.completed_ids),
+        jobs_left_in_flight=left.in_flight,
+        completed_jobs_left_on_queue=len(left.visible_job_ids & archive.completed_ids),
         jobs_dead_lettered=dead_lettered,
         jobs_interrupted=totals.interrupted,
         messages_returned_on_drain=totals.returned_on_drain,
