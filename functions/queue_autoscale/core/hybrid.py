@@ -68,7 +68,8 @@ def decide(
     why = term_words(winner, terms, m, forecast, settings, plan)
     why += loop_words(headroom, loop.compliance, rec, settings)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
-    recommendation, remembered = burst_floor(rec, recommendation, remembered, cap, steps)
+    if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset
+        recommendation, remembered = burst_floor(rec, recommendation, remembered, cap, steps)
     target, moves = movement(recommendation, m.current, snapshot, state, settings, now)
     decision = build_decision(
         snapshot=snapshot,

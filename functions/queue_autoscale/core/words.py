@@ -4,7 +4,7 @@ changed. Pure string assembly from numbers the core already computed."""
 from __future__ import annotations
 
 from queue_autoscale.core import recurrence
-from queue_autoscale.core.drain import WARNING_USAGE, safety_margin
+from queue_autoscale.core.drain import WARNING_USAGE, carried_wait_seconds, safety_margin
 from queue_autoscale.core.drain_plan import DrainPlan
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import QueueSettings, Terms, Winner
@@ -19,6 +19,14 @@ def term_words(
     plan: DrainPlan,
 ) -> str:
     sla = settings.sla_seconds
+    carried = carried_wait_seconds(settings)
+    if winner is Winner.STEADY and carried > 0:
+        return (
+            f"steady won: {terms.steady} workers let the {m.visible} waiting carry "
+            f"{m.arrival_rate:.2f} jobs/s (loose SLA): a job joining in "
+            f"{settings.forecast_horizon_seconds:g} s waits at most {carried:g} s "
+            f"({m.service_rate:.3g} jobs/s per worker){m.prior_note}"
+        )
     if winner is Winner.STEADY:
         return (
             f"steady won: {terms.steady} workers keep P(pickup > {sla:g} s) <= "
@@ -85,7 +93,9 @@ def loop_words(
         )
     if rec.over:
         next_one = (
-            f"bursts recur every {rec.period:.0f} s, the next is anticipated"
+            "a loose SLA: the backlog carries the next one's onset"
+            if carried_wait_seconds(settings) > 0
+            else f"bursts recur every {rec.period:.0f} s, the next is anticipated"
             if rec.period is not None
             else "no recurrence seen: a one-off surge decays"
         )

@@ -16,7 +16,7 @@ from queue_autoscale.core.drain import (
     workers_at_landing,
 )
 from queue_autoscale.core.hybrid import decide
-from queue_autoscale.core.models import ControllerState
+from queue_autoscale.core.models import Burst, ControllerState, Sample
 from tests.unit.core.builders import NOW, settings, snapshot
 
 LOOSE = settings(
@@ -143,3 +143,27 @@ def test_hybrid_on_a_loose_sla_lets_the_backlog_carry_the_load() -> None:
     # AND at 60 s Erlang C sizes above the load as before (and the drain clears the backlog)
     assert tight.terms.steady >= 21
     assert tight.terms.drain > 21
+
+
+def test_a_loose_sla_carries_a_recurring_burst_instead_of_anticipating_it() -> None:
+    # GIVEN a quiet queue at 3 workers (2 jobs/s), the next of a regular 900 s burst series
+    # (need 42) due in 60 s: at SLA 30 s hybrid orders the 42 now (anticipation)
+    onsets = tuple(Burst(NOW + 60.0 - k * 900.0, 42) for k in (3, 2, 1))
+    samples = tuple(
+        Sample(at=NOW - 10.0 * k, raw_target=3, arrival_rate=2.0, visible=0, dlq_depth=0)
+        for k in range(40, 0, -1)
+    )
+    state = ControllerState("jobs", samples=samples, bursts=onsets)
+    quiet = snapshot(arrival_rate=2.0, arrival_rate_short=2.0, running=3, desired=3)
+    tight = decide(quiet, replace(LOOSE, sla_seconds=30.0), state, NOW).decision
+    assert tight.target == 42 and "anticipation" in tight.constraints
+    # WHEN the SLA is 300 s
+    loose = decide(quiet, LOOSE, state, NOW).decision
+    # THEN no floor: the jobs of the burst's first reaction time (70 s) join a backlog the
+    # carried term drains within 130 s + 70 s, far inside the SLA, so idle capacity buys
+    # nothing; the fleet follows the backlog (2 x 70 / 200 = 0.7 -> 1 worker)
+    assert "anticipation" not in loose.constraints and "burst_hold" not in loose.constraints
+    assert loose.terms.steady == 1
+    # AND the record says what the steady term did, in the loose SLA's words
+    assert "let the 0 waiting carry 2.00 jobs/s (loose SLA)" in loose.reason
+    assert "at most 130 s" in loose.reason
