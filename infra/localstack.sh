@@ -93,10 +93,10 @@ run() {
     start
     trap stop EXIT
     local started=$SECONDS status=0
-    # two workers: the alarm test (minutes of waiting on LocalStack's evaluation schedule)
-    # runs beside the rest of the suite
+    # three workers on two cores: the two alarm tests (each minutes of mostly sleeping on
+    # LocalStack's evaluation schedule) run beside each other and beside the rest of the suite
     AWS_ENDPOINT_URL="$ENDPOINT" .venv/bin/pytest tests/integration -p no:cacheprovider \
-        -n 2 --dist loadgroup --durations=5 "$@" || status=$?
+        -n 3 --dist loadgroup --durations=5 "$@" || status=$?
     echo "integration suite on LocalStack: $((SECONDS - started)) s"
     return $status
 }
