@@ -17,9 +17,9 @@ Attempts are placed in the period of their earliest known time (normally enqueue
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as sf
 
 from glue_jobs.transforms.periods import period_seconds, period_start
@@ -76,21 +76,92 @@ def with_wait_end(
 
 
 def breach_minutes(attempts: DataFrame, period: str) -> DataFrame:
-    """(queue, period_start, breach_minutes) from attempts with `sla_s` and `wait_end_ms`."""
+    """(queue, period_start, breach_minutes) from attempts with `sla_s` and `wait_end_ms`.
+
+    Each late attempt is a closed interval of minutes; a queue's overlapping intervals are
+    merged (a window ordered by start), and each merged interval is split over the periods
+    it spans, so the work grows with the late attempts and the periods, not with the minutes
+    waited (a never-started attempt can wait the whole pairing window)."""
     start = sf.col("queued_at_ms") + (sf.col("sla_s") * 1000).cast("long")
     end = sf.col("wait_end_ms")
     late = attempts.where(sf.col("queued_at_ms").isNotNull() & (end > start)).select(
         "queue",
-        sf.explode(sf.sequence(sf.floor(start / MINUTE_MS), sf.floor((end - 1) / MINUTE_MS))).alias(
-            "minute"
-        ),
+        sf.floor(start / MINUTE_MS).alias("first"),
+        sf.floor((end - 1) / MINUTE_MS).alias("last"),
+    )
+    ordered = Window.partitionBy("queue").orderBy("first", "last")
+    reach = sf.max("last").over(ordered.rowsBetween(Window.unboundedPreceding, -1))
+    opens = sf.when(reach.isNull() | (sf.col("first") > reach), 1).otherwise(0)
+    island = sf.sum("opens").over(ordered.rowsBetween(Window.unboundedPreceding, 0))
+    merged = (
+        late.withColumn("opens", opens)
+        .withColumn("island", island)
+        .groupBy("queue", "island")
+        .agg(sf.min("first").alias("first"), sf.max("last").alias("last"))
+    )
+    span = period_seconds(period) // 60  # minutes per period
+    index = sf.explode(
+        sf.sequence(sf.floor(sf.col("first") / span), sf.floor(sf.col("last") / span))
+    )
+    covered = sf.least(sf.col("last"), (sf.col("index") + 1) * span - 1) - sf.greatest(
+        sf.col("first"), sf.col("index") * span
     )
     return (
-        late.distinct()
-        .withColumn("period_start", period_start(sf.col("minute") * 60, period))
-        .groupBy("queue", "period_start")
-        .agg(sf.count("*").alias("breach_minutes"))
+        merged.select("queue", "first", "last", index.alias("index"))
+        .groupBy("queue", sf.timestamp_seconds(sf.col("index") * (span * 60)).alias("period_start"))
+        .agg(sf.sum(covered + 1).alias("breach_minutes"))
     )
+
+
+PICKUP_PERCENTILES: dict[str, float] = {"pickup_p50": 0.5, "pickup_p95": 0.95, "pickup_p99": 0.99}
+"""The pickup percentiles of the tables: column name -> fraction."""
+
+
+def percentiles_from_counts(
+    counts: DataFrame, keys: Sequence[str], value: str, weight: str, fractions: Mapping[str, float]
+) -> DataFrame:
+    """Exact percentiles with linear interpolation per group of `keys` (the rule of Spark's
+    `percentile` and numpy's 'linear': position (n - 1) x fraction between the two nearest
+    ranks), from a frequency table: one row per distinct non-null `value` of a group with
+    its `weight` (a count > 0). Columns: `keys`, then one double per name in `fractions`.
+
+    Only fixed-width aggregation and a running sum over each group's sorted distinct values:
+    no per-group value map (`percentile` aggregates by object hash, and sorts every row once
+    a partition holds more than a few groups)."""
+    group = Window.partitionBy(*keys)
+    upto = sf.sum(weight).over(group.orderBy(value).rowsBetween(Window.unboundedPreceding, 0))
+    ranked = counts.select(
+        *keys,
+        value,
+        (upto - sf.col(weight)).alias("_below"),
+        upto.alias("_upto"),
+        sf.sum(weight).over(group).alias("_total"),
+    )
+
+    def position(fraction: float) -> Column:
+        return (sf.col("_total") - 1) * sf.lit(float(fraction))
+
+    def at_rank(rank: Column) -> Column:  # the value holding 0-based rank `rank`
+        return sf.max(sf.when((sf.col("_below") <= rank) & (rank < sf.col("_upto")), sf.col(value)))
+
+    picks: list[Column] = [sf.max("_total").alias("_total")]
+    for index, fraction in enumerate(fractions.values()):
+        picks += [
+            at_rank(sf.floor(position(fraction))).alias(f"_lo{index}"),
+            at_rank(sf.ceil(position(fraction))).alias(f"_hi{index}"),
+        ]
+    picked = ranked.groupBy(*keys).agg(*picks)
+    results: list[Column] = []
+    for index, (name, fraction) in enumerate(fractions.items()):
+        at = position(fraction)
+        lower, higher = sf.floor(at), sf.ceil(at)
+        low, high = sf.col(f"_lo{index}"), sf.col(f"_hi{index}")
+        # the same double arithmetic as Spark's percentile, so the values are identical
+        between = (higher - at) * low + (at - lower) * high
+        results.append(
+            sf.when((higher == lower) | (high == low), low).otherwise(between).alias(name)
+        )
+    return picked.select(*keys, *results)
 
 
 def sla_metrics(
@@ -101,8 +172,8 @@ def sla_metrics(
     data_end_ms: int | None = None,
     pairing_ms: int | None = None,
 ) -> DataFrame:
-    """SLA metrics per (queue, period_start) for period 'hour' or 'day' (see module doc);
-    `data_end_ms` and `pairing_ms` as in `with_wait_end`."""
+    """SLA metrics per (queue, period_start) for period 'minute', 'hour' or 'day' (see module
+    doc); `data_end_ms` and `pairing_ms` as in `with_wait_end`."""
     length = period_seconds(period)
     prepared = with_wait_end(attempts, data_end_ms, pairing_ms).withColumn(
         "sla_s", sla_column(sla_seconds or {}, default_sla_seconds)
@@ -112,11 +183,11 @@ def sla_metrics(
     late_not_started = not_started & (
         (sf.col("wait_end_ms") - sf.col("queued_at_ms")) > sf.col("sla_s") * 1000
     )
-    percentiles = sf.expr("percentile(pickup_seconds, array(0.5, 0.95, 0.99))")
     prepared = prepared.withColumn(
         "period_start", period_start(sf.col("first_at_ms") / 1000, period)
     )
-    metrics = prepared.groupBy("queue", "period_start").agg(
+    keys = ["queue", "period_start"]
+    metrics = prepared.groupBy(*keys).agg(
         sf.count("*").alias("attempts"),
         sf.count(sf.when(sf.col("attempt") > 1, True)).alias("retries"),
         sf.count("queued_at_ms").alias("arrivals"),
@@ -127,25 +198,28 @@ def sla_metrics(
         sf.count(sf.when(late_not_started, 1)).alias("late_not_started"),
         sf.count(pickup).alias("picked_up"),
         sf.count(sf.when(pickup <= sf.col("sla_s"), 1)).alias("within_sla"),
-        percentiles.alias("_pct"),
         sf.max(pickup).alias("pickup_max"),
         sf.count(sf.when(sf.col("outcome") == "completed", 1)).alias("completed"),
         sf.count(sf.when(sf.col("outcome") == "failed", 1)).alias("failures"),
         (sf.avg("duration_ms") / 1000.0).alias("mean_job_seconds"),
     )
+    pickups = (
+        prepared.where(pickup.isNotNull())
+        .groupBy(*keys, "pickup_seconds")
+        .agg(sf.count("*").alias("_n"))
+    )
+    percentiles = percentiles_from_counts(pickups, keys, "pickup_seconds", "_n", PICKUP_PERCENTILES)
     # Jobs apart: a distinct count in the same aggregation makes Spark carry every other
-    # buffer (the percentiles' value maps) through its extra distinct phases, per job.
+    # buffer through its extra distinct phases, per job.
     jobs = (
-        prepared.select("queue", "period_start", "job_id")
-        .distinct()
-        .groupBy("queue", "period_start")
-        .agg(sf.count("*").alias("jobs"))
+        prepared.select(*keys, "job_id").distinct().groupBy(*keys).agg(sf.count("*").alias("jobs"))
     )
     denominator = sf.col("picked_up") + sf.col("late_not_started")
     breaches = breach_minutes(prepared, period)
     return (
-        metrics.join(jobs, ["queue", "period_start"], "left")
-        .join(breaches, ["queue", "period_start"], "full_outer")
+        metrics.join(jobs, keys, "left")
+        .join(percentiles, keys, "left")
+        .join(breaches, keys, "full_outer")
         .select(
             "queue",
             sf.lit(period).alias("period"),
@@ -156,9 +230,7 @@ def sla_metrics(
                 sf.coalesce(sf.col(name), sf.lit(0)).cast("long").alias(name)
                 for name in COUNT_COLUMNS
             ],
-            sf.col("_pct")[0].alias("pickup_p50"),
-            sf.col("_pct")[1].alias("pickup_p95"),
-            sf.col("_pct")[2].alias("pickup_p99"),
+            *PICKUP_PERCENTILES,
             "pickup_max",
             sf.when(denominator > 0, sf.col("within_sla") / denominator).alias("sla_share"),
             "mean_job_seconds",
