@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as sf
 
 from glue_jobs.transforms.sla import MINUTE_MS, breach_minutes, percentiles_from_counts
 
@@ -32,7 +34,9 @@ def frequency_rows(groups: dict[str, list[float]]) -> list[tuple[str, float, int
 
 @SLOW
 @given(groups=GROUPS)
-def test_percentiles_from_counts_equal_numpy_linear_and_spark_percentile(spark, groups) -> None:
+def test_percentiles_from_counts_equal_numpy_linear_and_spark_percentile(
+    spark: SparkSession, groups: dict[str, list[float]]
+) -> None:
     # GIVEN groups of values with ties, as a frequency table (value, count)
     counts = spark.createDataFrame(frequency_rows(groups), "g string, v double, n long")
     # WHEN the percentiles are read from the cumulative counts
@@ -56,9 +60,8 @@ def test_percentiles_from_counts_equal_numpy_linear_and_spark_percentile(spark, 
         assert [got[row.g][name] for name in FRACTIONS] == [row[name] for name in FRACTIONS]
 
 
-def sf_percentile(fraction: float):
-    from pyspark.sql import functions as sf
-
+def sf_percentile(fraction: float) -> Column:
+    """Spark's own exact percentile of `v` weighted by `n`."""
     return sf.expr(f"percentile(v, {fraction!r}, n)")
 
 
@@ -77,7 +80,9 @@ WAITS = st.lists(
 
 @SLOW
 @given(waits=WAITS)
-def test_breach_minutes_equal_the_distinct_late_minutes_per_hour_and_day(spark, waits) -> None:
+def test_breach_minutes_equal_the_distinct_late_minutes_per_hour_and_day(
+    spark: SparkSession, waits: list[tuple[str, int, float, int]]
+) -> None:
     # GIVEN attempts that waited, some past their SLA, overlapping across hours and midnight
     rows = [(queue, T0 + at, sla, T0 + at + wait) for queue, at, sla, wait in waits]
     attempts = spark.createDataFrame(
