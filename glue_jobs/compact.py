@@ -4,9 +4,10 @@
 or changed since the state it is given (the last `late_days` known days are re-listed; older
 ones are closed), validates the lines, and merges the valid events into
 `<output_uri>/compacted_events/dt=YYYY-MM-DD/hour=H/` by the UTC day and hour of `at`:
-for every day that received an event, the day's existing events and the new ones are
-de-duplicated by `event_id` and the whole day is rewritten, one file per hour, sorted by
-(queue, job_id, attempt, at) so an attempt's events sit together. Rejected lines go to
+for every hour that received an event, the hour's existing events and the new ones are
+de-duplicated (a redelivery repeats an event whole) and the hour is rewritten, one file,
+sorted by (queue, job_id, attempt, at) so an attempt's events sit together; the day's other
+hours stay as they are (a late event rewrites its hour, not its day). Rejected lines go to
 `<output_uri>/rejected_events/dt=<the raw folder's day>/` with their reason.
 Compacting the same folders again gives the same partitions.
 
@@ -30,6 +31,7 @@ from glue_jobs.io import (
     list_files,
     read_days,
     read_events,
+    read_partitions,
     read_text,
     write_days,
     write_text,
@@ -94,6 +96,13 @@ def event_partitions(events: DataFrame) -> DataFrame:
     )
 
 
+def hour_folder(hour: int) -> str:
+    """The compacted table's partition folder of epoch hour `hour` (at // 3,600,000):
+    'dt=YYYY-MM-DD/hour=H' (UTC, H without padding, as Spark writes an int)."""
+    moment = datetime.fromtimestamp(hour * 3600, UTC)
+    return f"dt={moment:%Y-%m-%d}/hour={moment.hour}"
+
+
 def read_compacted(
     spark: SparkSession, output_uri: str, days: Sequence[str], from_ms: int | None = None
 ) -> DataFrame | None:
@@ -111,7 +120,9 @@ def write_compacted(events: DataFrame, uri: str, replace_all: bool) -> str:
     """De-duplicate `events` (EVENT_COLUMNS, dt, hour) and write them as the compacted table
     at `uri`: one file per hour, sorted by SORT_KEY; the days present replace what was there
     (every day when `replace_all`)."""
-    merged = dedupe_events(events).repartition("dt", "hour").sortWithinPartitions(*SORT_KEY)
+    # Partitioned by hour first: the de-duplication (every column is a key, the hour among
+    # them) then needs no shuffle of its own, so every event crosses one exchange, not two.
+    merged = dedupe_events(events.repartition("dt", "hour")).sortWithinPartitions(*SORT_KEY)
     return write_days(merged, uri, replace_all, by=("dt", "hour"))
 
 
@@ -139,24 +150,38 @@ def compact(
     valid = event_partitions(valid)
     rejected_uri = join_uri(output_uri, REJECTED)
     write_days(rejected.withColumnRenamed(RAW_DAY_COLUMN, "dt"), rejected_uri, rebuild)
-    lines = {day: [0, 0] for day in changes}
-    for index, frame in enumerate((valid, rejected)):
-        for row in frame.groupBy(RAW_DAY_COLUMN).count().collect():
-            lines.setdefault(str(row[RAW_DAY_COLUMN]), [0, 0])[index] = int(row["count"])
-    hours = valid.groupBy(sf.floor(sf.col("at") / HOUR_MS).alias("h")).agg(
-        sf.max("at").alias("end")
+    # One pass validates: valid lines per raw folder and epoch hour, and the hour's latest
+    # event; the lines per folder need only the cached folder column.
+    per_hour = (
+        valid.groupBy(RAW_DAY_COLUMN, sf.floor(sf.col("at") / HOUR_MS).alias("h"))
+        .agg(sf.count("*").alias("lines"), sf.max("at").alias("end"))
+        .collect()
     )
-    hour_rows = hours.collect()
-    touched = sorted(int(row["h"]) for row in hour_rows)
-    if hour_rows:
-        newest = max(int(row["end"]) for row in hour_rows)
+    lines = {day: [0, 0] for day in changes}
+    for row in raw.groupBy(RAW_DAY_COLUMN).count().collect():
+        lines.setdefault(str(row[RAW_DAY_COLUMN]), [0, 0])[1] = int(row["count"])
+    for row in per_hour:
+        lines[str(row[RAW_DAY_COLUMN])][0] += int(row["lines"])
+        lines[str(row[RAW_DAY_COLUMN])][1] -= int(row["lines"])
+    touched = sorted({int(row["h"]) for row in per_hour})
+    if per_hour:
+        newest = max(int(row["end"]) for row in per_hour)
         data_end = newest if data_end is None else max(data_end, newest)
-    days = sorted({datetime.fromtimestamp(h * 3600, UTC).strftime("%Y-%m-%d") for h in touched})
+    hour_folders = [hour_folder(h) for h in touched]
+    days = sorted({folder.split("/")[0].removeprefix("dt=") for folder in hour_folders})
 
     incoming = valid.select(*EVENT_COLUMNS, "dt", "hour")
     compacted_uri = join_uri(output_uri, COMPACTED)
+    # only the hours that received events are merged and rewritten; the day's others stay
+    present = [
+        f"dt={day}/{hour}"
+        for day in sorted(set(days) & set(event_days))
+        for hour in list_day_folders(spark, join_uri(compacted_uri, f"dt={day}"), "hour")
+    ]
     existing = (
-        None if rebuild else read_days(spark, compacted_uri, sorted(set(days) & set(event_days)))
+        None
+        if rebuild
+        else read_partitions(spark, compacted_uri, sorted(set(present) & set(hour_folders)))
     )
     if existing is not None:
         incoming = existing.select(*EVENT_COLUMNS, "dt", "hour").unionByName(incoming)

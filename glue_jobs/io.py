@@ -38,15 +38,16 @@ def _filesystem(spark: SparkSession, uri: str) -> tuple[Any, Any]:
     return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
-def list_day_folders(spark: SparkSession, uri: str) -> list[str]:
-    """The `dt=YYYY-MM-DD` folder names directly under `uri` (sorted), [] when it is absent.
+def list_day_folders(spark: SparkSession, uri: str, key: str = "dt") -> list[str]:
+    """The `dt=YYYY-MM-DD` folder names directly under `uri` (sorted), [] when it is absent;
+    with `key`, the `<key>=...` folders (such as a day's `hour=H`).
 
     One listing of one level: cheap however old the archive is."""
     path, filesystem = _filesystem(spark, uri)
     if not filesystem.exists(path):
         return []
     names = [status.getPath().getName() for status in filesystem.listStatus(path)]
-    return sorted(name for name in names if name.startswith("dt="))
+    return sorted(name for name in names if name.startswith(f"{key}="))
 
 
 def list_files(spark: SparkSession, uri: str) -> list[FileInfo]:
@@ -142,9 +143,18 @@ def read_days(spark: SparkSession, table_uri: str, days: Sequence[str]) -> DataF
     `days` (each must exist), with `dt` as a 'YYYY-MM-DD' string; None for no days.
 
     Only those folders are listed, so the cost does not grow with the table's age."""
-    if not days:
+    return read_partitions(spark, table_uri, [f"dt={day}" for day in days])
+
+
+def read_partitions(
+    spark: SparkSession, table_uri: str, folders: Sequence[str]
+) -> DataFrame | None:
+    """The Parquet table at `table_uri`, only the partition `folders` (each must exist),
+    such as 'dt=2026-11-02' or 'dt=2026-11-02/hour=23', with `dt` as a 'YYYY-MM-DD'
+    string; None for none."""
+    if not folders:
         return None
-    paths = [join_uri(table_uri, f"dt={day}") for day in sorted(set(days))]
+    paths = [join_uri(table_uri, folder) for folder in sorted(set(folders))]
     table = spark.read.option("basePath", table_uri).parquet(*paths)
     return table.withColumn("dt", sf.col("dt").cast("string"))
 
