@@ -181,6 +181,28 @@ def carried_backlog(spark: SparkSession, output_uri: str, first_day: str) -> Dat
     )
 
 
+def backlog_carry(backlog: DataFrame) -> DataFrame:
+    """The `backlog_carry` rows: per queue and `dt`, the backlog table's last row."""
+    last = Window.partitionBy("queue", "dt").orderBy(sf.desc("stamp"))
+    return (
+        backlog.withColumn("_rank", sf.row_number().over(last))
+        .where(sf.col("_rank") == 1)
+        .select("queue", "stamp", "backlog", "workers", "dt")
+    )
+
+
+def write_backlog_carry(
+    spark: SparkSession, output_uri: str, first_day: str, replace_all: bool
+) -> None:
+    """Write `backlog_carry` for the days from `first_day` on, from the backlog table just
+    written (reading it back is cheaper than reconstructing the backlog a second time)."""
+    uri = join_uri(output_uri, "backlog")
+    days = [folder.removeprefix("dt=") for folder in list_day_folders(spark, uri)]
+    backlog = read_days(spark, uri, [day for day in days if day >= first_day])
+    if backlog is not None:
+        write_days(backlog_carry(backlog), join_uri(output_uri, "backlog_carry"), replace_all)
+
+
 def build_tables(
     spark: SparkSession,
     input_uri: str,
@@ -242,12 +264,6 @@ def build_tables(
     )
     backlog = backlog.withColumn("dt", sf.date_format(interval_start, "yyyy-MM-dd"))
     tables["backlog"] = backlog
-    last = Window.partitionBy("queue", "dt").orderBy(sf.desc("stamp"))
-    tables["backlog_carry"] = (
-        backlog.withColumn("_rank", sf.row_number().over(last))
-        .where(sf.col("_rank") == 1)
-        .select("queue", "stamp", "backlog", "workers", "dt")
-    )
     if decisions is not None:
         for name, period in (("hourly", "hour"), ("daily", "day")):
             tables[f"cost_{name}"] = from_first(cost_metrics(decisions, attempts, period))
@@ -316,6 +332,7 @@ def run(  # noqa: PLR0913 - the Glue job's arguments, one each
                 if name == "backlog":
                     step(STEPS[2])
                 write_days(table, join_uri(output_uri, name), replace_all)
+            write_backlog_carry(spark, output_uri, first_day, replace_all)
         finally:
             # a long-lived session (the demo, a benchmark's run after run) keeps no old cache
             attempts.unpersist()
