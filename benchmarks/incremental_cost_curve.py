@@ -20,12 +20,14 @@ Every table of the incremental output is then compared, row for row, with the re
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -74,15 +76,27 @@ def write_day(archive: Path, day: int, jobs: int) -> int:
     connection.execute("SET TimeZone = 'UTC'")
     connection.register("day_events", table)
     connection.register("day_ticks", ticks)
-    connection.execute(
+    # One JSON line per event, joined per archive folder, gzipped at level 1 in threads:
+    # what record_events writes, at a fraction of DuckDB's per-folder gzip COPY.
+    folders = connection.execute(
         """
-        CREATE TEMP TABLE raw AS
-        SELECT type, queue, job_id, "at", duration_ms, attempt, event_id,
-               strftime(make_timestamp(archived * 1000), '%Y-%m-%d') AS dt,
-               strftime(make_timestamp(archived * 1000), '%H') AS hour
-        FROM day_events
+        SELECT strftime(make_timestamp(archived * 1000), '%Y-%m-%d') AS dt,
+               strftime(make_timestamp(archived * 1000), '%H') AS hour,
+               string_agg(to_json({'type': type, 'queue': queue, 'job_id': job_id, 'at': "at",
+                                   'duration_ms': duration_ms, 'attempt': attempt,
+                                   'event_id': event_id}), chr(10)) || chr(10) AS lines
+        FROM day_events GROUP BY ALL
         """
-    )
+    ).fetchall()
+
+    def write_folder(folder: tuple[str, str, str]) -> None:
+        dt, hour, lines = folder
+        path = archive / "events" / f"dt={dt}" / f"hour={hour}" / f"day{day}.jsonl.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(lines.encode(), compresslevel=1))
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(write_folder, folders))
     connection.execute(
         """
         CREATE TEMP TABLE ticks AS
@@ -92,14 +106,7 @@ def write_day(archive: Path, day: int, jobs: int) -> int:
         FROM day_ticks
         """
     )
-    # DuckDB's JSON COPY has no PARTITION_BY: one COPY per archive folder.
-    for dt, hour in connection.execute("SELECT DISTINCT dt, hour FROM raw").fetchall():
-        folder = archive / "events" / f"dt={dt}" / f"hour={hour}"
-        folder.mkdir(parents=True, exist_ok=True)
-        connection.execute(
-            f"""COPY (SELECT * EXCLUDE (dt, hour) FROM raw WHERE dt = '{dt}' AND hour = '{hour}')
-            TO '{folder / f"day{day}.jsonl.gz"}' (FORMAT JSON, COMPRESSION GZIP)"""
-        )
+    # DuckDB's JSON COPY has no PARTITION_BY: one COPY per decisions folder (a day's ticks).
     for (dt,) in connection.execute("SELECT DISTINCT dt FROM ticks").fetchall():
         folder = archive / "decisions" / f"dt={dt}"
         folder.mkdir(parents=True, exist_ok=True)
