@@ -155,20 +155,28 @@ def burst_floor(
 
 
 def _drain_surplus(state: ControllerState, settings: QueueSettings, now: float) -> bool:
-    """True when the fleet being scaled down went up within the stabilization window.
+    """True when the fleet being scaled down went up within the stabilization window, at least
+    one provisioning lead ago.
 
     The window remembers the sustained need (steady and trend terms) of every tick, so a fleet
     above all of it that last went up within the window went up past the sustained need of its
-    own tick: the drain term (or a floor) ordered those workers for a backlog that is now gone.
-    The step limit paces releasing capacity once sized for a sustained rate; this surplus is
-    released at once (paced at 25 % a minute, a drain of ten times the need cost more
-    worker-seconds than the whole burst, and bought nothing: the backlog was already cleared).
+    own tick: the drain term (or a floor) ordered those workers for a backlog. Once they have
+    had a lead to land, the backlog they were ordered for is gone and they are released at once
+    (paced at 25 % a minute, a drain of ten times the need cost more worker-seconds than the
+    whole burst). Within the lead the step limit applies as to any capacity: cancelling workers
+    still starting because the running fleet cleared a backlog for a moment re-ordered them a
+    few ticks later on the NASA day.
     """
     last_up = state.last_scale_up_at
-    return last_up is not None and now - last_up <= settings.stabilization_window_seconds
+    if last_up is None:
+        return False
+    since = now - last_up
+    return settings.provisioning_lead_seconds <= since <= settings.stabilization_window_seconds
 
 
-_SURPLUS_WORDS = "the fleet above it went up past every sustained need, for a backlog now gone"
+_SURPLUS_WORDS = (
+    "the fleet above it went up past every sustained need, for a backlog gone since they landed"
+)
 
 
 def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
