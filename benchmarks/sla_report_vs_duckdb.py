@@ -438,8 +438,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Physical plan of the daily table at the last size (operators counted in "
         f"`explain`): {', '.join(f'{name} {count}' for name, count in operators.items())}. "
-        "Only the exact percentile (a `percentile` value map per group) aggregates by "
-        "object hash; pairing and counting are hash aggregations on fixed-width buffers.",
+        "ObjectHashAggregate and SortAggregate (per-group value maps, or buffers Spark must "
+        "sort) should be 0: the exact percentiles come from a frequency table's running "
+        "count, and pairing and counting are hash aggregations on fixed-width buffers.",
     ]
     write(args.out, "\n".join(lines))
     return 0 if all(row[4] for row in rows) else 1

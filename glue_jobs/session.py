@@ -5,6 +5,10 @@ from __future__ import annotations
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
+CACHE_COMPRESSED = ("spark.sql.inMemoryColumnarStorage.compressed", "false")
+"""The SLA report persists its paired attempts once for every table; building a compressed
+columnar cache cost more than the pairing itself (docs/spark.md, "Where the time goes")."""
+
 
 def local_spark(
     app_name: str,
@@ -25,6 +29,7 @@ def local_spark(
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
+        .config(*CACHE_COMPRESSED)
     )
     if driver_memory is not None:
         builder = builder.config("spark.driver.memory", driver_memory)
@@ -58,4 +63,5 @@ def get_spark(app_name: str) -> SparkSession:
         spark = GlueContext(SparkContext.getOrCreate()).spark_session
     # Period buckets are computed in epoch arithmetic; UTC keeps timestamps printed the same.
     spark.conf.set("spark.sql.session.timeZone", "UTC")
+    spark.conf.set(*CACHE_COMPRESSED)
     return spark
