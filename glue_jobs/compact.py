@@ -17,8 +17,7 @@ the state (glue_jobs/state.py) only when both are done.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -53,27 +52,6 @@ REJECTED = "rejected_events"
 STATE_FILE = "_state.json"
 DEFAULT_LATE_DAYS = 2
 SORT_KEY = ("queue", "job_id", "attempt", "at")
-
-
-UNCOMPRESSED_CACHE = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
-"""The raw lines' cache is read four times and dropped: compressing it cost about as much
-CPU as parsing the JSON (2x the memory instead; MEMORY_AND_DISK spills what does not fit)."""
-
-
-@contextmanager
-def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """Set SQL `settings` on the session for the block, then restore what was there."""
-    before = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in before.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
 
 
 @dataclass
@@ -168,11 +146,11 @@ def compact(
         return Compaction(known, event_days, [], data_end, rebuild)
 
     rejected_uri = join_uri(output_uri, REJECTED)
-    with session_conf(spark, UNCOMPRESSED_CACHE):
-        raw = read_events(spark, input_uri, sorted(changes)).persist(StorageLevel.MEMORY_AND_DISK)
-        valid, rejected = split_events(raw, [RAW_DAY_COLUMN])
-        # the first action: it parses the lines once and fills the cache
-        write_days(rejected.withColumnRenamed(RAW_DAY_COLUMN, "dt"), rejected_uri, rebuild)
+    # cached uncompressed, as every session of ours is (glue_jobs/session.py)
+    raw = read_events(spark, input_uri, sorted(changes)).persist(StorageLevel.MEMORY_AND_DISK)
+    valid, rejected = split_events(raw, [RAW_DAY_COLUMN])
+    # the first action: it parses the lines once and fills the cache
+    write_days(rejected.withColumnRenamed(RAW_DAY_COLUMN, "dt"), rejected_uri, rebuild)
     valid = event_partitions(valid)
     # One pass validates: valid lines per raw folder and epoch hour, and the hour's latest
     # event; the lines per folder need only the cached folder column.

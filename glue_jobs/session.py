@@ -6,8 +6,10 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 CACHE_COMPRESSED = ("spark.sql.inMemoryColumnarStorage.compressed", "false")
-"""The SLA report persists its paired attempts once for every table; building a compressed
-columnar cache cost more than the pairing itself (docs/spark.md, "Where the time goes")."""
+"""Caches are built uncompressed. The SLA report persists its paired attempts once for every
+table, and compaction its raw lines for four reads: building a compressed columnar cache cost
+more than the pairing itself, and about as much CPU as parsing the JSON (docs/spark.md, "Where
+the time goes"). Twice the memory instead; MEMORY_AND_DISK spills what does not fit."""
 
 
 def local_spark(
