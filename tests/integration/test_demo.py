@@ -17,6 +17,7 @@ from queue_autoscale.demo.live import TickRow, compact_table, full_table, tick_l
 from queue_autoscale.demo.options import DemoOptions
 from queue_autoscale.demo.run import run_demo
 from queue_autoscale.demo.summary import (
+    NO_MESSAGES,
     ArchiveFacts,
     DemoSummary,
     left_on_queue,
@@ -221,7 +222,7 @@ def test_a_completed_job_sqs_delivered_again_is_neither_left_nor_lost(
         produced=13,
         totals=FleetTotals(completed=3),
         left=left,
-        dead_lettered=0,
+        dead_letters=NO_MESSAGES,
         events_dead_lettered=0,
         counters=[],
         archive=ArchiveFacts([], 3, completed, 3),
@@ -233,4 +234,47 @@ def test_a_completed_job_sqs_delivered_again_is_neither_left_nor_lost(
     assert left.visible_job_ids == frozenset(ids)
     assert summary.jobs_left_visible == 10
     assert summary.completed_jobs_left_on_queue == 3
+    assert summary.messages_lost == 0 and summary.accounted
+
+
+def test_a_stopped_workers_receive_and_a_completed_jobs_dead_letter_are_read_by_job_id(
+    endpoint: Any, kit: Kit
+) -> None:
+    # GIVEN 4 jobs on the work queue, 2 of them received by a worker that stopped without
+    # deleting (in flight for 2 s), one of which it had completed; and 2 jobs on the DLQ, one
+    # of which had completed before its late deliveries ran out of receives
+    work, dlq = kit.queue("work"), kit.queue("work-dlq")
+    sqs = kit.clients.sqs
+    work_ids = [sqs.send_message(QueueUrl=work, MessageBody="{}")["MessageId"] for _ in range(4)]
+    dead_ids = [sqs.send_message(QueueUrl=dlq, MessageBody="{}")["MessageId"] for _ in range(2)]
+    taken: list[str] = []
+    deadline = time.monotonic() + 10.0
+    while len(taken) < 2 and time.monotonic() < deadline:
+        answer = sqs.receive_message(
+            QueueUrl=work, MaxNumberOfMessages=2 - len(taken), VisibilityTimeout=2
+        )
+        taken += [m["MessageId"] for m in answer.get("Messages", [])]
+    assert len(taken) == 2
+    completed = frozenset({taken[0], dead_ids[0]})
+    # WHEN the demo reads both queues by job id and sums up
+    left = left_on_queue(sqs, work, settle_seconds=15.0)
+    dead = left_on_queue(sqs, dlq, settle_seconds=15.0)
+    summary = summarize(
+        produced=6,
+        totals=FleetTotals(completed=2),
+        left=left,
+        dead_letters=dead,
+        events_dead_lettered=0,
+        counters=[],
+        archive=ArchiveFacts([], 2, completed, 2),
+        rows=[],
+        ingest_counts={"AcceptedEvents": 0.0, "RejectedEvents": 0.0},
+        sla_seconds=30.0,
+    )
+    # THEN the in-flight pair came back and was read by id; the completed ones are not counted
+    # as left or dead-lettered, and nothing is lost (counting the in-flight pair as left as
+    # well as completed is the -1 the demo test once showed)
+    assert left.in_flight == 0 and left.visible_job_ids == frozenset(work_ids)
+    assert summary.jobs_left_visible == 3 and summary.completed_jobs_left_on_queue == 1
+    assert summary.jobs_dead_lettered == 1 and summary.completed_jobs_dead_lettered == 1
     assert summary.messages_lost == 0 and summary.accounted

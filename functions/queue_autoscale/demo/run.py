@@ -24,6 +24,7 @@ from queue_autoscale.demo.stack import (
     logs_to_file,
 )
 from queue_autoscale.demo.summary import (
+    NO_MESSAGES,
     DemoSummary,
     build_report,
     counter_rows,
@@ -246,12 +247,12 @@ def close(
     sqs = demo.clients.sqs
     archive = options.output / "archive"
     objects = download_archive(demo.clients.s3, demo.stack.archive_bucket, archive)
-    dead = queue_counts(sqs, demo.work.dlq_url)[0] if demo.work.dlq_url else 0
+    dead = left_on_queue(sqs, demo.work.dlq_url) if demo.work.dlq_url else NO_MESSAGES
     summary = summarize(
         produced=state.produced.jobs,
         totals=state.totals,
         left=left_on_queue(sqs, demo.work.url),
-        dead_lettered=dead,
+        dead_letters=dead,
         events_dead_lettered=queue_counts(sqs, demo.stack.events_dlq_url)[0],
         counters=counter_rows(
             demo.clients.dynamodb, demo.stack.load_table, demo.work.name, int(time.time()) + 3600

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +38,10 @@ class DemoSummary:
     """Visible messages of jobs that had already completed: a worker's delete came after the
     visibility timeout and SQS delivered the job again (at-least-once; not a loss)."""
     jobs_dead_lettered: int = 0
+    """Messages on the work queue's DLQ whose job never completed."""
+    completed_jobs_dead_lettered: int = 0
+    """DLQ messages of jobs that had completed (their repeated late deliveries ran out of
+    receives): not a loss."""
     jobs_interrupted: int = 0
     """Jobs a worker stopped by scale-in could not finish (must be 0)."""
     messages_returned_on_drain: int = 0
@@ -107,11 +112,33 @@ class LeftOnQueue:
     """Messages received by someone and not deleted (their ids cannot be read)."""
 
 
-def left_on_queue(sqs: Any, url: str, hide_seconds: int = 120) -> LeftOnQueue:
+NO_MESSAGES = LeftOnQueue(frozenset(), 0)
+"""An empty queue (or none configured)."""
+
+
+def left_on_queue(
+    sqs: Any,
+    url: str,
+    hide_seconds: int = 120,
+    settle_seconds: float | None = None,
+    poll_seconds: float = 0.5,
+) -> LeftOnQueue:
     """Receive every visible message once (hidden `hide_seconds` so each is read once) to learn
-    its job id; the demo is over, so nobody else needs them. Bounded by the depth read first
-    (plus slack for SQS's approximate counts)."""
+    its job id; the demo is over, so nobody else needs them.
+
+    Messages still in flight (a stopped worker's receive whose delete never came) become visible
+    again when their visibility timeout ends: wait for that up to `settle_seconds` (default: the
+    queue's VisibilityTimeout plus 5 s), polling every `poll_seconds`, so they are read by id
+    too. Bounded by the depth read first (plus slack for SQS's approximate counts).
+    """
+    if settle_seconds is None:
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])
+        settle_seconds = float(attributes["Attributes"]["VisibilityTimeout"]) + 5.0
+    deadline = time.monotonic() + settle_seconds
     visible, in_flight = queue_counts(sqs, url)
+    while in_flight and time.monotonic() < deadline:
+        time.sleep(poll_seconds)
+        visible, in_flight = queue_counts(sqs, url)
     ids: set[str] = set()
     empty_reads = 0
     for _ in range(visible // 10 + 5):
@@ -176,7 +203,7 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
     produced: int,
     totals: FleetTotals,
     left: LeftOnQueue,
-    dead_lettered: int,
+    dead_letters: LeftOnQueue,
     events_dead_lettered: int,
     counters: Sequence[Any],
     archive: ArchiveFacts,
@@ -197,7 +224,9 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
         jobs_left_visible=len(left.visible_job_ids - archive.completed_ids),
         jobs_left_in_flight=left.in_flight,
         completed_jobs_left_on_queue=len(left.visible_job_ids & archive.completed_ids),
-        jobs_dead_lettered=dead_lettered,
+        jobs_dead_lettered=len(dead_letters.visible_job_ids - archive.completed_ids)
+        + dead_letters.in_flight,
+        completed_jobs_dead_lettered=len(dead_letters.visible_job_ids & archive.completed_ids),
         jobs_interrupted=totals.interrupted,
         messages_returned_on_drain=totals.returned_on_drain,
         workers_started=totals.started_processes,
