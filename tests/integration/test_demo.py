@@ -20,6 +20,7 @@ from queue_autoscale.demo.summary import (
     NO_MESSAGES,
     ArchiveFacts,
     DemoSummary,
+    LeftOnQueue,
     left_on_queue,
     queue_counts,
     summarize,
@@ -205,6 +206,24 @@ def test_summary_accounts_for_every_job_and_flags_loss_or_interruption() -> None
     assert not DemoSummary(jobs_produced=1, jobs_completed=1, jobs_interrupted=1).accounted
 
 
+def queues_summary(
+    produced: int, completed: frozenset[str], left: LeftOnQueue, dead: LeftOnQueue
+) -> DemoSummary:
+    """The summary of a run that only produced, completed (once each) and left messages."""
+    return summarize(
+        produced=produced,
+        totals=FleetTotals(completed=len(completed)),
+        left=left,
+        dead_letters=dead,
+        events_dead_lettered=0,
+        counters=[],
+        archive=ArchiveFacts([], len(completed), completed, len(completed)),
+        rows=[],
+        ingest_counts={"AcceptedEvents": 0.0, "RejectedEvents": 0.0},
+        sla_seconds=30.0,
+    )
+
+
 def test_a_completed_job_sqs_delivered_again_is_neither_left_nor_lost(
     endpoint: Any, kit: Kit
 ) -> None:
@@ -218,18 +237,7 @@ def test_a_completed_job_sqs_delivered_again_is_neither_left_nor_lost(
     completed = frozenset(ids[:3])
     # WHEN the demo reads what is left by job id and sums up
     left = left_on_queue(kit.clients.sqs, work)
-    summary = summarize(
-        produced=13,
-        totals=FleetTotals(completed=3),
-        left=left,
-        dead_letters=NO_MESSAGES,
-        events_dead_lettered=0,
-        counters=[],
-        archive=ArchiveFacts([], 3, completed, 3),
-        rows=[],
-        ingest_counts={"AcceptedEvents": 0.0, "RejectedEvents": 0.0},
-        sla_seconds=30.0,
-    )
+    summary = queues_summary(13, completed, left, NO_MESSAGES)
     # THEN every id was read once, the 3 completed ones are not counted as left, nothing lost
     assert left.visible_job_ids == frozenset(ids)
     assert summary.jobs_left_visible == 10
@@ -259,18 +267,7 @@ def test_a_stopped_workers_receive_and_a_completed_jobs_dead_letter_are_read_by_
     # WHEN the demo reads both queues by job id and sums up
     left = left_on_queue(sqs, work, settle_seconds=15.0)
     dead = left_on_queue(sqs, dlq, settle_seconds=15.0)
-    summary = summarize(
-        produced=6,
-        totals=FleetTotals(completed=2),
-        left=left,
-        dead_letters=dead,
-        events_dead_lettered=0,
-        counters=[],
-        archive=ArchiveFacts([], 2, completed, 2),
-        rows=[],
-        ingest_counts={"AcceptedEvents": 0.0, "RejectedEvents": 0.0},
-        sla_seconds=30.0,
-    )
+    summary = queues_summary(6, completed, left, dead)
     # THEN the in-flight pair came back and was read by id; the completed ones are not counted
     # as left or dead-lettered, and nothing is lost (counting the in-flight pair as left as
     # well as completed is the -1 the demo test once showed)
