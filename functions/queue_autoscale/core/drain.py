@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from queue_autoscale.core.models import QueueSettings
+from queue_autoscale.core.models import MIN_RECOVERY_HORIZON_SECONDS, QueueSettings
 from queue_autoscale.core.queueing import bounded_workers
 
 WARNING_USAGE = 0.8
@@ -29,6 +29,32 @@ def carried_wait_seconds(settings: QueueSettings) -> float:
     horizon = settings.forecast_horizon_seconds
     carried = settings.sla_seconds - settings.recovery_horizon - horizon
     return carried if carried >= horizon else 0.0
+
+
+def budget_horizon_seconds(
+    *,
+    started: float,
+    percentile: float,
+    arrival_rate: float,
+    ceiling_seconds: float,
+) -> float:
+    """The recovery horizon the percentile's miss budget leaves, seconds.
+
+    The drain writes off the jobs that will have less than H of their SLA left when new workers
+    land: at the drain's arrival rate lambda (jobs/s), about lambda x H of them. The SLA loop has
+    counted `started` jobs over its window, of which the percentile allows (1 - p) x started to
+    be late, so H = (1 - p) x started / lambda writes off no more than that budget. A burst small
+    against the window's traffic keeps the ceiling (the default SLA / 3); a step far above it (a
+    flash crowd at 20 x the rate) gets a twentieth of the budget's seconds and the drain sizes
+    for jobs nearer their deadline. Never below MIN_RECOVERY_HORIZON_SECONDS (the drain's fleet
+    grows as 1 / H). With fewer than 1 / (1 - p) jobs counted (too few to read a budget) or
+    nothing arriving, the ceiling.
+    """
+    budget = 1.0 - percentile
+    if arrival_rate <= 0 or budget <= 0 or started * budget < 1.0:
+        return ceiling_seconds
+    horizon = budget * started / arrival_rate
+    return min(ceiling_seconds, max(MIN_RECOVERY_HORIZON_SECONDS, horizon))
 
 
 def carried_backlog_workers(

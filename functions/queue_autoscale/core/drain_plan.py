@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from queue_autoscale.core.drain import (
     backlog_at_landing,
+    budget_horizon_seconds,
     carried_wait_seconds,
     growth_arrival_rate,
     workers_at_landing,
@@ -30,18 +31,37 @@ class DrainPlan(NamedTuple):
     """Seconds until those land (None: overdue or unknown, not counted)."""
     kept: bool
     """True when the drain keeps earlier orders that are needed when they land."""
+    horizon: float
+    """The recovery horizon it sized with, seconds (see `budget_horizon_seconds`)."""
 
 
 def drain_plan(
-    m: Measures, state: ControllerState, settings: QueueSettings, now: float, cap: int
+    m: Measures,
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+    cap: int,
+    started: float = 0.0,
 ) -> DrainPlan:
-    """The backlog-drain term, counting workers already ordered (seeds 000/001, FIFO-aware)."""
+    """The backlog-drain term, counting workers already ordered (seeds 000/001, FIFO-aware).
+
+    `started`: jobs the SLA loop counted over its window (its decayed sum); with the percentile
+    it sets the recovery horizon (`budget_horizon_seconds`) unless the settings give one.
+    """
     rate = _drain_rate(m, state, settings, now)
     ordered, lands_in = _ordered(m, state, settings, now)
+    horizon = settings.recovery_horizon
+    if settings.recovery_horizon_seconds is None:
+        horizon = budget_horizon_seconds(
+            started=started,
+            percentile=settings.percentile,
+            arrival_rate=rate,
+            ceiling_seconds=horizon,
+        )
     if m.visible <= 0:
-        return DrainPlan(0, rate, 0.0, ordered, lands_in, False)
+        return DrainPlan(0, rate, 0.0, ordered, lands_in, False, horizon)
     lead = settings.provisioning_lead_seconds
-    mu, sla, horizon = m.service_rate, settings.sla_seconds, settings.recovery_horizon
+    mu, sla = m.service_rate, settings.sla_seconds
     carries = carried_wait_seconds(settings) > 0
     at_landing = backlog_at_landing(
         backlog=m.visible,
@@ -88,7 +108,7 @@ def drain_plan(
         needed_then = min(needed_then, m.current)
         kept = needed_then > workers
         workers = max(workers, needed_then)
-    return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept)
+    return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept, horizon)
 
 
 def _drain_rate(m: Measures, state: ControllerState, settings: QueueSettings, now: float) -> float:

@@ -62,7 +62,7 @@ def decide(
         steady = _workers(lam, m, settings, cap)
     forecast = persistent_forecast_rate(state.samples, lam, now, settings, model)
     trend = steady if forecast == lam else _workers(forecast, m, settings, cap)
-    plan = drain_plan(m, state, settings, now, cap)
+    plan = drain_plan(m, state, settings, now, cap, loop.started)
     terms = Terms(steady=steady, trend=trend, drain=plan.workers)
     raw, winner = _winner(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)

@@ -99,6 +99,10 @@ class Action(StrEnum):
     HOLD = "hold"
 
 
+MIN_RECOVERY_HORIZON_SECONDS = 1.0
+"""The shortest recovery horizon the drain sizes with, s (its fleet grows as 1 / horizon)."""
+
+
 @dataclass(frozen=True, slots=True)
 class QueueSettings:
     """One queue's effective settings, as the core sees them (built by `config.py`).
@@ -137,7 +141,8 @@ class QueueSettings:
     recovery_horizon_seconds: float | None = None
     """The drain term sizes for every job that will have at least this many seconds of its SLA
     left when new workers land; older ones are served first but not sized for (default: a third
-    of the SLA, at least 1 s)."""
+    of the SLA, at least 1 s, shortened by the drain to what the percentile's miss budget allows:
+    core/drain.py budget_horizon_seconds; set, it is used as given)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
     max_job_seconds: float = DEFAULT_MAX_JOB_SECONDS
@@ -158,7 +163,7 @@ class QueueSettings:
         """Seconds of SLA a job must have left at landing for the drain to size for it."""
         if self.recovery_horizon_seconds is not None:
             return self.recovery_horizon_seconds
-        return max(1.0, self.sla_seconds / 3.0)
+        return max(MIN_RECOVERY_HORIZON_SECONDS, self.sla_seconds / 3.0)
 
     @property
     def stale_after(self) -> float:

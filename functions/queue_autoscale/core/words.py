@@ -47,8 +47,8 @@ def term_words(
 def _drain_words(terms: Terms, m: Measures, settings: QueueSettings, plan: DrainPlan) -> str:
     sla = settings.sla_seconds
     lead = settings.provisioning_lead_seconds
-    horizon = settings.recovery_horizon
-    aim = max(0.0, sla - horizon)
+    horizon = round(plan.horizon, 1)
+    aim = round(max(0.0, sla - plan.horizon), 1)
     if m.oldest_age_seconds > sla:
         state = f"SLA breached (oldest {m.oldest_age_seconds:.1f} s > {sla:g} s)"
     else:
