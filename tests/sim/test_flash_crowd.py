@@ -1,0 +1,55 @@
+"""A flash crowd (5 jobs/s, then 100 jobs/s for 5 minutes) at the bench's settings: the drain's
+recovery horizon from the miss budget brings hybrid within half a point of the reaction bound
+at well under half its worker-seconds, where the fixed SLA / 3 horizon fell short."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from queue_autoscale.sim.arrivals import scenario
+from queue_autoscale.sim.bound import NAME as BOUND
+from queue_autoscale.sim.runner import RunSpec, compare
+
+HORIZON = re.compile(r"at least the ([\d.]+) s recovery horizon")
+
+
+@pytest.mark.parametrize(("sla", "percentile"), [(30.0, 0.95), (60.0, 0.99)])
+def test_flash_crowd_within_half_a_point_of_the_reaction_bound(
+    sla: float, percentile: float
+) -> None:
+    # GIVEN the flash crowd with the bench's interval and start-up jitter (60 s + 0..10 s)
+    counts = scenario("flash-crowd").counts(seed=0)
+    spec = RunSpec(
+        seed=0,
+        provision_jitter_seconds=10.0,
+        interval_seconds=10,
+        sla_seconds=sla,
+        percentile=percentile,
+    )
+    # WHEN hybrid and the reaction bound run the same jobs, and hybrid again with the horizon
+    # fixed at SLA / 3 (the former default)
+    run = compare("flash-crowd", counts, ["hybrid", BOUND], spec, record_decisions=True)
+    ours, bound = run.scores
+    fixed_spec = RunSpec(
+        seed=0,
+        provision_jitter_seconds=10.0,
+        interval_seconds=10,
+        sla_seconds=sla,
+        percentile=percentile,
+        recovery_horizon_seconds=sla / 3.0,
+    )
+    fixed_score = compare("flash-crowd", counts, ["hybrid"], fixed_spec).scores[0]
+    # THEN hybrid is within 0.5 points of the bound at at most half its worker-seconds
+    assert ours.sla_compliance >= bound.sla_compliance - 0.005
+    assert ours.worker_seconds <= 0.5 * bound.worker_seconds
+    # AND the fixed horizon is not (it writes off the last SLA / 3 of every job's wait)
+    assert fixed_score.sla_compliance < bound.sla_compliance - 0.005
+    # AND the surge's drain sized with a horizon shorter than SLA / 3, said in its words
+    horizons = [
+        float(found.group(1))
+        for d in run.decisions["hybrid"]
+        if (found := HORIZON.search(d.reason)) is not None
+    ]
+    assert horizons and min(horizons) < sla / 3.0
