@@ -50,12 +50,13 @@ def decide(
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
     m = _loose_sla_rate(m, snapshot, settings)
-    loop = sla_loop.update(state, snapshot.pickups, settings, now)
+    onset = state.bursts[-1].at if state.bursts else None
+    loop = sla_loop.update(state, snapshot.pickups, settings, now, onset)
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     need = _workers(m.arrival_rate, m, settings, cap)
     rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
     headroom = _spent_headroom(loop, rec, settings, now)
-    settings = _held_settings(settings, loop, rec, headroom)
+    settings = _held_settings(settings, loop, rec, headroom, m, need)
     steady, lam = need, m.arrival_rate
     if headroom > 0:  # the SLA loop: sized for a higher rate
         lam = m.arrival_rate * (1.0 + headroom)
@@ -129,22 +130,39 @@ def _held_settings(
     loop: sla_loop.LoopReading,
     rec: recurrence.Recurrence,
     headroom: float,
+    m: Measures,
+    need: int,
 ) -> QueueSettings:
     """The settings this tick's constraints use: with SLA-loop headroom, capacity is kept
     `hold_factor` x longer after bursts; once a burst is over (delayed off), it is held one
     provisioning lead plus an interval and then released at once. A burst that recurs on a
     period is released after one interval: the burst floor brings its capacity back a lead
     before the next is due, so none of it would be re-ordered within a lead (the delayed-off
-    rule keeps only such workers)."""
+    rule keeps only such workers).
+
+    Otherwise the idle capacity (the current fleet above the sustained `need`, workers) is held
+    only the delayed-off time, a lead plus an interval, instead of the stabilization window, when a
+    mistake is paid for: were it needed again at once, the `need` fleet absorbs what it would
+    have served for the lead it takes to come back within the SLA (idle x lead <= need x SLA:
+    the backlog then waits at most an SLA), and the loop's unspent miss budget covers those
+    jobs anyway (idle x mu x lead <= spare). A tight target has little to spend (p99.9 on the
+    NASA day: almost never), a loose one a lot.
+    """
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
         return replace(settings, stabilization_window_seconds=window)
+    lead = settings.provisioning_lead_seconds
+    hold = lead + settings.evaluation_interval_seconds
     if rec.over:
-        hold = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
         if rec.recurring:
             hold = settings.evaluation_interval_seconds
         window = min(settings.stabilization_window_seconds, hold)
         return replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
+    idle = max(0, m.current - need)
+    absorbed = idle * lead <= need * settings.sla_seconds
+    if loop.spare > 0 and absorbed and idle * m.service_rate * lead <= loop.spare:
+        window = min(settings.stabilization_window_seconds, hold)
+        return replace(settings, stabilization_window_seconds=window)
     return settings
 
 

@@ -59,6 +59,9 @@ class LoopReading(NamedTuple):
     headroom: float
     compliance: float | None
     """1 - late / started, None before any start was counted."""
+    spare: float = 0.0
+    """The unspent miss budget, jobs: b x started - late over the window (0 with fewer than
+    1 / b jobs counted: too few to tell)."""
 
     @property
     def hold_factor(self) -> float:
@@ -91,8 +94,14 @@ def update(
     pickups: Iterable[tuple[int, int, int]],
     settings: QueueSettings,
     now: float,
+    onset_at: float | None = None,
 ) -> LoopReading:
-    """Count the newly settled seconds, decay the sums, move the headroom."""
+    """Count the newly settled seconds, decay the sums, move the headroom.
+
+    `onset_at` is the last burst onset (epoch s, core/recurrence.py): within W of it the
+    headroom does not rise. Misses after an onset are the reaction bound's; headroom raised on
+    them was spent a window later, on traffic the sizing terms were serving within budget
+    (on the NASA day at SLA 30 s, p95: 134 ticks at +50 % at 98.5 % realized)."""
     window = window_seconds(settings)
     settle = settings.evaluation_interval_seconds
     until = math.floor(now - settle)
@@ -105,13 +114,16 @@ def update(
     missed = state.realized_late * decay + late
     budget = 1.0 - settings.percentile
     headroom = state.headroom
-    if total >= 1.0 / budget and dt > 0:
+    counted = total >= 1.0 / budget
+    if counted and dt > 0:
         miss = missed / total
-        if miss > budget:
+        surge = onset_at is not None and now - onset_at < window
+        if miss > budget and not surge:
             rise = MAX_HEADROOM / (settings.provisioning_lead_seconds + settings.sla_seconds)
             headroom = min(MAX_HEADROOM, headroom + rise * dt)
         elif miss < COMFORT_SHARE * budget:
             headroom = max(0.0, headroom - MAX_HEADROOM / window * dt)
     compliance = 1.0 - missed / total if total > 0 else None
     new_through = float(until) if through is None else max(through, float(until))
-    return LoopReading(total, missed, new_through, headroom, compliance)
+    spare = max(0.0, budget * total - missed) if counted else 0.0
+    return LoopReading(total, missed, new_through, headroom, compliance, spare)

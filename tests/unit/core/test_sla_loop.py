@@ -94,3 +94,68 @@ def test_hybrid_sizes_for_the_headroom_and_publishes_compliance() -> None:
     assert "SLA loop" in loaded.decision.reason
     assert loaded.state.headroom == loaded.decision.headroom
     assert plain.headroom == 0.0
+
+
+def test_spare_is_the_unspent_miss_budget_in_jobs() -> None:
+    # 10,000 jobs with 30 late against a 1 % budget: 100 - 30 = 70 jobs may still miss
+    reading = update(_state(started=10_000.0, late=30.0), [], CFG, NOW)
+    decay = math.exp(-10 / W)
+    assert reading.spare == pytest.approx((0.01 * 10_000.0 - 30.0) * decay)
+    overspent = update(_state(started=10_000.0, late=150.0), [], CFG, NOW)
+    assert overspent.spare == 0.0
+    few = update(_state(started=50.0), [], CFG, NOW)
+    assert few.spare == 0.0  # 50 jobs cannot tell a 1 % budget
+
+
+def test_misses_within_a_window_of_a_burst_onset_do_not_raise_headroom() -> None:
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)  # 200 late of ~1,190
+    after_onset = update(_state(started=1000.0), rows, CFG, NOW, onset_at=NOW - 300.0)
+    assert after_onset.headroom == 0.0 and after_onset.late == 200.0  # counted, not acted on
+    long_after = update(_state(started=1000.0), rows, CFG, NOW, onset_at=NOW - W - 1.0)
+    assert long_after.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
+
+
+def _held_state(started: float, late: float) -> ControllerState:
+    """30 workers recommended 400 and 200 s ago, 22 (the Erlang-C need of 20 jobs/s) now."""
+    samples = (
+        Sample(NOW - 400.0, 20.0, 0, 30),
+        Sample(NOW - 200.0, 20.0, 0, 30),
+        Sample(NOW - 10.0, 20.0, 0, 22),
+    )
+    return ControllerState(
+        "jobs",
+        samples=samples,
+        realized_started=started,
+        realized_late=late,
+        realized_through=NOW - 20.0,
+    )
+
+
+def test_idle_capacity_goes_after_a_lead_when_the_miss_budget_pays_for_it() -> None:
+    # GIVEN 30 workers, a need of about 22 at 20 jobs/s, 30 recommended 200 s ago
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    plain = decide(snap, CFG, _held_state(0.0, 0.0), NOW).decision
+    need = plain.terms.steady
+    idle_jobs = (30 - need) * 1.0 * 60.0  # what the idle workers serve in one lead
+    assert need * 30.0 >= (30 - need) * 60.0  # the need fleet absorbs their backlog in an SLA
+    # WHEN the window's unspent budget covers those jobs: held a lead plus an interval only
+    rich = decide(snap, CFG, _held_state(100 * idle_jobs + 1000.0, 0.0), NOW).decision
+    assert rich.target < 30
+    # WHEN it does not (or too few jobs were counted): the 300 s stabilization window holds
+    poor = decide(snap, CFG, _held_state(100 * idle_jobs, idle_jobs - 10.0), NOW).decision
+    assert poor.target == 30 and plain.target == 30
+    assert "stabilization" in poor.reason
+
+
+def test_no_early_release_when_the_need_fleet_could_not_absorb_the_lead() -> None:
+    # SLA 10 s: 8 idle workers' lead (480 jobs) would queue behind 22 for over 20 s
+    tight = settings(
+        sla_seconds=10.0,
+        percentile=0.95,
+        provisioning_lead_seconds=60.0,
+        evaluation_interval_seconds=10.0,
+    )
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    d = decide(snap, tight, _held_state(1_000_000.0, 0.0), NOW).decision
+    assert d.terms.steady * 10.0 < (30 - d.terms.steady) * 60.0
+    assert d.target == 30
