@@ -146,7 +146,10 @@ def _held_settings(
     have served for the lead it takes to come back within the SLA (idle x lead <= need x SLA:
     the backlog then waits at most an SLA), and the loop's unspent miss budget covers those
     jobs anyway (idle x mu x lead <= spare). A tight target has little to spend (p99.9 on the
-    NASA day: almost never), a loose one a lot.
+    NASA day: almost never), a loose one a lot. When the SLA is at least a lead, a step down
+    taken in error keeps a job waiting about a lead, within its SLA, until the workers are
+    back, so such a release also
+    steps every interval instead of every down-cooldown.
     """
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
@@ -162,7 +165,12 @@ def _held_settings(
     absorbed = idle * lead <= need * settings.sla_seconds
     if loop.spare > 0 and absorbed and idle * m.service_rate * lead <= loop.spare:
         window = min(settings.stabilization_window_seconds, hold)
-        return replace(settings, stabilization_window_seconds=window)
+        cooldown = settings.scale_down_cooldown_seconds
+        if settings.sla_seconds >= lead:
+            cooldown = min(cooldown, settings.evaluation_interval_seconds)
+        return replace(
+            settings, stabilization_window_seconds=window, scale_down_cooldown_seconds=cooldown
+        )
     return settings
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -159,3 +160,13 @@ def test_no_early_release_when_the_need_fleet_could_not_absorb_the_lead() -> Non
     d = decide(snap, tight, _held_state(1_000_000.0, 0.0), NOW).decision
     assert d.terms.steady * 10.0 < (30 - d.terms.steady) * 60.0
     assert d.target == 30
+
+
+def test_a_paid_release_steps_each_interval_when_the_sla_covers_a_lead() -> None:
+    # the last step down 20 s ago: within the 60 s down-cooldown, past one 10 s interval
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    state = replace(_held_state(1_000_000.0, 0.0), last_scale_down_at=NOW - 20.0)
+    sla60 = replace(CFG, sla_seconds=60.0)
+    assert decide(snap, sla60, state, NOW).decision.target < 30
+    held = decide(snap, CFG, state, NOW).decision  # SLA 30 s < the 60 s lead: cooldown kept
+    assert held.target == 30 and "down-cooldown" in held.reason
