@@ -53,7 +53,7 @@ from glue_jobs.options import (
 from glue_jobs.report import detail_period, render_report
 from glue_jobs.session import get_spark
 from glue_jobs.state import RunState, day_of, day_start_ms, first_day_to_redo, shift_day
-from glue_jobs.transforms.backlog import interval_inputs, reconstruct_backlog
+from glue_jobs.transforms.backlog import MICROJOBS_PER_JOB, interval_inputs, reconstruct_backlog
 from glue_jobs.transforms.cost import cost_metrics
 from glue_jobs.transforms.events import pair_attempts
 from glue_jobs.transforms.periods import HOUR_MS, PERIOD_SECONDS
@@ -156,6 +156,8 @@ class Settings:
             "pairing_hours": str(self.pairing_hours),
             "sla_seconds": json.dumps(dict(sorted(self.sla_seconds.items()))),
             "concurrency": json.dumps(dict(sorted(self.concurrency.items()))),
+            # outputs of a job that carried the backlog as a double have no such key: rebuilt
+            "backlog_microjobs_per_job": str(MICROJOBS_PER_JOB),
         }
 
 
@@ -165,8 +167,8 @@ def with_day(df: DataFrame, stamp: str) -> DataFrame:
 
 
 def carried_backlog(spark: SparkSession, output_uri: str, first_day: str) -> DataFrame | None:
-    """Per queue, the last backlog row (queue, stamp, backlog, workers) of the week before
-    `first_day`, from the `backlog_carry` table; None when there is none."""
+    """Per queue, the last backlog row (queue, stamp, backlog_microjobs, workers) of the week
+    before `first_day`, from the `backlog_carry` table; None when there is none."""
     uri = join_uri(output_uri, "backlog_carry")
     week = {shift_day(first_day, -days) for days in range(1, 8)}
     days = [folder.removeprefix("dt=") for folder in list_day_folders(spark, uri)]
@@ -177,17 +179,18 @@ def carried_backlog(spark: SparkSession, output_uri: str, first_day: str) -> Dat
     return (
         carry.withColumn("_rank", sf.row_number().over(latest))
         .where(sf.col("_rank") == 1)
-        .select("queue", "stamp", "backlog", "workers")
+        .select("queue", "stamp", "backlog_microjobs", "workers")
     )
 
 
 def backlog_carry(backlog: DataFrame) -> DataFrame:
-    """The `backlog_carry` rows: per queue and `dt`, the backlog table's last row."""
+    """The `backlog_carry` rows: per queue and `dt`, the backlog table's last row (the exact
+    `backlog_microjobs` is what the next run starts from; `backlog` is for reading)."""
     last = Window.partitionBy("queue", "dt").orderBy(sf.desc("stamp"))
     return (
         backlog.withColumn("_rank", sf.row_number().over(last))
         .where(sf.col("_rank") == 1)
-        .select("queue", "stamp", "backlog", "workers", "dt")
+        .select("queue", "stamp", "backlog", "backlog_microjobs", "workers", "dt")
     )
 
 
