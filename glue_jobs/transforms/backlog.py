@@ -60,10 +60,11 @@ def reconstruct_backlog(
 
     Resolution: the jobs each interval serves (capacity x elapsed intervals) are rounded once
     to whole micro-jobs (half up); everything after is long arithmetic, so the result does not
-    depend on how the rows are split into runs. Its distance from real-number arithmetic is at
-    most 0.5e-6 jobs per interval since the queue was last empty. Range: a queue's running sum
-    of arrivals minus capacity over one reconstruction must stay within +-9.2e12 jobs (2^63
-    micro-jobs), and `backlog` is the micro-jobs' exact double below 9.0e9 jobs (2^53).
+    depend on how the rows are split into runs. Its distance from real-number arithmetic is
+    at most 0.5e-6 jobs per interval summed (max(0, .) never enlarges it). Range: a queue's
+    running sum of arrivals minus capacity over one reconstruction must stay within
+    +-9.2e12 jobs (2^63 micro-jobs); `backlog` is micro-jobs / 1e6 correctly rounded while
+    below 9.0e9 jobs (2^53 micro-jobs).
 
     `initial` (queue, stamp, backlog_microjobs), at most one row per queue and earlier than its
     rows in `df`, continues an earlier reconstruction: the queue starts from that backlog at

@@ -174,12 +174,12 @@ def test_a_run_from_the_carried_backlog_equals_one_run_bit_for_bit(spark) -> Non
 FIXED_POINT_ROWS = st.lists(
     st.tuples(st.integers(0, 5), st.sampled_from(FRACTIONS), st.integers(1, 3)),
     min_size=2,
-    max_size=120,
+    max_size=80,
 )
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps=FIXED_POINT_ROWS, cut=st.floats(0.05, 0.95))
 def test_any_split_gives_the_one_run_backlog(spark, steps, cut) -> None:

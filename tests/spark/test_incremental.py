@@ -19,7 +19,15 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 DAY0 = datetime(2026, 11, 2, tzinfo=UTC).timestamp()  # epoch seconds, Monday 00:00 UTC
 DAYS = 3
 CONFIG = json.dumps({"queues": [{"queue": "emails", "sla_seconds": 20}, {"queue": "reports"}]})
-TABLES = ("sla_hourly", "sla_daily", "cost_hourly", "cost_daily", "backlog", "rejected_events")
+TABLES = (
+    "sla_hourly",
+    "sla_daily",
+    "cost_hourly",
+    "cost_daily",
+    "backlog",
+    "backlog_carry",
+    "rejected_events",
+)
 
 
 def raw_day(epoch_s: float) -> str:
