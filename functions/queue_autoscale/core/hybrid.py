@@ -29,6 +29,11 @@ from queue_autoscale.core.trend import persistent_forecast_rate
 from queue_autoscale.core.words import loop_words, term_words
 
 POLICY = "hybrid"
+MIN_EARLY_RELEASE = 2
+"""Workers above the sustained need before a budget-paid early release (`_held_settings`): one
+idle worker is the rate window's noise (Erlang C moves 21..23 at a steady 20 jobs/s), and
+releasing it early tripled the flaps on steady traffic (the bench steady run at SLA 10 s, p95:
+6 -> 20)."""
 
 
 def decide(
@@ -56,13 +61,14 @@ def decide(
     need = _workers(m.arrival_rate, m, settings, cap)
     rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
     headroom = _spent_headroom(loop, rec, settings, now)
-    settings = _held_settings(settings, loop, rec, headroom, m, need)
     steady, lam = need, m.arrival_rate
     if headroom > 0:  # the SLA loop: sized for a higher rate
         lam = m.arrival_rate * (1.0 + headroom)
         steady = _workers(lam, m, settings, cap)
     forecast = persistent_forecast_rate(state.samples, lam, now, settings, model)
     trend = steady if forecast == lam else _workers(forecast, m, settings, cap)
+    # the holds of the constraints below (no sizing term reads them)
+    settings = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
     plan = drain_plan(m, state, settings, now, cap, loop.started)
     terms = Terms(steady=steady, trend=trend, drain=plan.workers)
     raw, winner = _winner(terms)
@@ -140,16 +146,16 @@ def _held_settings(
     before the next is due, so none of it would be re-ordered within a lead (the delayed-off
     rule keeps only such workers).
 
-    Otherwise the idle capacity (the current fleet above the sustained `need`, workers) is held
-    only the delayed-off time, a lead plus an interval, instead of the stabilization window, when a
-    mistake is paid for: were it needed again at once, the `need` fleet absorbs what it would
-    have served for the lead it takes to come back within the SLA (idle x lead <= need x SLA:
-    the backlog then waits at most an SLA), and the loop's unspent miss budget covers those
-    jobs anyway (idle x mu x lead <= spare). A tight target has little to spend (p99.9 on the
-    NASA day: almost never), a loose one a lot. When the SLA is at least a lead, a step down
-    taken in error keeps a job waiting about a lead, within its SLA, until the workers are
-    back, so such a release also
-    steps every interval instead of every down-cooldown.
+    Otherwise idle capacity (the fleet above the sustained `need`, max(steady, trend) without
+    headroom, workers) is held only the delayed-off time, a lead plus an interval, instead of
+    the stabilization window, when a mistake is paid for: were it needed again at once, the
+    `need` fleet absorbs what it would have served for the lead it takes to come back within
+    the SLA (idle x lead <= need x SLA: that backlog waits at most an SLA), the loop's unspent
+    miss budget covers those jobs anyway (idle x mu x lead <= spare), and more than one worker
+    is idle (`MIN_EARLY_RELEASE`). A tight target has little to spend (p99.9 on the NASA day:
+    almost never), a loose one a lot. When the SLA is at least a lead, a step down taken in
+    error keeps a job waiting about a lead, within its SLA, until the workers are back, so such a
+    release also steps every interval instead of every down-cooldown.
     """
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
@@ -161,9 +167,10 @@ def _held_settings(
             hold = settings.evaluation_interval_seconds
         window = min(settings.stabilization_window_seconds, hold)
         return replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
-    idle = max(0, m.current - need)
+    idle = m.current - need  # workers above the sustained need
     absorbed = idle * lead <= need * settings.sla_seconds
-    if loop.spare > 0 and absorbed and idle * m.service_rate * lead <= loop.spare:
+    paid = loop.spare > 0 and idle * m.service_rate * lead <= loop.spare
+    if idle >= MIN_EARLY_RELEASE and absorbed and paid:
         window = min(settings.stabilization_window_seconds, hold)
         cooldown = settings.scale_down_cooldown_seconds
         if settings.sla_seconds >= lead:

@@ -116,12 +116,13 @@ def test_misses_within_a_window_of_a_burst_onset_do_not_raise_headroom() -> None
     assert long_after.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
 
 
-def _held_state(started: float, late: float) -> ControllerState:
-    """30 workers recommended 400 and 200 s ago, 22 (the Erlang-C need of 20 jobs/s) now."""
+def _held_state(started: float, late: float, recent: int = 22) -> ControllerState:
+    """30 workers recommended 400 and 200 s ago, `recent` (about the Erlang-C need of 20
+    jobs/s) 10 s ago."""
     samples = (
         Sample(NOW - 400.0, 20.0, 0, 30),
         Sample(NOW - 200.0, 20.0, 0, 30),
-        Sample(NOW - 10.0, 20.0, 0, 22),
+        Sample(NOW - 10.0, 20.0, 0, recent),
     )
     return ControllerState(
         "jobs",
@@ -170,3 +171,13 @@ def test_a_paid_release_steps_each_interval_when_the_sla_covers_a_lead() -> None
     assert decide(snap, sla60, state, NOW).decision.target < 30
     held = decide(snap, CFG, state, NOW).decision  # SLA 30 s < the 60 s lead: cooldown kept
     assert held.target == 30 and "down-cooldown" in held.reason
+
+
+def test_a_single_idle_worker_is_noise_and_keeps_the_window() -> None:
+    probe = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    need = decide(probe, CFG, _held_state(0.0, 0.0), NOW).decision.terms.steady
+    rich = _held_state(1_000_000.0, 0.0, recent=need)
+    one = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=need + 1, desired=need + 1)
+    assert decide(one, CFG, rich, NOW).decision.target == need + 1  # the 300 s window holds
+    two = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=need + 2, desired=need + 2)
+    assert decide(two, CFG, rich, NOW).decision.target == need  # released after a lead
