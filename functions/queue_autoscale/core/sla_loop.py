@@ -20,6 +20,13 @@ The law (b = 1 - percentile, the miss budget; m = late / started):
   its cap within one provisioning lead plus one SLA of sustained misses;
 - m < b / 4 (comfortably within it): h falls at MAX_HEADROOM / W per second;
 - in between, or with fewer than 1 / b jobs counted (too few to tell a miss share of b): hold.
+- within W of a burst onset h does not rise (the misses are the reaction bound's; they are
+  counted all the same).
+
+The reading also gives the unspent budget, spare = b x started - late jobs (0 with fewer than
+1 / b counted), which core/hybrid.py spends on letting idle capacity go one lead after it is no
+longer needed instead of after the stabilization window, when spare covers the jobs that
+capacity would serve while it comes back.
 
 Defaults come from the SLA S and the provisioning lead L, not from any workload:
 W = 20 (L + S) (30 minutes at L = 60 s, S = 30 s).
