@@ -10,8 +10,9 @@ from dataclasses import replace
 import pytest
 
 from queue_autoscale.sim.arrivals import scenario
+from queue_autoscale.sim.bench import SweepOptions, bench_spec
 from queue_autoscale.sim.bound import NAME as BOUND
-from queue_autoscale.sim.runner import RunSpec, compare
+from queue_autoscale.sim.runner import compare
 
 HORIZON = re.compile(r"at least the ([\d.]+) s recovery horizon")
 
@@ -22,13 +23,7 @@ def test_flash_crowd_within_half_a_point_of_the_reaction_bound(
 ) -> None:
     # GIVEN the flash crowd with the bench's interval and start-up jitter (60 s + 0..10 s)
     counts = scenario("flash-crowd").counts(seed=0)
-    spec = RunSpec(
-        seed=0,
-        provision_jitter_seconds=10.0,
-        interval_seconds=10,
-        sla_seconds=sla,
-        percentile=percentile,
-    )
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=sla, percentile=percentile)
     # WHEN hybrid and the reaction bound run the same jobs, and hybrid again with the horizon
     # fixed at SLA / 3 (the former default)
     run = compare("flash-crowd", counts, ["hybrid", BOUND], spec, record_decisions=True)

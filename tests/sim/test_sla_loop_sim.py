@@ -3,11 +3,14 @@ bursts anticipated once seen."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from queue_autoscale.core import hybrid
 from queue_autoscale.sim.arrivals import scenario
+from queue_autoscale.sim.bench import SweepOptions, bench_spec
 from queue_autoscale.sim.runner import RunSpec, compare
 
 
@@ -85,13 +88,7 @@ def test_after_a_spike_no_headroom_and_a_spare_budget_lets_capacity_go_sooner(
 ) -> None:
     # GIVEN the bench's spike at SLA 30 s, hybrid configured for p95 (interval 10 s, jitter 10 s)
     counts = scenario("spike").counts(seed=0)
-    spec = RunSpec(
-        seed=0,
-        sla_seconds=30.0,
-        percentile=0.95,
-        provision_jitter_seconds=10.0,
-        interval_seconds=10,
-    )
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=30.0, percentile=0.95)
     paid = compare("spike", counts, ["hybrid"], spec, record_decisions=True)
     ours = paid.scores[0]
     # THEN the misses at the spike's onset (the reaction bound's) raise no headroom, so none is

@@ -67,11 +67,7 @@ def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
 ) -> Path:
     """Run the suite and write the report; returns its path."""
     options = sweep or SweepOptions()
-    spec = RunSpec(
-        seed=seed,
-        provision_jitter_seconds=options.jitter_seconds,
-        interval_seconds=BENCH_INTERVAL_SECONDS,
-    )
+    spec = bench_spec(options, seed)
     length = QUICK_SCENARIO_SECONDS if options.quick else None
     workloads, trace_note = _workloads(seed, length, trace, trace_scale, trace_start, trace_length)
     comparisons: list[tuple[str, str, Comparison, Score]] = []
@@ -179,6 +175,16 @@ class SweepOptions:
     frontier_out: Path | None = Path("benchmarks/results/policy_frontier.md")
     plots: bool = True
     """Write a frontier plot per workload and SLA beside `frontier_out`."""
+
+
+def bench_spec(options: SweepOptions, seed: int) -> RunSpec:
+    """The run settings every bench and frontier cell starts from (each cell sets its SLA and
+    percentile): the bench's interval and the options' start-up jitter, seconds."""
+    return RunSpec(
+        seed=seed,
+        provision_jitter_seconds=options.jitter_seconds,
+        interval_seconds=BENCH_INTERVAL_SECONDS,
+    )
 
 
 def run_sweeps(
