@@ -1,6 +1,6 @@
 """Two controllers at once: two evaluate runtimes (own clients) tick the same queues at the
 same moment on threads against the emulator. Both read the STATE item before either writes
-(a barrier on PutItem makes the race real every time); the conditional write lets exactly
+(a barrier per queue on PutItem makes the race real every time); the conditional write lets exactly
 one win per queue and tick, only the winner calls UpdateService, the loser reports the
 conflict and backs off.
 """
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.aws import make_clients
+from queue_autoscale.adapters.dynamodb import STATE_SK, queue_pk
 from queue_autoscale.controller import tick
 from tests.integration.conftest import REGION, Endpoint
 from tests.reliability.faults import CallLog
@@ -38,12 +39,16 @@ def test_only_one_controller_acts_per_queue_and_tick(
         updates.append(CallLog("UpdateService").install(own.ecs))
         controllers.append(fleet.runtime(own))
         owns.append(own)
-    # Both controllers reach each state write only after both have read the state.
-    barrier = threading.Barrier(2, timeout=30)
+    # Both controllers reach each queue's state write only after both have read it. One
+    # barrier per queue: a tick writes its queues' states concurrently on its own pool, so a
+    # single barrier could pair one controller's two queues and let it write before its rival
+    # has read (the race would then not happen, and both would win).
+    barriers = {pk: threading.Barrier(2, timeout=30) for pk in map(queue_pk, fleet.queues)}
 
     def wait_for_rival(params: dict[str, Any], **_: Any) -> None:
-        if params.get("Item", {}).get("sk", {}).get("S") == "STATE":
-            barrier.wait()
+        item = params.get("Item", {})
+        if item.get("sk", {}).get("S") == STATE_SK:
+            barriers[item["pk"]["S"]].wait()
 
     for own in owns:
         own.dynamodb.meta.events.register("provide-client-params.dynamodb.PutItem", wait_for_rival)
