@@ -97,6 +97,7 @@ def decide(
     loop_state = {
         "realized_started": loop.started,
         "realized_late": loop.late,
+        "realized_excused": loop.excused,
         "realized_through": loop.through,
         "headroom": loop.headroom,
         "bursts": rec.bursts,
@@ -151,8 +152,10 @@ def _held_settings(
     the stabilization window, when a mistake is paid for: were it needed again at once, the
     `need` fleet absorbs what it would have served for the lead it takes to come back within
     the SLA (idle x lead <= need x SLA: that backlog waits at most an SLA), the loop's unspent
-    miss budget covers those jobs anyway (idle x mu x lead <= spare), and more than one worker
-    is idle (`MIN_EARLY_RELEASE`). A tight target has little to spend (p99.9 on the NASA day:
+    miss budget covers the jobs a mistake makes late (idle x mu x T <= spare, T = lead +
+    interval - SLA, at least an interval: a job queued for a released worker waits the reaction
+    time until it is back, late for the part past its SLA), and more than one worker is idle
+    (`MIN_EARLY_RELEASE`). A tight target has little to spend (p99.9 on the NASA day:
     almost never), a loose one a lot. When the SLA is at least a lead, a step down taken in
     error keeps a job waiting about a lead, within its SLA, until the workers are back, so such a
     release also steps every interval instead of every down-cooldown.
@@ -160,8 +163,8 @@ def _held_settings(
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
         return replace(settings, stabilization_window_seconds=window)
-    lead = settings.provisioning_lead_seconds
-    hold = lead + settings.evaluation_interval_seconds
+    lead, interval = settings.provisioning_lead_seconds, settings.evaluation_interval_seconds
+    hold = lead + interval
     if rec.over:
         if rec.recurring:
             hold = settings.evaluation_interval_seconds
@@ -169,7 +172,8 @@ def _held_settings(
         return replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
     idle = m.current - need  # workers above the sustained need
     absorbed = idle * lead <= need * settings.sla_seconds
-    paid = loop.spare > 0 and idle * m.service_rate * lead <= loop.spare
+    late_for = max(interval, settings.forecast_horizon_seconds - settings.sla_seconds)
+    paid = loop.spare > 0 and idle * m.service_rate * late_for <= loop.spare
     if idle >= MIN_EARLY_RELEASE and absorbed and paid:
         window = min(settings.stabilization_window_seconds, hold)
         cooldown = settings.scale_down_cooldown_seconds

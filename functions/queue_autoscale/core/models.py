@@ -272,6 +272,8 @@ class ControllerState:
     """hybrid's SLA loop: jobs started, exponentially decayed (core/sla_loop.py)."""
     realized_late: float = 0.0
     """...and of those, picked up after the SLA."""
+    realized_excused: float = 0.0
+    """...and of those, started within the reaction time of a burst onset (no budget spent)."""
     realized_through: float | None = None
     """The last counter second (epoch) the loop has counted."""
     headroom: float = 0.0

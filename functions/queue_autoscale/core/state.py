@@ -23,6 +23,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "last_breach_at": state.last_breach_at,
         "realized_started": state.realized_started,
         "realized_late": state.realized_late,
+        "realized_excused": state.realized_excused,
         "realized_through": state.realized_through,
         "headroom": state.headroom,
         "bursts": [[at, need] for at, need in state.bursts],
@@ -62,6 +63,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         last_breach_at=_opt_float(data.get("last_breach_at")),
         realized_started=float(data.get("realized_started") or 0.0),
         realized_late=float(data.get("realized_late") or 0.0),
+        realized_excused=float(data.get("realized_excused") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
         headroom=float(data.get("headroom") or 0.0),
         bursts=tuple(Burst(float(row[0]), int(row[1])) for row in data.get("bursts") or [])[

@@ -11,6 +11,7 @@ from queue_autoscale.core import ControllerState, Sample, decide
 from queue_autoscale.core.sla_loop import (
     MAX_HEADROOM,
     late_starts,
+    reaction_seconds,
     update,
     window_seconds,
 )
@@ -116,6 +117,32 @@ def test_misses_within_a_window_of_a_burst_onset_do_not_raise_headroom() -> None
     assert long_after.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
 
 
+def test_misses_in_the_reaction_time_of_an_onset_spend_no_budget() -> None:
+    # an onset 25 s ago; 200 late starts 10..19 s ago, within its lead + SLA + 2 intervals
+    assert reaction_seconds(CFG) == 110.0
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)
+    surge = update(_state(started=10_000.0), rows, CFG, NOW, onset_at=NOW - 25.0)
+    assert surge.late == 200.0 and surge.excused == 200.0  # counted in the compliance...
+    assert surge.compliance == pytest.approx(1.0 - 200.0 / surge.started)
+    assert surge.spare == pytest.approx(0.01 * surge.started)  # ...the budget is untouched
+    # the same misses 200 s after the onset are the fleet's: they spend the budget
+    late = update(_state(started=30_000.0), rows, CFG, NOW, onset_at=NOW - 200.0)
+    assert late.excused == 0.0
+    assert late.spare == pytest.approx(0.01 * late.started - 200.0)
+
+
+def test_a_surges_misses_raise_no_headroom_once_its_window_has_passed() -> None:
+    # a window after the onset, 3 % of the counted jobs are still the surge's late starts
+    # (over the 1 % budget); no new miss since: the fleet serves within its SLA
+    carried = replace(_state(started=10_000.0, late=300.0), realized_excused=300.0)
+    reading = update(carried, [], CFG, NOW, onset_at=NOW - W - 1.0)
+    assert reading.compliance == pytest.approx(0.97)
+    assert reading.headroom == 0.0
+    assert reading.spare == pytest.approx(0.01 * reading.started)
+    own = update(_state(started=10_000.0, late=300.0), [], CFG, NOW, onset_at=NOW - W - 1.0)
+    assert own.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)  # the fleet's own misses
+
+
 def _held_state(started: float, late: float, recent: int = 22) -> ControllerState:
     """30 workers recommended 400 and 200 s ago, `recent` (about the Erlang-C need of 20
     jobs/s) 10 s ago."""
@@ -171,6 +198,21 @@ def test_a_paid_release_steps_each_interval_when_the_sla_covers_a_lead() -> None
     assert decide(snap, sla60, state, NOW).decision.target < 30
     held = decide(snap, CFG, state, NOW).decision  # SLA 30 s < the 60 s lead: cooldown kept
     assert held.target == 30 and "down-cooldown" in held.reason
+
+
+def test_a_release_is_charged_only_for_the_reaction_time_past_the_sla() -> None:
+    # a job queued for a released worker waits a lead + an interval (70 s) until it is back:
+    # late for 70 - SLA s of it, at least an interval (the landing's spread)
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    sla60 = replace(CFG, sla_seconds=60.0)
+    need = decide(snap, sla60, _held_state(0.0, 0.0), NOW).decision.terms.steady
+    idle = 30 - need
+    # a budget that covers the idle workers' jobs for 10 s (70 - 60) but not for a 60 s lead
+    started = (idle * 10.0 + 5.0) / 0.01
+    assert idle * 60.0 > 0.01 * started * math.exp(-10 / window_seconds(sla60))
+    assert decide(snap, sla60, _held_state(started, 0.0), NOW).decision.target < 30
+    # at SLA 30 s the same budget pays for 40 s of the idle workers' jobs: not enough
+    assert decide(snap, CFG, _held_state(started, 0.0), NOW).decision.target == 30
 
 
 def test_a_single_idle_worker_is_noise_and_keeps_the_window() -> None:
