@@ -155,10 +155,12 @@ def _held_settings(
     miss budget covers the jobs a mistake makes late (idle x mu x T <= spare, T = lead +
     interval - SLA, at least an interval: a job queued for a released worker waits the reaction
     time until it is back, late for the part past its SLA), and more than one worker is idle
-    (`MIN_EARLY_RELEASE`). A tight target has little to spend (p99.9 on the NASA day:
-    almost never), a loose one a lot. When the SLA is at least a lead, a step down taken in
-    error keeps a job waiting about a lead, within its SLA, until the workers are back, so such a
-    release also steps every interval instead of every down-cooldown.
+    (`MIN_EARLY_RELEASE`). When the budget pays for only some of the idle workers (at least
+    `MIN_EARLY_RELEASE`), those go: the step down is limited to them, at the down-cooldown's
+    pace, so one bet is outstanding per cooldown. A tight target has little to spend, a loose
+    one a lot. When the SLA is at least a lead, a step down taken in error keeps a job waiting
+    about a lead, within its SLA, until the workers are back, so a whole release also steps
+    every interval instead of every down-cooldown.
     """
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
@@ -171,18 +173,27 @@ def _held_settings(
         window = min(settings.stabilization_window_seconds, hold)
         return replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
     idle = m.current - need  # workers above the sustained need
-    absorbed = idle * lead <= need * settings.sla_seconds
     late_for = max(interval, settings.forecast_horizon_seconds - settings.sla_seconds)
-    paid = loop.spare > 0 and idle * m.service_rate * late_for <= loop.spare
-    if idle >= MIN_EARLY_RELEASE and absorbed and paid:
-        window = min(settings.stabilization_window_seconds, hold)
-        cooldown = settings.scale_down_cooldown_seconds
-        if settings.sla_seconds >= lead:
-            cooldown = min(cooldown, settings.evaluation_interval_seconds)
+    paid = math.floor(loop.spare / (m.service_rate * late_for)) if loop.spare > 0 else 0
+    absorbed = math.floor(need * settings.sla_seconds / lead) if lead > 0 else idle
+    releasable = min(idle, paid) if idle <= absorbed else 0
+    if releasable < MIN_EARLY_RELEASE:
+        return settings
+    window = min(settings.stabilization_window_seconds, hold)
+    if releasable < idle:  # the budget pays for part of it: step down by that part at most
+        percent = min(settings.scale_down_percent, 100.0 * (releasable - 0.5) / m.current)
         return replace(
-            settings, stabilization_window_seconds=window, scale_down_cooldown_seconds=cooldown
+            settings,
+            stabilization_window_seconds=window,
+            scale_down_step=releasable,
+            scale_down_percent=percent,
         )
-    return settings
+    cooldown = settings.scale_down_cooldown_seconds
+    if settings.sla_seconds >= lead:
+        cooldown = min(cooldown, settings.evaluation_interval_seconds)
+    return replace(
+        settings, stabilization_window_seconds=window, scale_down_cooldown_seconds=cooldown
+    )
 
 
 def _loose_sla_rate(m: Measures, snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:

@@ -211,8 +211,24 @@ def test_a_release_is_charged_only_for_the_reaction_time_past_the_sla() -> None:
     started = (idle * 10.0 + 5.0) / 0.01
     assert idle * 60.0 > 0.01 * started * math.exp(-10 / window_seconds(sla60))
     assert decide(snap, sla60, _held_state(started, 0.0), NOW).decision.target < 30
-    # at SLA 30 s the same budget pays for 40 s of the idle workers' jobs: not enough
-    assert decide(snap, CFG, _held_state(started, 0.0), NOW).decision.target == 30
+    # at SLA 30 s the same budget pays for 40 s of the jobs of only 2 of them
+    spare = 0.01 * started * math.exp(-10 / W)
+    assert math.floor(spare / 40.0) == 2
+    assert decide(snap, CFG, _held_state(started, 0.0), NOW).decision.target == 28
+
+
+def test_a_budget_that_pays_for_part_of_the_idle_fleet_releases_that_part() -> None:
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    need = decide(snap, CFG, _held_state(0.0, 0.0), NOW).decision.terms.steady
+    assert 30 - need > 4
+    # spare pays for 4 workers' jobs over 40 s (lead + interval - SLA 30 s), not for all idle
+    started = (4 * 40.0 + 1.0) / 0.01 / math.exp(-10 / W)
+    d = decide(snap, CFG, _held_state(started, 0.0), NOW).decision
+    assert d.target == 26
+    assert "step limit: down by at most 4" in d.reason
+    # a budget for one worker's jobs releases nothing (one idle worker is noise)
+    one = (1 * 40.0 + 1.0) / 0.01 / math.exp(-10 / W)
+    assert decide(snap, CFG, _held_state(one, 0.0), NOW).decision.target == 30
 
 
 def test_a_single_idle_worker_is_noise_and_keeps_the_window() -> None:
