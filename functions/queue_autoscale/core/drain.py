@@ -57,6 +57,39 @@ def budget_horizon_seconds(
     return min(ceiling_seconds, max(MIN_RECOVERY_HORIZON_SECONDS, horizon))
 
 
+def landing_clear_seconds(settings: QueueSettings) -> float:
+    """The shortest time the drain plans to empty the backlog it expects at landing, seconds:
+    one evaluation interval, or the SLA when that is shorter (see `landing_clear_workers`)."""
+    return min(settings.evaluation_interval_seconds, settings.sla_seconds)
+
+
+def landing_clear_workers(
+    *,
+    at_landing: float,
+    arrival_rate: float,
+    service_rate: float,
+    clear_seconds: float,
+    max_workers: int,
+) -> int:
+    """The most workers the drain orders: those that empty the `at_landing` jobs expected when
+    they land within `clear_seconds` while serving the arrivals, (lambda + B_L / T) / mu.
+
+    The recovery horizon H sets how fast the jobs ahead of the youngest aimed one must go: when
+    more than a lead's arrivals wait at landing, the drain clears those older jobs within H, and
+    its fleet grows as 1 / H (the 1 s floor of a p99.9 budget orders the 1,000-worker cap for a
+    5x step). The controller reads the queue once per evaluation interval and cannot see within
+    it when its workers land (ECS start-ups spread; the spread is unknown to it), so a fleet that
+    would empty the whole landing backlog between two readings is sized on a moment it cannot
+    observe: the last workers save only jobs within seconds of their deadline. With T one
+    interval (or the SLA, if shorter), this is H >= T x (jobs past the aim) / B_L: the floor
+    derived from the landing's spread. It never cuts below max(lambda, B_L / SLA) / mu, the
+    drain's own floor (T <= SLA). With `clear_seconds` <= 0 there is no such limit.
+    """
+    if clear_seconds <= 0:
+        return max_workers + 1
+    return bounded_workers((arrival_rate + at_landing / clear_seconds) / service_rate, max_workers)
+
+
 def carried_backlog_workers(
     *,
     backlog: float,

@@ -10,6 +10,8 @@ from queue_autoscale.core.drain import (
     budget_horizon_seconds,
     carried_wait_seconds,
     growth_arrival_rate,
+    landing_clear_seconds,
+    landing_clear_workers,
     workers_at_landing,
 )
 from queue_autoscale.core.measures import Measures
@@ -33,6 +35,9 @@ class DrainPlan(NamedTuple):
     """True when the drain keeps earlier orders that are needed when they land."""
     horizon: float
     """The recovery horizon it sized with, seconds (see `budget_horizon_seconds`)."""
+    capped: bool = False
+    """True when the budget horizon's fleet was held to emptying the landing backlog within one
+    evaluation interval (`landing_clear_workers`)."""
 
 
 def drain_plan(
@@ -47,6 +52,9 @@ def drain_plan(
 
     `started`: jobs the SLA loop counted over its window (its decayed sum); with the percentile
     it sets the recovery horizon (`budget_horizon_seconds`) unless the settings give one.
+    A budget horizon shorter than the default adds workers beyond the default's fleet only up to
+    the one that empties the landing backlog within one evaluation interval
+    (`landing_clear_workers`).
     """
     rate = _drain_rate(m, state, settings, now)
     ordered, lands_in = _ordered(m, state, settings, now)
@@ -72,18 +80,41 @@ def drain_plan(
         ordered=ordered,
         ordered_lands_in=lands_in,
     )
-    age = m.oldest_age_seconds
-    workers = workers_at_landing(
-        at_landing=at_landing,
-        oldest_age_seconds=age,
-        arrival_rate=rate,
-        service_rate=mu,
-        sla_seconds=sla,
-        recovery_horizon_seconds=horizon,
-        lead_seconds=lead,
-        max_workers=cap,
-        carries_load=carries,
-    )
+    ceiling = settings.recovery_horizon
+    clear = landing_clear_seconds(settings)
+
+    def sized(backlog: float, lead_seconds: float) -> tuple[int, bool]:
+        """Workers needed when those ordered now land after `lead_seconds`, finding `backlog`
+        waiting, and whether the landing-clear limit held the budget's horizon back."""
+
+        def at(h: float) -> int:
+            return workers_at_landing(
+                at_landing=backlog,
+                oldest_age_seconds=m.oldest_age_seconds,
+                arrival_rate=rate,
+                service_rate=mu,
+                sla_seconds=sla,
+                recovery_horizon_seconds=h,
+                lead_seconds=lead_seconds,
+                max_workers=cap,
+                carries_load=carries,
+            )
+
+        workers = at(horizon)
+        if horizon >= ceiling:  # the default or configured horizon: sized as it asks
+            return workers, False
+        limit = landing_clear_workers(
+            at_landing=backlog,
+            arrival_rate=rate,
+            service_rate=mu,
+            clear_seconds=clear,
+            max_workers=cap,
+        )
+        if workers <= limit:
+            return workers, False
+        return max(limit, at(ceiling)), True
+
+    workers, capped = sized(at_landing, lead)
     kept = False
     if lands_in is not None:
         # the workers already ordered land first: keep as many as are needed when they do
@@ -94,21 +125,10 @@ def drain_plan(
             lead_seconds=lands_in,
             running=m.running,
         )
-        needed_then = workers_at_landing(
-            at_landing=then,
-            oldest_age_seconds=age,
-            arrival_rate=rate,
-            service_rate=mu,
-            sla_seconds=sla,
-            recovery_horizon_seconds=horizon,
-            lead_seconds=lands_in,
-            max_workers=cap,
-            carries_load=carries,
-        )
-        needed_then = min(needed_then, m.current)
+        needed_then = min(sized(then, lands_in)[0], m.current)
         kept = needed_then > workers
         workers = max(workers, needed_then)
-    return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept, horizon)
+    return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept, horizon, capped)
 
 
 def _drain_rate(m: Measures, state: ControllerState, settings: QueueSettings, now: float) -> float:

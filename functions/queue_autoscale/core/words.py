@@ -4,7 +4,12 @@ changed. Pure string assembly from numbers the core already computed."""
 from __future__ import annotations
 
 from queue_autoscale.core import recurrence
-from queue_autoscale.core.drain import WARNING_USAGE, carried_wait_seconds, safety_margin
+from queue_autoscale.core.drain import (
+    WARNING_USAGE,
+    carried_wait_seconds,
+    landing_clear_seconds,
+    safety_margin,
+)
 from queue_autoscale.core.drain_plan import DrainPlan
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import QueueSettings, Terms, Winner
@@ -63,13 +68,21 @@ def _drain_words(terms: Terms, m: Measures, settings: QueueSettings, plan: Drain
     kept = ""
     if plan.kept:
         kept = "; keeping the workers already ordered: they are needed when they land"
+    capped = ""
+    if plan.capped:
+        capped = (
+            f"; held to emptying them within {landing_clear_seconds(settings):g} s "
+            "(one evaluation interval: a faster drain is sized on a landing the controller "
+            "cannot see)"
+        )
     margin = ""
     if m.sla_usage >= WARNING_USAGE:
         margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
     return (
         f"drain won: {terms.drain} workers; {state}, {m.visible} waiting; {landing}{earlier} "
         f"and find about {plan.at_landing:.0f} waiting; every job up to {aim:g} s old then "
-        f"(at least the {horizon:g} s recovery horizon left) is picked up in time{rate}{kept}"
+        f"(at least the {horizon:g} s recovery horizon left) is picked up in time{capped}{rate}"
+        f"{kept}"
         f"{margin}{m.prior_note}"
     )
 

@@ -3,19 +3,34 @@
 GIVEN the SLA loop's count of jobs started over its window and the drain's arrival rate, WHEN the
 drain sizes a backlog, THEN it writes off (sizes no worker for) no more jobs than the percentile
 allows late over that window: a flash crowd far above the window's traffic gets a short horizon,
-a burst the budget covers keeps the default SLA / 3.
+a burst the budget covers keeps the default SLA / 3. The shorter horizon adds workers beyond
+the default's fleet only up to the one that empties the landing backlog within one evaluation
+interval (`landing_clear_workers`), so a tight target's drain stays bounded.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from queue_autoscale.core.drain import budget_horizon_seconds
-from queue_autoscale.core.drain_plan import drain_plan
+from queue_autoscale.core.drain import (
+    budget_horizon_seconds,
+    landing_clear_seconds,
+    landing_clear_workers,
+    workers_at_landing,
+)
+from queue_autoscale.core.drain_plan import DrainPlan, drain_plan
 from queue_autoscale.core.measures import measure
-from queue_autoscale.core.models import MIN_RECOVERY_HORIZON_SECONDS, ControllerState
+from queue_autoscale.core.models import (
+    MIN_RECOVERY_HORIZON_SECONDS,
+    ControllerState,
+    Terms,
+    Winner,
+)
+from queue_autoscale.core.words import term_words
 from tests.unit.core.builders import NOW, settings, snapshot
 from tests.unit.core.test_drain import drain_workers, replay_waits
 
@@ -84,19 +99,138 @@ def test_the_budget_horizon_writes_off_no_more_than_the_budget() -> None:
 
 
 def test_drain_plan_sizes_with_the_budget_horizon_unless_one_is_set() -> None:
-    """The same flash-crowd backlog through drain_plan: the budget's 4.5 s horizon asks for more
-    workers than the default 10 s; a configured horizon is used as given."""
+    """The same flash-crowd backlog through drain_plan at the bench's 10 s interval: the
+    budget's 4.5 s horizon asks for more workers than the default 10 s; a configured horizon is
+    used as given."""
     snap = snapshot(
         visible=1_000, oldest_age_seconds=10.0, arrival_rate=100.0, running=10, desired=10
     )
-    s = settings(max_workers=1_000)
+    s = settings(max_workers=1_000, evaluation_interval_seconds=10.0)
     m = measure(snap, s)
     state = ControllerState(queue="jobs")
     budget = drain_plan(m, state, s, NOW, 1_001, started=9_000.0)
     default = drain_plan(m, state, s, NOW, 1_001, started=0.0)
     configured = drain_plan(
-        m, state, settings(max_workers=1_000, recovery_horizon_seconds=10.0), NOW, 1_001, 9_000.0
+        m, state, replace(s, recovery_horizon_seconds=10.0), NOW, 1_001, started=9_000.0
     )
     assert budget.horizon == pytest.approx(4.5)
     assert default.horizon == configured.horizon == pytest.approx(10.0)
     assert configured.workers == default.workers < budget.workers
+    # 856 at 4.5 s, held to emptying the 6,400 at landing within the 10 s interval: 740
+    assert (budget.workers, budget.capped) == (740, True)
+
+
+@pytest.mark.parametrize(
+    ("at_landing", "rate", "mu", "clear", "expected"),
+    [
+        # 3,173 waiting at landing, 56.4 jobs/s: emptied within 10 s while serving the arrivals
+        # takes 56.4 + 317.3 = 373.7 jobs/s, 374 one-job-a-second workers
+        pytest.param(3_173.0, 56.4, 1.0, 10.0, 374, id="spike-onset-interval-10"),
+        pytest.param(3_173.0, 56.4, 1.0, 30.0, 163, id="interval-30"),
+        pytest.param(3_173.0, 56.4, 0.5, 10.0, 748, id="two-second-jobs"),
+        pytest.param(0.0, 20.0, 1.0, 10.0, 20, id="nothing-waiting-the-load"),
+        pytest.param(3_173.0, 56.4, 1.0, 0.0, 1_001, id="no-limit"),
+        pytest.param(1e308, 1e308, 1e-300, 10.0, 1_001, id="overflow-reads-above-the-cap"),
+    ],
+)
+def test_landing_clear_workers_values(
+    at_landing: float, rate: float, mu: float, clear: float, expected: int
+) -> None:
+    limit = landing_clear_workers(
+        at_landing=at_landing,
+        arrival_rate=rate,
+        service_rate=mu,
+        clear_seconds=clear,
+        max_workers=1_000,
+    )
+    assert limit == expected
+
+
+def _spike_onset(percentile: float, interval: float, started: float = 13_326.0) -> DrainPlan:
+    """The first drain tick of the bench's spike at SLA 30 s: 449 waiting 8 s, 56.4 jobs/s
+    read from the growth, 11 running, lead 60 s; the loop counted 13,326 starts."""
+    snap = snapshot(visible=449, oldest_age_seconds=8.0, arrival_rate=56.4, running=11, desired=11)
+    s = settings(
+        max_workers=1_000,
+        percentile=percentile,
+        evaluation_interval_seconds=interval,
+        provisioning_lead_seconds=60.0,
+    )
+    return drain_plan(measure(snap, s), ControllerState("jobs"), s, NOW, 1_001, started)
+
+
+def test_the_landing_clear_limit_bounds_the_p999_drain() -> None:
+    """At p99.9 the budget (13 jobs) gives the 1 s floor, where the drain would clear the 1,537
+    jobs older than its aim within a second of landing: 1,538 workers, over the 1,000 cap. Held to
+    emptying the 3,173 waiting at landing within one 10 s interval it orders 374; the p95
+    default (10 s horizon) orders 205. At a 30 s interval the limit (163) is below the default's
+    fleet, which the budget horizon then leaves as it was."""
+    uncapped = workers_at_landing(
+        at_landing=3_173.0,
+        oldest_age_seconds=8.0,
+        arrival_rate=56.4,
+        service_rate=1.0,
+        sla_seconds=30.0,
+        recovery_horizon_seconds=1.0,
+        lead_seconds=60.0,
+    )
+    tight = _spike_onset(0.999, 10.0)
+    assert uncapped == 1_538
+    assert (tight.horizon, tight.workers, tight.capped) == (1.0, 374, True)
+    assert "held to emptying them within 10 s" in _drain_words_of(tight, 0.999, 10.0)
+    default = _spike_onset(0.95, 10.0)
+    assert (default.horizon, default.workers, default.capped) == (10.0, 205, False)
+    slow = _spike_onset(0.999, 30.0)
+    assert (slow.horizon, slow.workers, slow.capped) == (1.0, 205, True)
+
+
+def test_the_landing_clear_limit_leaves_a_flash_crowd_at_60_s_alone() -> None:
+    """The bench's flash crowd at SLA 60 s, p99: 1,000 waiting 10 s, 105.8 jobs/s, 6 running.
+    The 1 s horizon's fleet (746) empties the 6,988 at landing more slowly than one interval
+    (limit 805): not held back, the cell that needs it keeps it."""
+    snap = snapshot(
+        visible=1_000, oldest_age_seconds=10.0, arrival_rate=105.8, running=6, desired=6
+    )
+    s = settings(
+        max_workers=1_000, sla_seconds=60.0, percentile=0.99, evaluation_interval_seconds=10.0
+    )
+    plan = drain_plan(measure(snap, s), ControllerState("jobs"), s, NOW, 1_001, 7_640.0)
+    assert (plan.horizon, plan.workers, plan.capped) == (1.0, 746, False)
+
+
+@given(
+    visible=st.integers(1, 20_000),
+    age=st.floats(0.0, 200.0),
+    rate=st.floats(0.1, 500.0),
+    started=st.floats(0.0, 1e6),
+    percentile=st.sampled_from([0.95, 0.99, 0.999]),
+    interval=st.sampled_from([5.0, 10.0, 15.0, 30.0]),
+)
+def test_the_budget_horizon_adds_at_most_the_landing_clear_fleet(
+    visible: int, age: float, rate: float, started: float, percentile: float, interval: float
+) -> None:
+    """Whatever the budget: never fewer workers than the default horizon orders, and more only
+    up to the fleet that empties the landing backlog within one interval."""
+    snap = snapshot(
+        visible=visible, oldest_age_seconds=age, arrival_rate=rate, running=5, desired=5
+    )
+    s = settings(max_workers=1_000, percentile=percentile, evaluation_interval_seconds=interval)
+    m = measure(snap, s)
+    plan = drain_plan(m, ControllerState("jobs"), s, NOW, 1_001, started)
+    default = drain_plan(m, ControllerState("jobs"), s, NOW, 1_001, 0.0)
+    limit = landing_clear_workers(
+        at_landing=plan.at_landing,
+        arrival_rate=plan.arrival_rate,
+        service_rate=m.service_rate,
+        clear_seconds=landing_clear_seconds(s),
+        max_workers=1_000,
+    )
+    assert default.workers <= plan.workers <= max(limit, default.workers)
+
+
+def _drain_words_of(plan: DrainPlan, percentile: float, interval: float) -> str:
+    s = settings(percentile=percentile, evaluation_interval_seconds=interval)
+    snap = snapshot(visible=449, oldest_age_seconds=8.0, arrival_rate=56.4, running=11, desired=11)
+    m = measure(snap, s)
+    terms = Terms(steady=60, trend=60, drain=plan.workers)
+    return term_words(Winner.DRAIN, terms, m, 56.4, s, plan)
