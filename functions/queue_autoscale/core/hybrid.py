@@ -10,12 +10,13 @@ import math
 from dataclasses import replace
 
 from queue_autoscale.core import recurrence, sla_loop
-from queue_autoscale.core.constraints import bounds, burst_floor, max_allowed, movement
+from queue_autoscale.core.constraints import Step, bounds, burst_floor, max_allowed, movement
 from queue_autoscale.core.decision import build_decision, hold_on_bad_inputs, next_state
 from queue_autoscale.core.drain import carried_backlog_workers, carried_wait_seconds
 from queue_autoscale.core.drain_plan import drain_plan
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
+    Constraint,
     ControllerState,
     Evaluation,
     QueueSettings,
@@ -68,7 +69,8 @@ def decide(
     forecast = persistent_forecast_rate(state.samples, lam, now, settings, model)
     trend = steady if forecast == lam else _workers(forecast, m, settings, cap)
     # the holds of the constraints below (no sizing term reads them)
-    settings = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
+    base = settings
+    settings, paid = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
     plan = drain_plan(m, state, settings, now, cap, loop.started)
     terms = Terms(steady=steady, trend=trend, drain=plan.workers)
     raw, winner = _winner(terms)
@@ -78,6 +80,11 @@ def decide(
     if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset
         recommendation, remembered = burst_floor(rec, recommendation, remembered, cap, steps)
     target, moves = movement(recommendation, m.current, snapshot, state, settings, now)
+    if paid is not None:  # the budget pays for only `paid` of the idle workers
+        held, held_moves = movement(recommendation, m.current, snapshot, state, base, now)
+        floor = min(held, m.current - paid)
+        if target < floor:
+            target, moves = floor, [*held_moves, _paid_step(paid)]
     decision = build_decision(
         snapshot=snapshot,
         settings=settings,
@@ -139,8 +146,9 @@ def _held_settings(
     headroom: float,
     m: Measures,
     need: int,
-) -> QueueSettings:
-    """The settings this tick's constraints use: with SLA-loop headroom, capacity is kept
+) -> tuple[QueueSettings, int | None]:
+    """The settings this tick's constraints use, and how many idle workers a partly paid early
+    release may let go (None: no such limit): with SLA-loop headroom, capacity is kept
     `hold_factor` x longer after bursts; once a burst is over (delayed off), it is held one
     provisioning lead plus an interval and then released at once. A burst that recurs on a
     period is released after one interval: the burst floor brings its capacity back a lead
@@ -156,43 +164,46 @@ def _held_settings(
     interval - SLA, at least an interval: a job queued for a released worker waits the reaction
     time until it is back, late for the part past its SLA), and more than one worker is idle
     (`MIN_EARLY_RELEASE`). When the budget pays for only some of the idle workers (at least
-    `MIN_EARLY_RELEASE`), those go: the step down is limited to them, at the down-cooldown's
-    pace, so one bet is outstanding per cooldown. A tight target has little to spend, a loose
-    one a lot. When the SLA is at least a lead, a step down taken in error keeps a job waiting
-    about a lead, within its SLA, until the workers are back, so a whole release also steps
-    every interval instead of every down-cooldown.
+    `MIN_EARLY_RELEASE`), those go too (never slower than without the budget), at the
+    down-cooldown's pace, so one such bet is outstanding per cooldown. A tight target has
+    little to spend, a loose one a lot. When the SLA is at least a lead, a step down taken in
+    error keeps a job waiting about a lead, within its SLA, until the workers are back, so a
+    whole release also steps every interval instead of every down-cooldown.
     """
     if headroom > 0:
         window = settings.stabilization_window_seconds * loop.hold_factor
-        return replace(settings, stabilization_window_seconds=window)
+        return replace(settings, stabilization_window_seconds=window), None
     lead, interval = settings.provisioning_lead_seconds, settings.evaluation_interval_seconds
     hold = lead + interval
     if rec.over:
         if rec.recurring:
             hold = settings.evaluation_interval_seconds
         window = min(settings.stabilization_window_seconds, hold)
-        return replace(settings, stabilization_window_seconds=window, scale_down_percent=100.0)
+        return replace(
+            settings, stabilization_window_seconds=window, scale_down_percent=100.0
+        ), None
     idle = m.current - need  # workers above the sustained need
     late_for = max(interval, settings.forecast_horizon_seconds - settings.sla_seconds)
     paid = math.floor(loop.spare / (m.service_rate * late_for)) if loop.spare > 0 else 0
     absorbed = math.floor(need * settings.sla_seconds / lead) if lead > 0 else idle
     releasable = min(idle, paid) if idle <= absorbed else 0
     if releasable < MIN_EARLY_RELEASE:
-        return settings
+        return settings, None
     window = min(settings.stabilization_window_seconds, hold)
-    if releasable < idle:  # the budget pays for part of it: step down by that part at most
-        percent = min(settings.scale_down_percent, 100.0 * (releasable - 0.5) / m.current)
-        return replace(
-            settings,
-            stabilization_window_seconds=window,
-            scale_down_step=releasable,
-            scale_down_percent=percent,
-        )
+    if releasable < idle:  # the budget pays for part of it: decide() lets that part go
+        return replace(settings, stabilization_window_seconds=window), releasable
     cooldown = settings.scale_down_cooldown_seconds
     if settings.sla_seconds >= lead:
         cooldown = min(cooldown, settings.evaluation_interval_seconds)
     return replace(
         settings, stabilization_window_seconds=window, scale_down_cooldown_seconds=cooldown
+    ), None
+
+
+def _paid_step(paid: int) -> Step:
+    return Step(
+        Constraint.STABILIZATION,
+        f"early release: down by at most {paid}, the idle workers the miss budget pays for",
     )
 
 

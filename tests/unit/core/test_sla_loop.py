@@ -225,7 +225,7 @@ def test_a_budget_that_pays_for_part_of_the_idle_fleet_releases_that_part() -> N
     started = (4 * 40.0 + 1.0) / 0.01 / math.exp(-10 / W)
     d = decide(snap, CFG, _held_state(started, 0.0), NOW).decision
     assert d.target == 26
-    assert "step limit: down by at most 4" in d.reason
+    assert "early release: down by at most 4, the idle workers the miss budget" in d.reason
     # a budget for one worker's jobs releases nothing (one idle worker is noise)
     one = (1 * 40.0 + 1.0) / 0.01 / math.exp(-10 / W)
     assert decide(snap, CFG, _held_state(one, 0.0), NOW).decision.target == 30
