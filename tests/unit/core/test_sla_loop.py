@@ -231,6 +231,18 @@ def test_a_budget_that_pays_for_part_of_the_idle_fleet_releases_that_part() -> N
     assert decide(snap, CFG, _held_state(one, 0.0), NOW).decision.target == 30
 
 
+def test_a_partly_paid_release_is_never_slower_than_the_drain_surplus_rule() -> None:
+    # GIVEN 30 workers, 8 above a need of 22 that the drain ordered 100 s ago (a lead has passed:
+    # the backlog they were ordered for is gone), and a budget that pays for only 4 of them
+    snap = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
+    started = (4 * 40.0 + 1.0) / 0.01 / math.exp(-10 / W)
+    state = replace(_held_state(started, 0.0), last_scale_up_at=NOW - 100.0)
+    samples = tuple(replace(s, raw_target=22) for s in state.samples)
+    d = decide(snap, CFG, replace(state, samples=samples), NOW).decision
+    # THEN they go at once, as without the budget, not 4 at a time
+    assert d.target == 22
+
+
 def test_a_single_idle_worker_is_noise_and_keeps_the_window() -> None:
     probe = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=30, desired=30)
     need = decide(probe, CFG, _held_state(0.0, 0.0), NOW).decision.terms.steady
