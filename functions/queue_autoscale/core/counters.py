@@ -44,6 +44,9 @@ class Rates:
     failure_rate: float
     """Failed / finished in the long window, 0..1."""
     mean_pickup_seconds: float | None
+    arrival_dispersion: float | None = None
+    """Index of dispersion of the per-second arrivals over the long window (variance / mean;
+    1 for Poisson traffic, more for bursty); None when nothing arrived."""
 
 
 def window_rates(
@@ -58,7 +61,7 @@ def window_rates(
     collected as plain ints for the job time, sorted by second only when the rows were not
     already in time order (the load table and the simulator return them oldest first).
     """
-    queued = queued_short = started = completed = failed = pickup_ms = 0
+    queued = queued_short = queued_squares = started = completed = failed = pickup_ms = 0
     seconds: list[int] = []
     busy: list[int] = []
     jobs: list[int] = []
@@ -71,6 +74,7 @@ def window_rates(
             continue
         count = row.queued
         queued += count
+        queued_squares += count * count
         if age <= short_window_seconds:
             queued_short += count
         started += row.started
@@ -90,6 +94,8 @@ def window_rates(
         busy = [busy[i] for i in order]
         jobs = [jobs[i] for i in order]
     finished = completed + failed
+    mean = queued / long_window_seconds  # seconds without a row had no arrivals
+    dispersion = (queued_squares / long_window_seconds - mean * mean) / mean if queued else None
     return Rates(
         arrival_rate=queued / long_window_seconds,
         arrival_rate_short=queued_short / short_window_seconds,
@@ -97,6 +103,7 @@ def window_rates(
         mean_job_seconds=robust_mean_job_seconds(busy, jobs),
         failure_rate=failed / finished if finished else 0.0,
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
+        arrival_dispersion=dispersion,
     )
 
 

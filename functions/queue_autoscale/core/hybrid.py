@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from queue_autoscale.core import hot as hot_terms
 from queue_autoscale.core import recurrence, sla_loop
 from queue_autoscale.core.constraints import Step, bounds, burst_floor, max_allowed, movement
 from queue_autoscale.core.decision import build_decision, hold_on_bad_inputs, next_state
@@ -63,19 +64,29 @@ def decide(
     rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
     headroom = _spent_headroom(loop, rec, settings, now)
     steady, lam = need, m.arrival_rate
+    hot = headroom <= 0 and hot_terms.allowed(loop, rec, snapshot, settings, now)
     if headroom > 0:  # the SLA loop: sized for a higher rate
         lam = m.arrival_rate * (1.0 + headroom)
         steady = _workers(lam, m, settings, cap)
+    elif hot:  # the SLA loop: budget to spare, so run hotter than Erlang C (core/hot.py)
+        steady = min(need, hot_terms.workers(lam, m, snapshot, settings, cap))
     forecast = persistent_forecast_rate(state.samples, lam, now, settings, model)
     trend = steady if forecast == lam else _workers(forecast, m, settings, cap)
+    if hot and forecast != lam:
+        trend = min(trend, hot_terms.workers(forecast, m, snapshot, settings, cap))
     # the holds of the constraints below (no sizing term reads them)
     base = settings
     settings, paid = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
     plan = drain_plan(m, state, settings, now, cap, loop.started)
-    terms = Terms(steady=steady, trend=trend, drain=plan.workers)
+    drain = plan.workers
+    if hot and not hot_terms.surging(plan.arrival_rate, m, snapshot, settings):
+        held = hot_terms.workers(plan.arrival_rate, m, snapshot, settings, cap)
+        drain = min(drain, max(steady, trend, held))
+    terms = Terms(steady=steady, trend=trend, drain=drain)
     raw, winner = _winner(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)
     why += loop_words(headroom, loop.compliance, rec, settings)
+    why += hot_terms.words(need, steady)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
     if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset
         recommendation, remembered = burst_floor(rec, recommendation, remembered, cap, steps)

@@ -223,6 +223,9 @@ class QueueSnapshot:
     pickups: tuple[tuple[int, int, int], ...] = ()
     """(epoch second, jobs started, summed pickup ms) per counter second with starts in the
     long window: what the SLA loop reads realized compliance from."""
+    arrival_dispersion: float | None = None
+    """Index of dispersion of the per-second arrivals over the long window (variance / mean:
+    1 for Poisson traffic, more for bursty; None if unknown): the hot size's random walk."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ A worker runs `concurrency` jobs at once, so it is modelled as that many servers
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 from queue_autoscale.core.models import Urgency
 
@@ -159,6 +160,57 @@ def workers_for_sla(
     if limit is not None and servers > limit:
         return max_workers + 1 if max_workers is not None else servers
     return math.ceil(servers / concurrency)
+
+
+def walk_quantile(percentile: float) -> float:
+    """The standard normal quantile of `percentile` (0 at or below the median): how many
+    standard deviations of a random walk a fleet sized at that percentile must absorb."""
+    return max(0.0, NormalDist().inv_cdf(min(max(percentile, 0.5), 1.0 - 1e-12)))
+
+
+def hot_workers(  # noqa: PLR0913 - keyword-only: the random walk's measured inputs
+    *,
+    arrival_rate: float,
+    least_rate: float,
+    backlog: float,
+    service_rate_per_worker: float,
+    sla_seconds: float,
+    reaction_seconds: float,
+    percentile: float,
+    max_workers: int,
+    dispersion: float = 1.0,
+) -> int:
+    """The fewest workers that run hot without losing the SLA before a correction lands.
+
+    Near rho = 1 the queue is a random walk: over t seconds it moves by (lambda - c mu) t on
+    average, with variance (lambda + c mu) t (Poisson arrivals, completions about as random).
+    The answer is the smallest c with c mu >= `least_rate` (never below the offered load) whose
+    backlog one reaction time (`reaction_seconds`, the provisioning lead plus an interval) from
+    now, at the percentile's normal quantile z of that walk, is still picked up within the SLA
+    by the c workers: backlog + (lambda - c mu) R + z sqrt((lambda + c mu) R) <= c mu SLA.
+    A backlog that builds past that asks for more workers before any job can be late; rates in
+    jobs/s, `backlog` in jobs, `service_rate_per_worker` mu in jobs/s. Returns max_workers + 1
+    ("more than the cap") when no c up to the cap qualifies; O(c - least_rate / mu) steps,
+    started at the closed-form size without the spread term.
+    """
+    mu = service_rate_per_worker
+    if not arrival_rate > 0 or not mu > 0:
+        return 0
+    z = walk_quantile(percentile)
+    horizon = reaction_seconds + sla_seconds
+    fluid = (backlog + arrival_rate * reaction_seconds) / (mu * horizon)
+    start = max(least_rate / mu, fluid, 1.0)
+    if not math.isfinite(start) or start > max_workers:
+        return max_workers + 1
+    workers = max(1, math.ceil(start - 1e-9))
+    while workers <= max_workers:
+        capacity = workers * mu
+        drift = (arrival_rate - capacity) * reaction_seconds
+        spread = z * math.sqrt((arrival_rate * dispersion + capacity) * reaction_seconds)
+        if backlog + drift + spread <= capacity * sla_seconds:
+            return workers
+        workers += 1
+    return max_workers + 1
 
 
 def bounded_workers(workers: float, max_workers: int) -> int:

@@ -102,6 +102,15 @@ def reaction_seconds(settings: QueueSettings) -> float:
     )
 
 
+def comfortable(loop: LoopReading, settings: QueueSettings) -> bool:
+    """True when the loop adds no headroom and has counted enough jobs (1 / b) to tell that
+    their miss share is below `COMFORT_SHARE` of the budget b: the fleet may run hotter."""
+    budget = 1.0 - settings.percentile
+    if loop.headroom > 0 or loop.started < 1.0 / budget:
+        return False
+    return loop.late < COMFORT_SHARE * budget * loop.started
+
+
 def late_starts(
     pickups: Iterable[tuple[int, int, int]], after: float | None, until: float, sla: float
 ) -> tuple[int, int]:

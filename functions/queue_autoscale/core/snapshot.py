@@ -126,6 +126,7 @@ def build_snapshot(
         mean_job_seconds=rates.mean_job_seconds if rates else None,
         completion_rate=rates.completion_rate if rates else None,
         failure_rate=rates.failure_rate if rates else None,
+        arrival_dispersion=rates.arrival_dispersion if rates else None,
         rate_window_seconds=windows.long_seconds,
         running=fleet.running if fleet else None,
         desired=fleet.desired if fleet else None,

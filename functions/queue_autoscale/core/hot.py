@@ -1,0 +1,146 @@
+"""Running hot: the hybrid's sizing terms below Erlang C while the SLA has budget to spare.
+
+Erlang C sizes for the stationary queue at a known rate. On Poisson traffic at an integer load
+(20 jobs/s of 1 s jobs) it asks for 21 workers whenever the measured rate is a little above 20,
+which the 60 s and 300 s windows are half the time, and the stabilization window keeps the
+highest of its readings: the fleet sat at 21-23 while a fixed fleet of 21 met the SLA. At
+rho ~1 the queue is a random walk, and with an SLA of 10-60 s a walk that is watched every
+interval can be corrected before any job is late. So while the SLA loop reads the realized
+compliance comfortably within its budget (`sla_loop.comfortable`), the steady, trend and drain
+terms use `workers` instead: the fewest workers that
+
+- keep c mu at or above the lowest load the windows cannot tell from the measured one
+  (`least_load`: the load less `LOAD_Z` standard errors, one-sided 95 %), so the fleet never
+  sits knowingly under the load, yet the windows' noise alone adds no worker; and
+- keep the backlog one reaction time from now (lead + interval), at the percentile's quantile
+  of the random walk (`queueing.hot_workers`, variance (lambda D + c mu) per second with the
+  measured index of dispersion D), pickable within the SLA.
+
+Not on bursty traffic: the walk model needs arrivals about as random as Poisson, so the hot
+terms apply only while the measured dispersion is within `DISPERSION_SIGMAS` standard errors
+of 1 (`poisson_like`; the NASA day reads D = 10-17), never within the loop's window of a burst
+onset, and never on a loose SLA (its carried backlog already runs the fleet at rho ~1). The
+drain is held to the hot size only when the backlog's growth shows no surge (`surging`).
+
+Why it does not oscillate: the hot size moves only when the backlog or the load moves by more
+than their noise; a backlog that builds past the walk's quantile orders one worker, the
+stabilization window keeps it a window, the backlog drains at (c mu - lambda), and the hot size
+returns. On the bench's steady run (SLA 30 s) the fleet alternates 20/21 with 1-3 flaps in two
+hours; on a miss share above the comfort band the loop stops running hot at once, and headroom
+rises on misses as before (core/sla_loop.py). docs/simulator.md has the numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+from queue_autoscale.core import recurrence, sla_loop
+from queue_autoscale.core.drain import carried_wait_seconds
+from queue_autoscale.core.measures import Measures
+from queue_autoscale.core.models import QueueSettings, QueueSnapshot
+from queue_autoscale.core.queueing import hot_workers, walk_quantile
+from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
+
+LOAD_Z = NormalDist().inv_cdf(0.95)
+"""Standard errors of the measured load the hot size may sit below it (one-sided 95 %)."""
+DISPERSION_SIGMAS = 3.0
+"""Standard errors of the dispersion estimate above 1 before traffic stops counting as Poisson.
+A false alarm costs a tick at Erlang C, which the stabilization window then remembers for a
+whole window (30 ticks at a 10 s interval), so the test must almost never fire on Poisson
+traffic: 3 sigma is one tick in about 750."""
+
+
+def allowed(
+    loop: sla_loop.LoopReading,
+    rec: recurrence.Recurrence,
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    now: float,
+) -> bool:
+    """True when the sizing terms may run hot this tick: the realized compliance comfortably
+    within its budget, Poisson-like arrivals, no burst onset within the loop's window (a
+    comfortable reading then is the burst's capacity, not the steady fleet's), a tight SLA."""
+    if carried_wait_seconds(settings) > 0 or not sla_loop.comfortable(loop, settings):
+        return False
+    if rec.bursts and now - rec.bursts[-1].at < sla_loop.window_seconds(settings):
+        return False
+    return poisson_like(snapshot)
+
+
+def workers(
+    rate: float, m: Measures, snapshot: QueueSnapshot, settings: QueueSettings, cap: int
+) -> int:
+    """The hot size for `rate` jobs/s from the backlog waiting now (queueing.hot_workers).
+
+    Its floor is the higher of the long window's least load and `rate`'s over the short window:
+    the first keeps the fleet at the load, the second keeps a surge's or a forecast's sizing at
+    its own load (c mu below it would let the backlog grow past any one reaction time)."""
+    d = dispersion(snapshot)
+    least = max(
+        least_load(snapshot.arrival_rate or 0.0, snapshot.rate_window_seconds, d),
+        least_load(rate, SHORT_WINDOW_SECONDS, d),
+    )
+    return hot_workers(
+        arrival_rate=rate,
+        least_rate=least,
+        backlog=m.visible,
+        service_rate_per_worker=m.service_rate,
+        sla_seconds=settings.sla_seconds,
+        reaction_seconds=settings.provisioning_lead_seconds + settings.evaluation_interval_seconds,
+        percentile=settings.percentile,
+        max_workers=cap,
+        dispersion=d,
+    )
+
+
+def least_load(rate: float, window_seconds: float, d: float = 1.0) -> float:
+    """`rate` (jobs/s) less `LOAD_Z` standard errors of the load measured over the window.
+
+    The load is lambda x mean job time, both counted over the window: with N = lambda T jobs,
+    its relative variance is D / N from the arrivals (D their index of dispersion) plus about
+    1 / N from the job times (exponential-like, cv 1)."""
+    if not rate > 0 or not math.isfinite(rate) or not window_seconds > 0:
+        return 0.0
+    error = math.sqrt((d + 1.0) / (rate * window_seconds))
+    return max(0.0, rate * (1.0 - LOAD_Z * error))
+
+
+def dispersion(snapshot: QueueSnapshot) -> float:
+    """The measured index of dispersion of the arrivals, 1 (Poisson) when unknown or absurd."""
+    d = snapshot.arrival_dispersion
+    if d is None or not math.isfinite(d) or d < 0:
+        return 1.0
+    return d
+
+
+def poisson_like(snapshot: QueueSnapshot) -> bool:
+    """True when the per-second arrivals are about as random as Poisson: their index of
+    dispersion over the long window of T seconds within `DISPERSION_SIGMAS` standard errors,
+    sqrt(2 / (T - 1)), of 1 (unknown reads as not: no hot sizing on traffic it cannot read)."""
+    d = snapshot.arrival_dispersion
+    if d is None or not math.isfinite(d):
+        return False
+    seconds = max(snapshot.rate_window_seconds, 2.0)
+    return d <= 1.0 + DISPERSION_SIGMAS * math.sqrt(2.0 / (seconds - 1.0))
+
+
+def surging(rate: float, m: Measures, snapshot: QueueSnapshot, settings: QueueSettings) -> bool:
+    """True when the drain's rate (a surge seen in the backlog's growth, or the windows) is above
+    the long window's by more than the percentile's quantile of the growth's own noise: over an
+    interval t the backlog of a steady queue moves by sqrt((lambda + c mu) t) jobs, a rate error
+    of sqrt((lambda + c mu) / t). A surge's drain is not held to the hot size."""
+    long = snapshot.arrival_rate or 0.0
+    t = max(settings.evaluation_interval_seconds, 1.0)
+    noise = math.sqrt(max(long + m.running * m.service_rate, 0.0) / t)
+    return rate > long + walk_quantile(settings.percentile) * noise
+
+
+def words(need: int, steady: int) -> str:
+    """The decision's words when running hot put the steady term below Erlang C."""
+    if steady >= need:
+        return ""
+    return (
+        f"; running hot (compliance within budget, Poisson-like arrivals): steady {steady} "
+        f"instead of Erlang C's {need}, the backlog one reaction time ahead still within the SLA"
+    )
