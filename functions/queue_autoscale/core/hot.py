@@ -136,11 +136,14 @@ def surging(rate: float, m: Measures, snapshot: QueueSnapshot, settings: QueueSe
     return rate > long + walk_quantile(settings.percentile) * noise
 
 
-def words(need: int, steady: int) -> str:
-    """The decision's words when running hot put the steady term below Erlang C."""
-    if steady >= need:
-        return ""
+def words(need: int, steady: int, m: Measures, settings: QueueSettings) -> str:
+    """Why the steady term won when running hot put it below Erlang C's `need`."""
+    reaction = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
+    rho = m.arrival_rate / (steady * m.service_rate) if steady > 0 and m.service_rate > 0 else 0.0
     return (
-        f"; running hot (compliance within budget, Poisson-like arrivals): steady {steady} "
-        f"instead of Erlang C's {need}, the backlog one reaction time ahead still within the SLA"
+        f"steady won, running hot: {steady} workers (Erlang C: {need}) at "
+        f"{m.arrival_rate:.2f} jobs/s, rho {rho:.2f}: realized compliance within its budget and "
+        f"Poisson-like arrivals, so only the backlog one reaction time ({reaction:g} s) ahead "
+        f"must make the {settings.sla_seconds:g} s SLA at its {settings.percentile:.1%} "
+        f"quantile{m.prior_note}"
     )

@@ -85,8 +85,9 @@ def decide(
     terms = Terms(steady=steady, trend=trend, drain=drain)
     raw, winner = _winner(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)
+    if winner is Winner.STEADY and steady < need:  # only running hot sizes below Erlang C
+        why = hot_terms.words(need, steady, m, settings)
     why += loop_words(headroom, loop.compliance, rec, settings)
-    why += hot_terms.words(need, steady)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
     if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset
         recommendation, remembered = burst_floor(rec, recommendation, remembered, cap, steps)

@@ -35,6 +35,9 @@ fewer than 1 / b counted), which core/hybrid.py spends on letting idle capacity 
 after it is no longer needed instead of after the stabilization window, when spare covers the
 jobs a mistaken release would make late.
 
+Below b / 4 the fleet may also run hotter than the sizing terms' Erlang C (`comfortable`,
+core/hot.py): the loop's comfort band is the evidence that the budget has room.
+
 Defaults come from the SLA S and the provisioning lead L, not from any workload:
 W = 20 (L + S) (30 minutes at L = 60 s, S = 30 s).
 
