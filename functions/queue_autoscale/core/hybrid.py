@@ -197,7 +197,8 @@ def _held_settings(
     idle = m.current - need  # workers above the sustained need
     late_for = max(interval, settings.forecast_horizon_seconds - settings.sla_seconds)
     paid = math.floor(loop.spare / (m.service_rate * late_for)) if loop.spare > 0 else 0
-    absorbed = math.floor(need * settings.sla_seconds / lead) if lead > 0 else idle
+    absorbable = need * settings.sla_seconds / lead if lead > 0 else math.inf
+    absorbed = math.floor(absorbable) if math.isfinite(absorbable) else idle  # lead ~ 0: all
     releasable = min(idle, paid) if idle <= absorbed else 0
     if releasable < MIN_EARLY_RELEASE:
         return settings, None

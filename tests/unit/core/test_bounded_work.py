@@ -13,7 +13,7 @@ from queue_autoscale.core import POLICIES, AgeSource, ControllerState, Sample
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, QueueSettings, QueueSnapshot
 from queue_autoscale.core.queueing import servers_for_sla, workers_for_sla
-from tests.unit.core.builders import NOW
+from tests.unit.core.builders import NOW, snapshot
 
 # The whole float range: zero, denormals, tiny, huge, negative (but finite: NaN and inf are
 # input problems the core already holds on, tested in test_hybrid_constraints).
@@ -88,6 +88,22 @@ def test_decide_returns_a_bounded_decision_for_any_finite_input(
     assert decision.reason
     for value in (decision.sla_usage, decision.load_ratio, decision.service_rate):
         assert not math.isnan(value)
+
+
+def test_a_denormal_lead_does_not_overflow_the_early_release() -> None:
+    # GIVEN a 5e-324 s provisioning lead (config.py accepts any lead >= 0) and one job waiting
+    cfg = QueueSettings(
+        queue="jobs",
+        sla_seconds=45.0,
+        percentile=0.5,
+        max_workers=0,
+        provisioning_lead_seconds=5e-324,
+    )
+    snap = snapshot(visible=1, running=0, desired=0)
+    # WHEN hybrid decides (need x SLA / lead was infinite: math.floor raised OverflowError)
+    decision = POLICIES["hybrid"](snap, cfg, ControllerState("jobs"), NOW, None).decision
+    # THEN it answers within the bounds
+    assert decision.target == 0
 
 
 @settings(max_examples=300, deadline=None)
