@@ -90,6 +90,21 @@ def landing_clear_workers(
     return bounded_workers((arrival_rate + at_landing / clear_seconds) / service_rate, max_workers)
 
 
+def savable_at_landing(
+    *, at_landing: float, arrival_rate: float, sla_seconds: float, clear_seconds: float
+) -> float:
+    """Of the `at_landing` jobs expected to wait when workers land, those that arrived within
+    the last SLA - T seconds (T = `clear_seconds`, one evaluation interval): the jobs a fleet
+    landing then can still start in time, lambda x (SLA - T) at most.
+
+    The queue is FIFO, so the youngest lambda x v of the landing backlog arrived within the
+    last v seconds; the older ones are past their SLA, or within one interval of it, when the
+    workers land. The controller reads the queue once per interval, so those it cannot order
+    for: the reaction bound loses them whatever the fleet.
+    """
+    return min(at_landing, arrival_rate * max(0.0, sla_seconds - clear_seconds))
+
+
 def carried_backlog_workers(
     *,
     backlog: float,

@@ -12,6 +12,7 @@ from queue_autoscale.core.drain import (
     growth_arrival_rate,
     landing_clear_seconds,
     landing_clear_workers,
+    savable_at_landing,
     workers_at_landing,
 )
 from queue_autoscale.core.measures import Measures
@@ -83,9 +84,10 @@ def drain_plan(
     ceiling = settings.recovery_horizon
     clear = landing_clear_seconds(settings)
 
-    def sized(backlog: float, lead_seconds: float) -> tuple[int, bool]:
+    def sized(backlog: float, lead_seconds: float, savable: bool = False) -> tuple[int, bool]:
         """Workers needed when those ordered now land after `lead_seconds`, finding `backlog`
-        waiting, and whether the landing-clear limit held the budget's horizon back."""
+        waiting, and whether the landing-clear limit held the budget's horizon back (with
+        `savable`, the limit clears only the jobs that can still start in time)."""
 
         def at(h: float) -> int:
             return workers_at_landing(
@@ -103,8 +105,13 @@ def drain_plan(
         workers = at(horizon)
         if horizon >= ceiling:  # the default or configured horizon: sized as it asks
             return workers, False
+        clearing = backlog
+        if savable:
+            clearing = savable_at_landing(
+                at_landing=backlog, arrival_rate=rate, sla_seconds=sla, clear_seconds=clear
+            )
         limit = landing_clear_workers(
-            at_landing=backlog,
+            at_landing=clearing,
             arrival_rate=rate,
             service_rate=mu,
             clear_seconds=clear,
@@ -117,7 +124,8 @@ def drain_plan(
     workers, capped = sized(at_landing, lead)
     kept = False
     if lands_in is not None:
-        # the workers already ordered land first: keep as many as are needed when they do
+        # the workers already ordered land first: keep as many as are needed when they do,
+        # beyond the default horizon's fleet only those that clear the jobs still savable then
         then = backlog_at_landing(
             backlog=m.visible,
             arrival_rate=rate,
@@ -125,7 +133,7 @@ def drain_plan(
             lead_seconds=lands_in,
             running=m.running,
         )
-        needed_then = min(sized(then, lands_in)[0], m.current)
+        needed_then = min(sized(then, lands_in, savable=True)[0], m.current)
         kept = needed_then > workers
         workers = max(workers, needed_then)
     return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept, horizon, capped)

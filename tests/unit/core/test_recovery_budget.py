@@ -5,7 +5,9 @@ drain sizes a backlog, THEN it writes off (sizes no worker for) no more jobs tha
 allows late over that window: a flash crowd far above the window's traffic gets a short horizon,
 a burst the budget covers keeps the default SLA / 3. The shorter horizon adds workers beyond
 the default's fleet only up to the one that empties the landing backlog within one evaluation
-interval (`landing_clear_workers`), so a tight target's drain stays bounded.
+interval (`landing_clear_workers`), so a tight target's drain stays bounded. Workers already
+ordered are kept beyond the default's fleet only to clear the jobs still savable when they land
+(`savable_at_landing`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from queue_autoscale.core.drain import (
     budget_horizon_seconds,
     landing_clear_seconds,
     landing_clear_workers,
+    savable_at_landing,
     workers_at_landing,
 )
 from queue_autoscale.core.drain_plan import DrainPlan, drain_plan
@@ -234,3 +237,58 @@ def _drain_words_of(plan: DrainPlan, percentile: float, interval: float) -> str:
     m = measure(snap, s)
     terms = Terms(steady=60, trend=60, drain=plan.workers)
     return term_words(Winner.DRAIN, terms, m, 56.4, s, plan)
+
+
+@pytest.mark.parametrize(
+    ("at_landing", "rate", "sla", "clear", "expected"),
+    [
+        # the NASA restart's second tick: 2,683 expected at landing, 55.4 jobs/s, SLA 30 s,
+        # interval 10 s: only the 55.4 x 20 = 1,108 youngest can still start in time
+        pytest.param(2_683.0, 55.4, 30.0, 10.0, 1_108.0, id="nasa-restart"),
+        pytest.param(500.0, 55.4, 30.0, 10.0, 500.0, id="young-backlog-all-savable"),
+        pytest.param(2_683.0, 55.4, 10.0, 10.0, 0.0, id="sla-one-interval-none"),
+        pytest.param(2_683.0, 0.0, 30.0, 10.0, 0.0, id="nothing-arriving"),
+    ],
+)
+def test_savable_at_landing_values(
+    at_landing: float, rate: float, sla: float, clear: float, expected: float
+) -> None:
+    savable = savable_at_landing(
+        at_landing=at_landing, arrival_rate=rate, sla_seconds=sla, clear_seconds=clear
+    )
+    assert savable == pytest.approx(expected)
+
+
+def _nasa_restart_tick(
+    visible: int, age: float, rate: float, desired: int, started: float, since_up: float | None
+) -> DrainPlan:
+    """A tick of the NASA day's restart (x10, SLA 30 s, p99, the bench's 10 s interval and 60 s
+    lead) as the bench's hybrid saw it: 15 workers running, `desired` asked for, the last
+    scale-up `since_up` seconds ago."""
+    snap = snapshot(
+        visible=visible, oldest_age_seconds=age, arrival_rate=rate, running=15, desired=desired
+    )
+    s = settings(
+        max_workers=1_000,
+        percentile=0.99,
+        evaluation_interval_seconds=10.0,
+        provisioning_lead_seconds=60.0,
+    )
+    up = None if since_up is None else NOW - since_up
+    state = ControllerState("jobs", last_scale_up_at=up)
+    return drain_plan(measure(snap, s), state, s, NOW, 1_001, started)
+
+
+def test_ordered_workers_are_kept_only_for_the_jobs_still_savable_at_landing() -> None:
+    """The NASA restart at p99: the first tick (264 waiting 8 s, 41.6 jobs/s) orders the
+    landing-clear fleet, 228 (the budget's 2.9 s horizon). Ten seconds later 663 wait 13 s at
+    55.4 jobs/s and the 208 ordered land in 50 s, finding 2,683: 1,575 of them past their SLA
+    or within one interval of it. Kept to clear the 1,108 still savable within the interval,
+    167 (the old limit on all 2,683 kept all 223); ten seconds on, 136 of 167 (was 167)."""
+    first = _nasa_restart_tick(264, 8.0, 41.6, 15, 12_211.0, None)
+    assert (first.workers, first.capped, first.kept) == (228, True, False)
+    second = _nasa_restart_tick(663, 13.0, 55.4, 223, 12_288.0, 10.0)
+    assert (second.ordered, second.lands_in, second.kept) == (208, 50.0, True)
+    assert second.workers == 167
+    third = _nasa_restart_tick(959, 20.0, 45.1, 167, 12_372.0, 20.0)
+    assert (third.workers, third.kept) == (136, True)
