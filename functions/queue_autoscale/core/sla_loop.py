@@ -44,8 +44,11 @@ W = 20 (L + S) (30 minutes at L = 60 s, S = 30 s).
 Why it does not oscillate: h moves only outside the band [b/4, b], rises on misses it can only
 have caused by being too small, and gives capacity back over W, much slower than the W-averaged
 miss share it reads can change; on steady traffic that the sizing terms already serve within
-the budget m stays below b/4, h stays at 0 and the decisions are those without the loop
-(tests/unit/core/test_sla_loop.py, and a steady simulated day in tests/sim).
+the budget m stays below b/4 and h stays at 0. Below b/4 the loop also lets the sizing terms
+run hot (core/hot.py), which moves only with the backlog and the load, not with m: on steady
+Poisson traffic the fleet alternates between the load and one worker above it, m stays 0
+(tests/unit/core/test_sla_loop.py, tests/unit/core/test_hot.py, and the steady simulated runs
+in tests/sim/test_sla_loop_sim.py).
 """
 
 from __future__ import annotations
