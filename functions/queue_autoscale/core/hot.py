@@ -72,7 +72,7 @@ def allowed(
         return False
     if not covers_a_window(loop, snapshot, settings):
         return False
-    if rec.bursts and now - rec.bursts[-1].at < sla_loop.window_seconds(settings):
+    if sla_loop.after_onset(recurrence.last_onset(rec.bursts), settings, now):
         return False
     return poisson_like(snapshot)
 

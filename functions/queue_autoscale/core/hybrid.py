@@ -57,7 +57,7 @@ def decide(
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
     m = _loose_sla_rate(m, snapshot, settings)
-    onset = state.bursts[-1].at if state.bursts else None
+    onset = recurrence.last_onset(state.bursts)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, onset)
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     need = _workers(m.arrival_rate, m, settings, cap)
@@ -248,7 +248,7 @@ def _spent_headroom(
     """
     if loop.headroom <= 0:
         return 0.0
-    if rec.bursts and now - rec.bursts[-1].at < sla_loop.window_seconds(settings):
+    if sla_loop.after_onset(recurrence.last_onset(rec.bursts), settings, now):
         return 0.0
     return loop.headroom
 

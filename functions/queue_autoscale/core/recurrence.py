@@ -42,6 +42,7 @@ Pure: `now` and the settings come in; nothing here reads a clock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from queue_autoscale.core.models import Burst, ControllerState, QueueSettings
@@ -55,6 +56,11 @@ MIN_RISE = 3.0
 burst)."""
 PERIOD_TOLERANCE = 0.15
 """Consecutive intervals between onsets agree within this share of the longer one."""
+
+
+def last_onset(bursts: Sequence[Burst]) -> float | None:
+    """The onset of the last remembered burst, epoch s (None: none remembered)."""
+    return bursts[-1].at if bursts else None
 
 
 class Recurrence(NamedTuple):

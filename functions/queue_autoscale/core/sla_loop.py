@@ -97,6 +97,13 @@ def window_seconds(settings: QueueSettings) -> float:
     return WINDOW_LEADS * (settings.provisioning_lead_seconds + settings.sla_seconds)
 
 
+def after_onset(onset_at: float | None, settings: QueueSettings, now: float) -> bool:
+    """True within W of the last burst onset (epoch s, None: none seen): the loop's reading is
+    then the burst's, so headroom neither rises (`update`) nor is spent, and the fleet does not
+    run hot (core/hybrid.py, core/hot.py)."""
+    return onset_at is not None and now - onset_at < window_seconds(settings)
+
+
 def reaction_seconds(settings: QueueSettings) -> float:
     """How long after a burst onset late starts are the reaction bound's, seconds: lead + SLA +
     two intervals (a job that arrived when the onset showed waits for workers ordered at that
@@ -169,8 +176,7 @@ def update(
     counted = total >= 1.0 / budget
     if counted and dt > 0:
         miss = own / total
-        surge = onset_at is not None and now - onset_at < window
-        if miss > budget and not surge:
+        if miss > budget and not after_onset(onset_at, settings, now):
             rise = MAX_HEADROOM / (settings.provisioning_lead_seconds + settings.sla_seconds)
             headroom = min(MAX_HEADROOM, headroom + rise * dt)
         elif miss < COMFORT_SHARE * budget:
