@@ -8,6 +8,7 @@ conflict and backs off.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,6 +25,8 @@ from tests.reliability.worlds import MAX_WORKERS, NOW, Fleet
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
 TICKS = 4
+WRITE_GAP_SECONDS = 0.2
+"""Between the two controllers' state writes once both have read, s (see `wait_for_rival`)."""
 
 
 def test_only_one_controller_acts_per_queue_and_tick(
@@ -47,8 +50,11 @@ def test_only_one_controller_acts_per_queue_and_tick(
 
     def wait_for_rival(params: dict[str, Any], **_: Any) -> None:
         item = params.get("Item", {})
-        if item.get("sk", {}).get("S") == STATE_SK:
-            barriers[item["pk"]["S"]].wait()
+        if item.get("sk", {}).get("S") == STATE_SK and barriers[item["pk"]["S"]].wait() == 0:
+            # both have read; send the writes one after the other: DynamoDB's conditional
+            # write is atomic, moto's server checks and stores on two threads without a lock
+            # (both writes won, [False, False], in a fresh-clone make test)
+            time.sleep(WRITE_GAP_SECONDS)
 
     for own in owns:
         own.dynamodb.meta.events.register("provide-client-params.dynamodb.PutItem", wait_for_rival)
