@@ -13,6 +13,7 @@ from queue_autoscale.core import hybrid
 from queue_autoscale.sim.arrivals import read_trace, scenario
 from queue_autoscale.sim.bench import SweepOptions, bench_spec
 from queue_autoscale.sim.frontier import WINDOW_SECONDS, sweep_window
+from queue_autoscale.sim.honest import FLAP_EXTRA_SECONDS, flaps
 from queue_autoscale.sim.runner import Comparison, RunSpec, compare
 
 
@@ -116,16 +117,19 @@ def _nasa_cell(trace: Path, sla: float, percentile: float) -> Comparison:
 def test_nasa_surge_misses_buy_no_headroom_at_30s_p99(nasa_trace: Path) -> None:
     run = _nasa_cell(nasa_trace, 30.0, 0.99)
     decisions, result = run.decisions["hybrid"], run.results[0]
-    # every late job started within the reaction time of the restart's onset...
+    # nearly every late job started within the reaction time of the restart's onset (the rest,
+    # 103 of 1,569, are the miss budget's, spent on re-order confirmations: confirm_reorder)...
     arrivals = np.asarray(run.workload.arrivals)
     starts = np.asarray(result.starts)
     late = starts[starts - arrivals > 30.0]
-    assert late.size > 1000 and late.max() - late.min() < 60.0
+    onset = late[late - late.min() < 60.0]
+    assert onset.size > 1000 and onset.size > 0.9 * late.size
     # ...so the loop never sized for headroom (134 ticks at up to +50 % before, 699,440 worker-s
     # at the same 99.72 %)
     assert all(d.headroom == 0.0 for d in decisions)
     score = run.scores[0]
-    assert score.sla_compliance > 0.997 and score.worker_seconds < 660_000
+    # (99.66 % for 611,920: the re-order confirmations spend 0.07 points of the 1 % budget)
+    assert score.sla_compliance > 0.996 and score.worker_seconds < 660_000
 
 
 def test_nasa_at_60s_p999_spends_its_budget_on_early_releases(nasa_trace: Path) -> None:
@@ -170,3 +174,30 @@ def test_on_steady_traffic_hybrid_runs_hot_without_oscillating() -> None:
     static_21 = static.worker_seconds / static.peak_workers * 21
     assert ours.worker_seconds < static_21
     assert ours.worker_seconds < 151_248
+
+
+@pytest.mark.parametrize(
+    ("sla", "percentile", "flaps_before", "worker_s_before"),
+    [(60.0, 0.95, 186, 582_270), (30.0, 0.99, 116, 623_430)],
+)
+def test_nasa_reorders_wait_an_interval_to_be_confirmed(
+    nasa_trace: Path, sla: float, percentile: float, flaps_before: int, worker_s_before: int
+) -> None:
+    # GIVEN the bench's NASA cell, whose bursty arrivals (index of dispersion 10-17) made the
+    # drain order workers for a backlog gone a tick later, released and re-ordered again
+    run = _nasa_cell(nasa_trace, sla, percentile)
+    spec, result, score = run.workload, run.results[0], run.scores[0]
+    window = bench_spec(SweepOptions(), 0).provision_delay_seconds + FLAP_EXTRA_SECONDS
+    count = flaps(result.series.desired, spec.warmup_seconds, window)
+    # THEN re-orders within a lead + 5 min of a scale-in wait a tick when the budget pays...
+    reasons = [d.reason for d in run.decisions["hybrid"]]
+    assert sum("re-order confirm" in r for r in reasons) > 50
+    # ...which about halves the flaps (each a task stopped and another started within ~6
+    # minutes: 186 -> 88 and 116 -> 61) for fewer worker-seconds (a noise order's workers
+    # are never started, and none is re-ordered a lead of start-up later)
+    assert count <= 0.55 * flaps_before
+    assert score.worker_seconds < worker_s_before - 5_000
+    # AND the compliance stays far above its target (99.72 % and 99.66 % at main 872988a)
+    assert score.sla_compliance > 0.996
+    # AND at 30 s p99 within the goal: 20 % under static 54's 777,600 worker-s
+    assert sla != 30.0 or score.worker_seconds <= 622_080

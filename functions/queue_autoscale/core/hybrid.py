@@ -11,7 +11,14 @@ from dataclasses import replace
 
 from queue_autoscale.core import hot as hot_terms
 from queue_autoscale.core import recurrence, sla_loop
-from queue_autoscale.core.constraints import Step, bounds, burst_floor, max_allowed, movement
+from queue_autoscale.core.constraints import (
+    Step,
+    bounds,
+    burst_floor,
+    confirm_reorder,
+    max_allowed,
+    movement,
+)
 from queue_autoscale.core.decision import build_decision, hold_on_bad_inputs, next_state
 from queue_autoscale.core.drain import carried_backlog_workers, carried_wait_seconds
 from queue_autoscale.core.drain_plan import drain_plan
@@ -97,6 +104,18 @@ def decide(
         floor = min(held, m.current - paid)
         if target < floor:
             target, moves = floor, [*held_moves, _paid_step(paid)]
+    target, confirm = confirm_reorder(
+        target,
+        m.current,
+        state,
+        settings,
+        now,
+        spare=loop.spare,
+        service_rate=m.service_rate,
+        bursty=not hot_terms.poisson_like(snapshot),
+    )
+    if confirm is not None:
+        moves = [*moves, confirm]
     decision = build_decision(
         snapshot=snapshot,
         settings=settings,
@@ -120,6 +139,7 @@ def decide(
         "realized_through": loop.through,
         "headroom": loop.headroom,
         "bursts": rec.bursts,
+        "reorder_deferred_at": now if confirm is not None else None,
     }
     return Evaluation(
         decision, next_state(state, settings, now, m, remembered, decision, loop_state)

@@ -85,6 +85,9 @@ class Constraint(StrEnum):
     """A recurring burst's floor, raised one lead before its expected onset."""
     BURST_HOLD = "burst_hold"
     """The last burst's need, kept until the gap between the last two onsets plus a lead."""
+    REORDER_CONFIRM = "reorder_confirm"
+    """A scale-out within a flap window of the last scale-in, waiting one interval to be
+    confirmed while the miss budget pays for the delay (core/constraints.py confirm_reorder)."""
     POST_BREACH_RECOVERY = "post_breach_recovery"
     """The seed hybrid's floor after a breach."""
     COOLDOWN = "cooldown"
@@ -283,6 +286,9 @@ class ControllerState:
     """The loop's extra capacity share, 0..0.5."""
     bursts: tuple[Burst, ...] = ()
     """hybrid: the last bursts, oldest first, at most core.recurrence.MAX_BURSTS."""
+    reorder_deferred_at: float | None = None
+    """hybrid: the tick a scale-out was last deferred to be confirmed (None: the last tick
+    deferred none; core/constraints.py confirm_reorder)."""
 
 
 @dataclass(frozen=True, slots=True)
