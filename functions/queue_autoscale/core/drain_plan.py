@@ -55,7 +55,12 @@ def drain_plan(
     it sets the recovery horizon (`budget_horizon_seconds`) unless the settings give one.
     A budget horizon shorter than the default adds workers beyond the default's fleet only up to
     the one that empties the landing backlog within one evaluation interval
-    (`landing_clear_workers`).
+    (`landing_clear_workers`). When the default horizon (SLA / 3) is itself shorter than that
+    clear time T (SLA < 3 intervals: SLA 10 s at a 10 s interval, 30 s at 15 s), a new order is
+    held to that fleet at every percentile, (lambda + B_L / T) / mu: the jobs with less than T
+    of their SLA left when the workers are due land inside a spread the controller cannot see
+    (with T = SLA none of the landing backlog can be saved, and this is the fleet that saves
+    every job arriving after the landing). Workers already ordered are kept as before.
     """
     rate = _drain_rate(m, state, settings, now)
     ordered, lands_in = _ordered(m, state, settings, now)
@@ -83,11 +88,15 @@ def drain_plan(
     )
     ceiling = settings.recovery_horizon
     clear = landing_clear_seconds(settings)
+    # the default horizon itself is shorter than the landing's spread (SLA / 3 < T): it aims
+    # at jobs the controller cannot see saved, so a new order is held to the limit too
+    short_default = settings.recovery_horizon_seconds is None and ceiling < clear
 
     def sized(backlog: float, lead_seconds: float, savable: bool = False) -> tuple[int, bool]:
         """Workers needed when those ordered now land after `lead_seconds`, finding `backlog`
-        waiting, and whether the landing-clear limit held the budget's horizon back (with
+        waiting, and whether the landing-clear limit held the horizon's fleet back (with
         `savable`, the limit clears only the jobs that can still start in time)."""
+        short = short_default and not savable  # kept orders: as before
 
         def at(h: float) -> int:
             return workers_at_landing(
@@ -103,7 +112,7 @@ def drain_plan(
             )
 
         workers = at(horizon)
-        if horizon >= ceiling:  # the default or configured horizon: sized as it asks
+        if horizon >= ceiling and not short:  # sized as the horizon asks
             return workers, False
         clearing = backlog
         if savable:
@@ -119,7 +128,7 @@ def drain_plan(
         )
         if workers <= limit:
             return workers, False
-        return max(limit, at(ceiling)), True
+        return (limit if short else max(limit, at(ceiling))), True
 
     workers, capped = sized(at_landing, lead)
     kept = False

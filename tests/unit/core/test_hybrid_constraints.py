@@ -391,8 +391,11 @@ def test_a_fleet_that_does_not_start_stops_climbing() -> None:
 
 def test_workers_already_ordered_count_and_are_not_cancelled() -> None:
     # A surge: 2,000 waiting, 15 s old, 50 jobs/s arriving, 10 running of the 60 asked for
-    # 20 s ago (they land in 40 s; the lead is 60 s).
-    cfg = settings(max_workers=1000, provisioning_lead_seconds=60.0)
+    # 20 s ago (they land in 40 s; the lead is 60 s). A 10 s interval: the 10 s default horizon
+    # is then no shorter than the landing's spread, so the drain sizes as the horizon asks.
+    cfg = settings(
+        max_workers=1000, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
+    )
     snap = snapshot(
         visible=2000, oldest_age_seconds=15.0, arrival_rate=50.0, running=10, desired=60
     )

@@ -166,8 +166,8 @@ def test_the_landing_clear_limit_bounds_the_p999_drain() -> None:
     """At p99.9 the budget (13 jobs) gives the 1 s floor, where the drain would clear the 1,537
     jobs older than its aim within a second of landing: 1,538 workers, over the 1,000 cap. Held to
     emptying the 3,173 waiting at landing within one 10 s interval it orders 374; the p95
-    default (10 s horizon) orders 205. At a 30 s interval the limit (163) is below the default's
-    fleet, which the budget horizon then leaves as it was."""
+    default (10 s horizon) orders 205. At a 30 s interval the default horizon is itself shorter
+    than the landing's spread, so its fleet is held to the limit too: 163 at every percentile."""
     uncapped = workers_at_landing(
         at_landing=3_173.0,
         oldest_age_seconds=8.0,
@@ -184,7 +184,9 @@ def test_the_landing_clear_limit_bounds_the_p999_drain() -> None:
     default = _spike_onset(0.95, 10.0)
     assert (default.horizon, default.workers, default.capped) == (10.0, 205, False)
     slow = _spike_onset(0.999, 30.0)
-    assert (slow.horizon, slow.workers, slow.capped) == (1.0, 205, True)
+    assert (slow.horizon, slow.workers, slow.capped) == (1.0, 163, True)
+    slow_default = _spike_onset(0.95, 30.0)
+    assert (slow_default.horizon, slow_default.workers, slow_default.capped) == (10.0, 163, True)
 
 
 def test_the_landing_clear_limit_leaves_a_flash_crowd_at_60_s_alone() -> None:
@@ -292,3 +294,65 @@ def test_ordered_workers_are_kept_only_for_the_jobs_still_savable_at_landing() -
     assert second.workers == 167
     third = _nasa_restart_tick(959, 20.0, 45.1, 167, 12_372.0, 20.0)
     assert (third.workers, third.kept) == (136, True)
+
+
+def _flash_onset_at_10_s(
+    percentile: float, sla: float = 10.0, started: float = 5_800.0
+) -> DrainPlan:
+    """The first drain tick of the bench's flash crowd at SLA 10 s (interval 10 s): 1,000
+    waiting 10 s, 105 jobs/s arriving, 6 running, lead 60 s; the loop counted 5,800 starts."""
+    snap = snapshot(visible=1_000, oldest_age_seconds=10.0, arrival_rate=105.0, running=6, desired=6)
+    s = settings(
+        max_workers=1_000,
+        sla_seconds=sla,
+        percentile=percentile,
+        evaluation_interval_seconds=10.0,
+        provisioning_lead_seconds=60.0,
+    )
+    return drain_plan(measure(snap, s), ControllerState("jobs"), s, NOW, 1_001, started)
+
+
+@pytest.mark.parametrize("percentile", [0.95, 0.99, 0.999])
+def test_a_default_horizon_shorter_than_the_interval_is_held_to_the_landing_clear_fleet(
+    percentile: float,
+) -> None:
+    # GIVEN SLA 10 s at a 10 s interval: the default horizon (3.3 s) is shorter than the
+    # landing's spread, and when workers land in 60 s about 1,000 + (105 - 6) x 60 = 6,940 wait
+    plan = _flash_onset_at_10_s(percentile)
+    assert plan.at_landing == pytest.approx(6_940.0)
+    # WHEN the drain sizes it, THEN it orders the fleet that empties them within one interval
+    # while serving the arrivals, 105 + 6,940 / 10 = 799 (before: 2,706 at the 3.3 s horizon,
+    # over the 1,000 cap, at every percentile)
+    unlimited = workers_at_landing(
+        at_landing=plan.at_landing,
+        oldest_age_seconds=10.0,
+        arrival_rate=105.0,
+        service_rate=1.0,
+        sla_seconds=10.0,
+        recovery_horizon_seconds=10.0 / 3.0,
+        lead_seconds=60.0,
+    )
+    assert unlimited > 1_000
+    assert (plan.workers, plan.capped) == (799, True)
+    # AND the jobs arriving after the landing are all saved: the queue it finds empties faster
+    # than one SLA (6,940 / 799 = 8.7 s of work ahead of the first of them)
+    assert plan.at_landing / plan.workers < 10.0
+
+
+def test_a_default_horizon_as_long_as_the_interval_is_sized_as_it_asks() -> None:
+    # GIVEN the same onset at SLA 30 s, where the default horizon (10 s) equals the interval,
+    # and a window busy enough that the p95 budget keeps that default
+    plan = _flash_onset_at_10_s(0.95, sla=30.0, started=1_000_000.0)
+    # THEN the drain sizes for every job with 10 s left at landing, as the horizon asks (the
+    # SLA-10-s hold does not reach it)
+    asked = workers_at_landing(
+        at_landing=plan.at_landing,
+        oldest_age_seconds=10.0,
+        arrival_rate=105.0,
+        service_rate=1.0,
+        sla_seconds=30.0,
+        recovery_horizon_seconds=10.0,
+        lead_seconds=60.0,
+    )
+    assert (plan.horizon, plan.capped) == (10.0, False)
+    assert plan.workers == asked
