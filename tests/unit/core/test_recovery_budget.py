@@ -301,7 +301,9 @@ def _flash_onset_at_10_s(
 ) -> DrainPlan:
     """The first drain tick of the bench's flash crowd at SLA 10 s (interval 10 s): 1,000
     waiting 10 s, 105 jobs/s arriving, 6 running, lead 60 s; the loop counted 5,800 starts."""
-    snap = snapshot(visible=1_000, oldest_age_seconds=10.0, arrival_rate=105.0, running=6, desired=6)
+    snap = snapshot(
+        visible=1_000, oldest_age_seconds=10.0, arrival_rate=105.0, running=6, desired=6
+    )
     s = settings(
         max_workers=1_000,
         sla_seconds=sla,
