@@ -314,6 +314,19 @@ def _flash_onset_at_10_s(
     return drain_plan(measure(snap, s), ControllerState("jobs"), s, NOW, 1_001, started)
 
 
+def _flash_asked(at_landing: float, *, sla: float, horizon: float) -> int:
+    """The drain's fleet for the flash-crowd onset at `horizon`, without any limit."""
+    return workers_at_landing(
+        at_landing=at_landing,
+        oldest_age_seconds=10.0,
+        arrival_rate=105.0,
+        service_rate=1.0,
+        sla_seconds=sla,
+        recovery_horizon_seconds=horizon,
+        lead_seconds=60.0,
+    )
+
+
 @pytest.mark.parametrize("percentile", [0.95, 0.99, 0.999])
 def test_a_default_horizon_shorter_than_the_interval_is_held_to_the_landing_clear_fleet(
     percentile: float,
@@ -325,15 +338,7 @@ def test_a_default_horizon_shorter_than_the_interval_is_held_to_the_landing_clea
     # WHEN the drain sizes it, THEN it orders the fleet that empties them within one interval
     # while serving the arrivals, 105 + 6,940 / 10 = 799 (before: 2,706 at the 3.3 s horizon,
     # over the 1,000 cap, at every percentile)
-    unlimited = workers_at_landing(
-        at_landing=plan.at_landing,
-        oldest_age_seconds=10.0,
-        arrival_rate=105.0,
-        service_rate=1.0,
-        sla_seconds=10.0,
-        recovery_horizon_seconds=10.0 / 3.0,
-        lead_seconds=60.0,
-    )
+    unlimited = _flash_asked(plan.at_landing, sla=10.0, horizon=10.0 / 3.0)
     assert unlimited > 1_000
     assert (plan.workers, plan.capped) == (799, True)
     # AND the jobs arriving after the landing are all saved: the queue it finds empties faster
@@ -347,14 +352,6 @@ def test_a_default_horizon_as_long_as_the_interval_is_sized_as_it_asks() -> None
     plan = _flash_onset_at_10_s(0.95, sla=30.0, started=1_000_000.0)
     # THEN the drain sizes for every job with 10 s left at landing, as the horizon asks (the
     # SLA-10-s hold does not reach it)
-    asked = workers_at_landing(
-        at_landing=plan.at_landing,
-        oldest_age_seconds=10.0,
-        arrival_rate=105.0,
-        service_rate=1.0,
-        sla_seconds=30.0,
-        recovery_horizon_seconds=10.0,
-        lead_seconds=60.0,
-    )
+    asked = _flash_asked(plan.at_landing, sla=30.0, horizon=10.0)
     assert (plan.horizon, plan.capped) == (10.0, False)
     assert plan.workers == asked
