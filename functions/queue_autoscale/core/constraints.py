@@ -321,14 +321,15 @@ def confirm_reorder(
     for by the SLA loop's unspent budget (`spare`, jobs): the one interval's delay can make
     late at most the jobs the extra workers would have picked up in it, (target - current) x
     mu x interval. A surge asks for many workers, which the budget does not cover: it is
-    ordered at once. At most one interval of delay per order (`reorder_deferred_at`).
+    ordered at once. At most one interval of delay per order (`reorder_deferred_at`). Never
+    below `min_workers`, and never an empty fleet's first worker (activation waits for nothing).
 
     Only on `bursty` traffic (per-second arrivals more dispersed than Poisson, hot.poisson_like):
     there the interval's backlog growth the drain reads is mostly noise that does not persist.
     On Poisson-like traffic the sizing terms already size for the windows' noise, so a re-order
     is need; deferring it only reshuffled the steady run's 20/21 alternation (30 s: 3 -> 4)."""
-    if target <= current or not bursty:
-        return target, None
+    if target <= current or not bursty or current < max(settings.min_workers, 1):
+        return target, None  # an empty fleet's activation or a raised minimum is never deferred
     last_down = state.last_scale_down_at
     lead, interval = settings.provisioning_lead_seconds, settings.evaluation_interval_seconds
     if last_down is None or now - last_down > lead + REVISIT_SECONDS:

@@ -78,3 +78,20 @@ def test_the_deferral_survives_the_state_item() -> None:
     # an item written before the field existed reads as no deferral
     old = {k: v for k, v in state_to_dict(RELEASED).items() if k != "reorder_deferred_at"}
     assert state_from_dict(old).reorder_deferred_at is None
+
+
+def test_an_activation_or_a_raised_minimum_is_never_deferred() -> None:
+    # GIVEN a paid re-order 25 s after a scale-in, which a fleet of 38 would defer
+    # WHEN the fleet is empty (a scale-to-zero queue's first job) THEN it is ordered at once
+    got, step = confirm_reorder(
+        3, 0, RELEASED, settings(min_workers=0), NOW, spare=500.0, service_rate=1.0, bursty=True
+    )
+    assert (got, step) == (3, None)
+    # AND WHEN the minimum was raised above the running fleet THEN the fleet is not held below it
+    raised = settings(
+        provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0, min_workers=40
+    )
+    got, step = confirm_reorder(
+        45, 38, RELEASED, raised, NOW, spare=500.0, service_rate=1.0, bursty=True
+    )
+    assert (got, step) == (45, None)
