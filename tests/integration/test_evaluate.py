@@ -148,9 +148,10 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
     expected = expected_backlog_target(world)
     # By hand: the drain term wins. The 2 running workers keep pace with the 2 jobs/s arriving
     # (short window), so when new workers land (60 s lead) the 120 waiting are the last minute's
-    # arrivals; the one 20 s old then (the 10 s recovery horizon left of the 30 s SLA) has 80
-    # ahead: 8 jobs/s, 8 workers of 1 job/s.
-    assert expected == 8
+    # arrivals. The default recovery horizon (SLA / 3 = 10 s) is shorter than the 30 s interval,
+    # so the drain orders the fleet that empties them within one interval while serving the
+    # arrivals (core/drain_plan.py): 2 + 120 / 30 = 6 jobs/s, 6 workers of 1 job/s.
+    assert expected == 6
 
     # WHEN one tick runs
     answer = evaluate.handler({"once": True}, lambda_context)
