@@ -96,7 +96,7 @@ def clients(fleet: Fleet, aws_endpoint: Endpoint) -> Iterator[Any]:
 def test_evaluate_under_a_failing_call(
     fleet: Fleet, clients: Any, case: EvaluateCase, fault: str
 ) -> None:
-    # GIVEN two backlogged queues at 6 workers (max 10) and one call failing for the hurt one
+    # GIVEN two backlogged queues at 2 workers (max 5) and one call failing for the hurt one
     hurt, other = fleet.queues
     assert [fleet.desired(queue) for queue in fleet.queues] == [START_WORKERS] * 2
     runtime = fleet.runtime(clients)

@@ -58,7 +58,7 @@ def hooked(endpoint: Endpoint) -> AwsClients:
 
 @pytest.fixture
 def fleet(kit: Any, clients: Any) -> Fleet:
-    """One backlogged queue at 6 workers, max 10 (the core wants 14 when inputs are true)."""
+    """One backlogged queue at 2 workers, max 5 (the core wants 6 when inputs are true)."""
     return Fleet.create(kit, clients, bases=("lying",))
 
 

@@ -17,10 +17,11 @@ from queue_autoscale.settings import EvaluateSettings
 NOW = 1_763_000_000.0
 """2025-11-13T02:13:20Z: the controller's clock."""
 SECOND = int(NOW)
-MAX_WORKERS = 10
-START_WORKERS = 6
+MAX_WORKERS = 5
+START_WORKERS = 2
 BACKLOG = 120
-"""Jobs waiting per queue (6/s over the last 20 s, 1 s jobs, SLA 30 s): the core wants 14 > max."""
+"""Jobs waiting per queue (6/s over the last 20 s, 1 s jobs, SLA 30 s): the core wants
+6 > max 5 (2 + 120 / 30 s, the landing-clear fleet)."""
 
 
 @dataclass
