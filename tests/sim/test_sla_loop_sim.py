@@ -14,7 +14,7 @@ from queue_autoscale.core import hybrid
 from queue_autoscale.sim.arrivals import read_trace, scenario
 from queue_autoscale.sim.bench import SweepOptions, bench_spec
 from queue_autoscale.sim.frontier import WINDOW_SECONDS, sweep_window
-from queue_autoscale.sim.honest import FLAP_EXTRA_SECONDS, flaps
+from queue_autoscale.sim.honest import run_flaps
 from queue_autoscale.sim.runner import Comparison, RunSpec, compare
 
 
@@ -107,12 +107,18 @@ def test_after_a_spike_no_headroom_and_a_spare_budget_lets_capacity_go_sooner(
     assert ours.worker_seconds < held.worker_seconds - 1000
 
 
+def _nasa_spec(sla: float, percentile: float) -> RunSpec:
+    """The bench's run settings for one NASA cell."""
+    return replace(bench_spec(SweepOptions(), 0), sla_seconds=sla, percentile=percentile)
+
+
 def _nasa_cell(trace: Path, sla: float, percentile: float) -> Comparison:
     """The bench's NASA x10 window (4 h around the busiest minute) at its run settings."""
     day = read_trace(trace, scale=10, start=1_036_800, length=86_400)
     counts, _ = sweep_window(day, WINDOW_SECONDS)
-    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=sla, percentile=percentile)
-    return compare("nasa x10", counts, ["hybrid"], spec, record_decisions=True)
+    return compare(
+        "nasa x10", counts, ["hybrid"], _nasa_spec(sla, percentile), record_decisions=True
+    )
 
 
 def test_nasa_surge_misses_buy_no_headroom_at_30s_p99(nasa_trace: Path) -> None:
@@ -187,9 +193,8 @@ def test_nasa_reorders_wait_an_interval_to_be_confirmed(
     # GIVEN the bench's NASA cell, whose bursty arrivals (index of dispersion 10-17) made the
     # drain order workers for a backlog gone a tick later, released and re-ordered again
     run = _nasa_cell(nasa_trace, sla, percentile)
-    spec, result, score = run.workload, run.results[0], run.scores[0]
-    window = bench_spec(SweepOptions(), 0).provision_delay_seconds + FLAP_EXTRA_SECONDS
-    count = flaps(result.series.desired, spec.warmup_seconds, window)
+    result, score = run.results[0], run.scores[0]
+    count = run_flaps(result, _nasa_spec(sla, percentile))
     # THEN re-orders within a lead + 5 min of a scale-in wait a tick when the budget pays...
     decisions = run.decisions["hybrid"]
     deferred = [i for i, d in enumerate(decisions) if "reorder_confirm" in d.constraints]

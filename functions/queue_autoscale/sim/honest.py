@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from queue_autoscale.core.constraints import REVISIT_SECONDS
 from queue_autoscale.sim.arrivals import Counts, minute_rates, read_trace
 from queue_autoscale.sim.engine import RunResult, run_policy
 from queue_autoscale.sim.policies import initial_workers, make_policy
@@ -37,7 +38,9 @@ SURGE_SIGMAS = 3.0
 SURGE_GAP_SECONDS = 600
 HOUR_SECONDS = 3600
 HOUR_STEP_SECONDS = 600
-FLAP_EXTRA_SECONDS = 300
+FLAP_EXTRA_SECONDS = REVISIT_SECONDS
+"""A flap: a scale-out within the lead plus this of a scale-in (the same window the core's
+re-order confirmation reads, core/constraints.py)."""
 EXTRA_COLUMNS: tuple[str, ...] = (
     "detect s",
     "absorbable step",
@@ -123,18 +126,24 @@ def hourly_compliance(result: RunResult, sla_seconds: float) -> npt.NDArray[np.f
     return np.asarray(out)
 
 
+def run_flaps(result: RunResult, spec: RunSpec) -> int:
+    """The run's flaps: scale-outs within the provisioning lead + `FLAP_EXTRA_SECONDS` (s) of a
+    scale-in, counted after the warm-up."""
+    window = spec.provision_delay_seconds + FLAP_EXTRA_SECONDS
+    return flaps(result.series.desired, result.workload.warmup_seconds, window)
+
+
 def honest_scores(result: RunResult, spec: RunSpec, target: float) -> dict[str, float]:
     """The extra scores of one run, keyed by `EXTRA_COLUMNS`."""
     w = result.workload
     scored = w.counts[w.warmup_seconds :]
     detect = detection_latency(result.series.desired, surge_starts(scored), w.warmup_seconds)
     hours = hourly_compliance(result, spec.sla_seconds)
-    window = spec.provision_delay_seconds + FLAP_EXTRA_SECONDS
     return {
         "detect s": detect,
         "absorbable step": absorbable_step(detect, spec.provision_delay_seconds, spec.sla_seconds),
         "hours meeting %": 100.0 * float(np.mean(hours >= target)),
-        "flaps": float(flaps(result.series.desired, w.warmup_seconds, window)),
+        "flaps": float(run_flaps(result, spec)),
     }
 
 

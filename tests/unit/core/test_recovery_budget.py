@@ -351,7 +351,7 @@ def test_a_default_horizon_as_long_as_the_interval_is_sized_as_it_asks() -> None
     # and a window busy enough that the p95 budget keeps that default
     plan = _flash_onset_at_10_s(0.95, sla=30.0, started=1_000_000.0)
     # THEN the drain sizes for every job with 10 s left at landing, as the horizon asks (the
-    # SLA-10-s hold does not reach it)
-    asked = _flash_asked(plan.at_landing, sla=30.0, horizon=10.0)
+    # SLA-10-s hold, 105 + 6,940 / 10 = 799, does not reach it): the job 20 s old at landing has
+    # 6,940 - 105 x 20 ahead and 10 s left, (6,940 - 2,100) / 10 = 484 workers
     assert (plan.horizon, plan.capped) == (10.0, False)
-    assert plan.workers == asked
+    assert plan.workers == 484
