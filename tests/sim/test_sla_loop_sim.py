@@ -45,14 +45,16 @@ def test_recurring_bursts_are_anticipated_once_seen() -> None:
     late = ~(np.asarray(result.starts) - arrivals <= spec.sla_seconds)
     scored = arrivals >= warm
     per_burst = np.bincount(((arrivals[scored] - warm) // 900).astype(int), late[scored])
-    # THEN the first burst meets the warmed-up fleet; the next two pay the reaction bound (the
-    # first onset, then a one-off's capacity let go); the fourth finds the fleet held ("bursts
-    # recurred within T: hold until T + lead"); and from the fifth on (the recurrence known
-    # from three evenly spaced onsets) each is anticipated: the fleet is there when it starts
-    assert per_burst[0] == 0 and per_burst[1:3].min() > 100
-    assert len(per_burst) == 8 and per_burst[3:].sum() == 0
+    # THEN the first burst meets the warmed-up fleet; the next pays the reaction bound (the
+    # first onset seen); the third finds the fleet held: the warm-up's burst ended 900 s before
+    # the second did, so the third is due 900 s after the second's onset ("bursts recurred
+    # within T: hold until T + lead", T read from the two ends around the only onset seen);
+    # the fourth is held from two onsets; and from the fifth on (the recurrence known from
+    # three evenly spaced onsets) each is anticipated: the fleet is there when it starts
+    assert per_burst[0] == 0 and per_burst[1] > 100
+    assert len(per_burst) == 8 and per_burst[2:].sum() == 0
     held = [d.at - decisions[0].at - warm for d in decisions if "burst_hold" in d.constraints]
-    assert held and 2 * 900 < min(held) < 3 * 900
+    assert held and 900 < min(held) < 2 * 900
     anticipated = [d for d in decisions if "anticipation" in d.constraints]
     assert anticipated and min(d.at for d in anticipated) - decisions[0].at > warm + 3 * 900
     # AND the misses of the first bursts do not buy a bigger steady fleet, and between bursts
@@ -65,6 +67,21 @@ def test_recurring_bursts_are_anticipated_once_seen() -> None:
     # lead before the third is due (not through the whole quiet gap)
     held_gap = [d.target for d in decisions if 2 * 900 + 450 <= d.at - base - warm < 2 * 900 + 700]
     assert min(held_gap) <= 10
+    ends_gap = [d.target for d in decisions if 900 + 450 <= d.at - base - warm < 900 + 700]
+    assert min(ends_gap) <= 10
+
+
+def test_bursty_at_10s_p95_meets_its_target_for_less_than_static_48_less_20_percent() -> None:
+    # GIVEN the bench's bursty cell at SLA 10 s, hybrid configured for 95 %: static 48 meets it
+    # with 345,600 worker-s, so the goal is at most 80 % of that, 276,480
+    counts = scenario("bursty").counts(seed=0, length_seconds=None)
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=10.0, percentile=0.95)
+    score = compare("bursty", counts, ["hybrid"], spec).scores[0]
+    # THEN with the second burst held from the ends seen (the first onset's is the reaction
+    # bound's, about 2,840 of the 5,309 late jobs the budget allows) it meets both: 97.05 % at
+    # 258,570 worker-s (94.33 % at 274,220 before, with the second burst unanticipated)
+    assert score.sla_compliance >= 0.95
+    assert score.worker_seconds <= 0.8 * 345_600
 
 
 def test_a_drains_surplus_is_let_go_once_the_backlog_is_gone() -> None:

@@ -150,7 +150,7 @@ def burst_floor(
         steps.append(
             Step(
                 Constraint.BURST_HOLD,
-                f"delayed off: the last bursts began {rec.held_for or 0:.0f} s apart; kept "
+                f"delayed off: the last bursts came {rec.held_for or 0:.0f} s apart; kept "
                 f"{recommendation} workers, the last one's need, from a lead before another "
                 f"as far after it is due (and the lead it takes to start workers) until that "
                 f"gap plus a lead has passed since its onset",

@@ -139,6 +139,7 @@ def decide(
         "realized_through": loop.through,
         "headroom": loop.headroom,
         "bursts": rec.bursts,
+        "burst_ends": rec.ends,
         "reorder_deferred_at": now if confirm is not None else None,
     }
     return Evaluation(

@@ -286,6 +286,9 @@ class ControllerState:
     """The loop's extra capacity share, 0..0.5."""
     bursts: tuple[Burst, ...] = ()
     """hybrid: the last bursts, oldest first, at most core.recurrence.MAX_BURSTS."""
+    burst_ends: tuple[float, ...] = ()
+    """hybrid: epoch seconds the last bursts were seen to end, oldest first, at most
+    core.recurrence.MAX_BURSTS (an end is seen even when its onset was not)."""
     reorder_deferred_at: float | None = None
     """hybrid: the tick a scale-out was last deferred to be confirmed (None: the last tick
     deferred none; core/constraints.py confirm_reorder)."""

@@ -4,22 +4,29 @@ it pays ("delayed off").
 A reacting controller cannot pick up the first minute of a surge in time: workers ordered when
 it shows land one provisioning lead L later (the reaction bound). The only route past that is
 to order before the surge, which needs evidence that it will come. This module keeps that
-evidence in the controller's state item, bounded to `MAX_BURSTS` (onset, need) pairs:
+evidence in the controller's state item, bounded to `MAX_BURSTS` (onset, need) pairs and
+`MAX_BURSTS` ends:
 
 - **onset**: the arrival rate reaches at least `ONSET_RATIO` x the lowest rate recorded within
   the last L + one interval, the rise keeps at least `MIN_RISE` more workers busy, and no onset
   was recorded within the last `refractory` = 2 (L + interval);
+- **end**: the arrival rate falls to at most 1 / `ONSET_RATIO` of the highest rate recorded
+  within the last trend window, the fall frees at least `MIN_RISE` busy workers, and no end was
+  recorded since the last onset (before any onset: none yet). An end is seen even when its
+  burst's onset was not (the controller started during it, or its rates were still filling);
 - **need** of a burst: the highest sustained need from its onset until the next onset;
 - **recurrence**: the last three onsets are `PERIOD_TOLERANCE` apart at most (the two
   intervals agree within 15 %): period P = their mean; the next onset is expected at
   last + P. One surge, or irregular ones, establish nothing.
 
 Bursts that recurred but not (yet) regularly (two onsets `gap` <= `memory_seconds` apart, or
-three unevenly spaced): the task's "if bursts recurred within T, hold until T + lead has
-passed", shaped like the anticipation below: the last burst's need is kept from `early` + L
-before a burst as far after it is due (last + gap) until gap + L after its onset, so a third
-burst as far after the second finds the fleet up; in between, once the burst is over, its
-capacity is let go (holding it through the whole gap cost more than the misses it saved).
+three unevenly spaced; or, with one onset seen, two ends `gap` apart around it: the burst before
+it ended `gap` before it did, so the next, as far after it, starts `gap` after its onset): the
+task's "if bursts recurred within T, hold until T + lead has passed", shaped like the
+anticipation below: the last burst's need is kept from `early` + L before a burst as far after
+it is due (last + gap) until gap + L after its onset, so a third burst as far after the second
+finds the fleet up; in between, once the burst is over, its capacity is let go (holding it
+through the whole gap cost more than the misses it saved).
 
 With recurrence established the hybrid
 
@@ -80,12 +87,15 @@ class Recurrence(NamedTuple):
     nothing is expected."""
     held_for: float | None
     """While the hold of bursts that recurred but not (yet) regularly keeps capacity: seconds
-    between the last two onsets (the floor is then the last burst's need, from `early` + lead
-    before last + gap until gap + lead after the last onset); else None."""
+    between the last two bursts (onsets, or ends with one onset seen; the floor is then the
+    last burst's need, from `early` + lead before last + gap until gap + lead after the last
+    onset); else None."""
     over: bool
     """True when the last burst is over (sustained need under half its need) and began less
     than `memory_seconds` ago: keep its capacity for one lead only (a recurring one is
     anticipated, a one-off decays)."""
+    ends: tuple[float, ...]
+    """The updated burst ends (epoch s, oldest first), for the next state."""
 
     @property
     def recurring(self) -> bool:
@@ -111,12 +121,14 @@ def update(
     settings: QueueSettings,
     now: float,
 ) -> Recurrence:
-    """Record an onset or grow the last burst's need, then read the recurrence.
+    """Record an onset or an end, or grow the last burst's need, then read the recurrence.
 
     `need` is this tick's sustained need in workers (the steady term without the SLA loop's
     headroom), `rate` the arrival rate it was sized for (jobs/s) and `job_seconds` the mean job
     time. The baseline is the lowest arrival rate among the samples of the last lead plus one
     interval; the rise is counted in busy workers, (rate - baseline) x job time / concurrency.
+    An end's reference is the highest rate among the samples of the last trend window (a rate
+    read over the long window falls over that window after a burst).
     """
     lead = settings.provisioning_lead_seconds
     interval = settings.evaluation_interval_seconds
@@ -136,14 +148,27 @@ def update(
         bursts = (*bursts, Burst(now, need))[-MAX_BURSTS:]
     elif last is not None and need > last.need:
         bursts = (*bursts[:-1], Burst(last.at, need))
-    return _read(bursts, onset, need, settings, now)
+    ends = state.burst_ends
+    opened = last is not None and (not ends or ends[-1] < last.at)  # no end since the onset
+    window = [s.arrival_rate for s in state.samples if now - s.at <= history]
+    if covered and window and not onset and (opened or (last is None and not ends)):
+        peak = max(window)
+        fall = (peak - rate) * job_seconds / settings.worker_concurrency  # busy workers
+        if ONSET_RATIO * rate <= peak and fall >= MIN_RISE:
+            ends = (*ends, now)[-MAX_BURSTS:]
+    return _read(bursts, ends, onset, need, settings, now)
 
 
 def _read(
-    bursts: tuple[Burst, ...], onset: bool, need: int, settings: QueueSettings, now: float
+    bursts: tuple[Burst, ...],
+    ends: tuple[float, ...],
+    onset: bool,
+    need: int,
+    settings: QueueSettings,
+    now: float,
 ) -> Recurrence:
     if not bursts:
-        return Recurrence(bursts, onset, None, 0, None, None, False)
+        return Recurrence(bursts, onset, None, 0, None, None, False, ends)
     last = bursts[-1]
     lead = settings.provisioning_lead_seconds
     memory = memory_seconds(settings)
@@ -151,14 +176,23 @@ def _read(
     regular = _regular(bursts, settings, now)
     if regular is not None:
         period, expected_in, floor = regular
-        return Recurrence(bursts, onset, period, floor, expected_in, None, over)
-    if len(bursts) >= 2:  # recurred, not (yet) regularly: hold until the gap + a lead passed
-        gap = last.at - bursts[-2].at
-        if gap <= memory and now - last.at <= gap + lead:
-            if last.at + gap - now <= _ahead(settings, 0.0):
-                return Recurrence(bursts, onset, None, last.need, None, gap, False)
-            return Recurrence(bursts, onset, None, 0, None, None, over)  # until then, let go
-    return Recurrence(bursts, onset, None, 0, None, None, over)  # one-off, or the hold is over
+        return Recurrence(bursts, onset, period, floor, expected_in, None, over, ends)
+    gap = _gap(bursts, ends)  # recurred, not (yet) regularly: hold until the gap + a lead passed
+    if gap is not None and gap <= memory and now - last.at <= gap + lead:
+        if last.at + gap - now <= _ahead(settings, 0.0):
+            return Recurrence(bursts, onset, None, last.need, None, gap, False, ends)
+        return Recurrence(bursts, onset, None, 0, None, None, over, ends)  # until then, let go
+    return Recurrence(bursts, onset, None, 0, None, None, over, ends)  # one-off, or hold over
+
+
+def _gap(bursts: tuple[Burst, ...], ends: tuple[float, ...]) -> float | None:
+    """Seconds between the last two bursts: between their onsets, or, with only the last onset
+    seen, between the two ends around it (the one before it and its own); else None."""
+    if len(bursts) >= 2:
+        return bursts[-1].at - bursts[-2].at
+    if len(ends) >= 2 and ends[-2] < bursts[-1].at < ends[-1]:
+        return ends[-1] - ends[-2]
+    return None
 
 
 def _regular(

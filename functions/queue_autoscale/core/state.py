@@ -27,6 +27,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "realized_through": state.realized_through,
         "headroom": state.headroom,
         "bursts": [[at, need] for at, need in state.bursts],
+        "burst_ends": list(state.burst_ends),
         "reorder_deferred_at": state.reorder_deferred_at,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
@@ -70,6 +71,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         bursts=tuple(Burst(float(row[0]), int(row[1])) for row in data.get("bursts") or [])[
             -MAX_BURSTS:
         ],
+        burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-MAX_BURSTS:],
         reorder_deferred_at=_opt_float(data.get("reorder_deferred_at")),
     )
 

@@ -391,9 +391,11 @@ numbers are the tables', not repeated here so they cannot go stale).
    bursts' need from one lead + two intervals before the next is due, plus one more lead
    ("delayed off": a worker that would be re-ordered within a lead is kept). Before the period
    is known, two onsets at most 20 (lead + SLA) apart keep the last burst's need until their
-   gap plus a lead has passed. On `bursty` (2 h) the first burst meets the warmed-up fleet,
-   the second (the first onset) and third (after a one-off's capacity was let go) pay the
-   reaction bound, the fourth finds the fleet held and from the fifth on each is anticipated.
+   gap plus a lead has passed; so do two burst ends (the rate halves) around the only onset
+   seen, the burst before it having begun before the controller could see onsets. On
+   `bursty` (2 h) the first burst meets the warmed-up fleet, the second (the first onset)
+   pays the reaction bound, the third finds the fleet held (the first two ended 15 minutes
+   apart), the fourth too (two onsets) and from the fifth on each is anticipated.
    A burst that does not come within the grace ends the recurrence. The `--quick` bench runs
    one hour: only the first four bursts.
 3. **After a burst, capacity is kept one lead, then let go.** Once the sustained need is under

@@ -116,6 +116,84 @@ def test_irregular_onsets_are_not_a_recurrence() -> None:
     assert reading.floor == 40 and reading.held_for == 1100.0  # the hold, not anticipation
 
 
+def test_a_halving_rate_is_a_burst_end_once_per_burst() -> None:
+    # GIVEN five minutes at 40 jobs/s (1 s jobs), the last onset 400 s ago, no end since
+    state = ControllerState("jobs", samples=_quiet(40.0), bursts=(Burst(NOW - 400.0, 42),))
+    # THEN 20 jobs/s (half the window's highest 40, 20 fewer busy workers) ends the burst
+    assert update(state, 21, 20.0, 1.0, CFG, NOW).ends == (NOW,)
+    # AND 21 jobs/s is not half of 40: no end yet
+    assert update(state, 22, 21.0, 1.0, CFG, NOW).ends == ()
+    # AND one end per burst: none again until a new onset comes after it
+    ended = replace(state, burst_ends=(NOW - 30.0,))
+    assert update(ended, 3, 2.0, 1.0, CFG, NOW).ends == (NOW - 30.0,)
+    # AND 4 -> 2 jobs/s halves, but frees only 2 workers: noise on a small fleet
+    small = ControllerState("jobs", samples=_quiet(4.0), bursts=(Burst(NOW - 400.0, 5),))
+    assert update(small, 3, 2.0, 1.0, CFG, NOW).ends == ()
+    # AND before any onset (the controller started during a burst) its end is seen, once
+    started_in = ControllerState("jobs", samples=_quiet(40.0))
+    assert update(started_in, 21, 20.0, 1.0, CFG, NOW).ends == (NOW,)
+    assert update(replace(started_in, burst_ends=(NOW - 900.0,)), 3, 2.0, 1.0, CFG, NOW).ends == (
+        NOW - 900.0,
+    )
+    # AND a state with under five minutes of samples records no end
+    young = ControllerState("jobs", samples=_quiet(40.0)[-8:], bursts=(Burst(NOW - 400.0, 42),))
+    assert update(young, 21, 20.0, 1.0, CFG, NOW).ends == ()
+    # AND nor does one whose last sample is older than the window (a gap in the ticks)
+    stale = replace(state, samples=_quiet(40.0, at=NOW - 400.0))
+    assert update(stale, 21, 20.0, 1.0, CFG, NOW).ends == ()
+
+
+def test_two_ends_around_the_only_onset_anticipate_the_next_burst() -> None:
+    # GIVEN a burst that ended 1,200 s ago (its onset unseen: the controller started in it), the
+    # next seen from its onset 750 s ago (need 42) to its end 300 s ago: bursts 900 s apart
+    ends = (NOW - 1200.0, NOW - 300.0)
+    state = ControllerState("jobs", bursts=(Burst(NOW - 750.0, 42),), burst_ends=ends)
+
+    def at(t: float) -> ControllerState:
+        return replace(state, samples=_quiet(at=t))
+
+    # THEN the next is due 900 s after the last onset, 150 s from now: its need is kept from
+    # early + lead = 2 x (lead + interval) = 150 s before it, not one second earlier
+    now = update(at(NOW), 3, 2.0, 1.0, CFG, NOW)
+    assert now.floor == 42 and now.held_for == 900.0 and not now.recurring
+    assert update(at(NOW - 1), 3, 2.0, 1.0, CFG, NOW - 1).floor == 0
+    # AND as long as the hold after two onsets: until the gap plus a lead (960 s) after the onset
+    assert update(at(NOW + 210), 3, 2.0, 1.0, CFG, NOW + 210).floor == 42
+    assert update(at(NOW + 211), 3, 2.0, 1.0, CFG, NOW + 211).floor == 0
+    # AND the hybrid orders it, as the hold after two onsets would
+    quiet = snapshot(arrival_rate=2.0, running=3, desired=3, pending=0)
+    decision = decide(quiet, CFG, at(NOW), NOW).decision
+    assert decision.target == 42 and "burst_hold" in decision.constraints
+    assert "the last bursts came 900 s apart" in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("ends", "why"),
+    [
+        ((NOW - 1200.0, NOW - 800.0), "both ends before the onset: not the burst's own end"),
+        ((NOW - 300.0,), "one end: no gap"),
+        ((NOW - 2200.0, NOW - 300.0), "ends 1,900 s apart, past the memory of 1,800 s"),
+    ],
+)
+def test_ends_that_do_not_bracket_the_onset_hold_nothing(ends: tuple[float, ...], why: str) -> None:
+    # GIVEN one onset 750 s ago (need 42); 150 s before a burst as far after it would be due
+    state = ControllerState(
+        "jobs", samples=_quiet(), bursts=(Burst(NOW - 750.0, 42),), burst_ends=ends
+    )
+    reading = update(state, 3, 2.0, 1.0, CFG, NOW)
+    assert reading.floor == 0 and reading.held_for is None, why
+
+
+def test_with_two_onsets_their_gap_is_held_not_the_ends() -> None:
+    # GIVEN onsets 1,100 s apart and ends 900 s apart around the last one
+    bursts = (Burst(NOW - 1850.0, 40), Burst(NOW - 750.0, 40))
+    ends = (NOW - 1200.0, NOW - 300.0)
+    state = ControllerState("jobs", samples=_quiet(), bursts=bursts, burst_ends=ends)
+    # THEN the onsets' gap decides: 1,100 s after the last is 350 s away, past 150 s
+    reading = update(state, 3, 2.0, 1.0, CFG, NOW)
+    assert reading.floor == 0 and reading.held_for is None
+
+
 def test_memory_is_bounded() -> None:
     old = tuple(Burst(NOW - 5000.0 + k * 200.0, 10) for k in range(MAX_BURSTS))
     state = ControllerState("jobs", samples=_quiet(), bursts=old)
@@ -126,9 +204,13 @@ def test_memory_is_bounded() -> None:
 
 
 def test_bursts_survive_the_state_item() -> None:
-    state = ControllerState("jobs", bursts=_regular(NOW))
+    state = ControllerState("jobs", bursts=_regular(NOW), burst_ends=(NOW - 1200.0, NOW - 300.0))
     again = state_from_dict(state_to_dict(state))
     assert again.bursts == state.bursts and isinstance(again.bursts[0], Burst)
+    assert again.burst_ends == (NOW - 1200.0, NOW - 300.0)
+    # AND an item written before ends were kept reads as none seen
+    older = {k: v for k, v in state_to_dict(state).items() if k != "burst_ends"}
+    assert state_from_dict(older).burst_ends == ()
 
 
 def test_hybrid_floors_the_fleet_before_an_expected_burst() -> None:
