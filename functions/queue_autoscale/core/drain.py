@@ -167,21 +167,27 @@ def growth_arrival_rate(
     seconds: float,
     running: int,
     service_rate: float,
+    dispersion: float = 1.0,
 ) -> float | None:
     """Arrival rate implied by a backlog that grew between two ticks, jobs/s, or None.
 
     While jobs wait, every running worker is busy, so arrivals = growth + running * mu. The
     windowed rates lag a step by most of their window; this sees it within one interval. Only
-    growth beyond three standard deviations of the Poisson noise of arrivals and departures in
-    the interval counts, so a steady queue's jitter never reads as a surge.
+    growth beyond three standard deviations of the noise of arrivals and departures in the
+    interval counts, so a steady queue's jitter never reads as a surge. The arrivals' variance
+    is `dispersion` (D, their index of dispersion, variance / mean of the per-second counts)
+    times Poisson's: traffic that comes in batches (the NASA day x10 arrives in tens) moves the
+    backlog by sqrt(D) times as much. D below 1 reads as 1.
     """
     if seconds <= 0 or visible <= max(previous_visible, 0):
         return None
     served = running * service_rate
     growth = visible - previous_visible
-    if growth <= 3.0 * math.sqrt((2.0 * served + growth / seconds) * seconds):
+    d = max(1.0, dispersion)
+    arrived = served + growth / seconds
+    if growth <= 3.0 * math.sqrt((d * arrived + served) * seconds):
         return None
-    return growth / seconds + served
+    return arrived
 
 
 def workers_at_landing(  # noqa: PLR0913 - keyword-only: the drain's measured inputs

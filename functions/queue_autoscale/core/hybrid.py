@@ -84,7 +84,8 @@ def decide(
     # the holds of the constraints below (no sizing term reads them)
     base = settings
     settings, paid = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
-    plan = drain_plan(m, state, settings, now, cap, loop.started)
+    dispersion = hot_terms.dispersion(snapshot)
+    plan = drain_plan(m, state, settings, now, cap, loop.started, dispersion)
     drain = plan.workers
     if hot and not hot_terms.surging(plan.arrival_rate, m, snapshot, settings):
         held = hot_terms.workers(plan.arrival_rate, m, snapshot, settings, cap)

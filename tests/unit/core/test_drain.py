@@ -171,6 +171,35 @@ def test_growth_shows_a_surge_within_one_interval() -> None:
     assert _growth(500, 0, 0.0, 5, 1.0) is None
 
 
+@pytest.mark.parametrize(
+    ("visible", "previous", "running", "dispersion", "expected"),
+    [
+        # the NASA day x10 at SLA 10 s, t = 830 s: 46 -> 240 waiting in 10 s at 36 workers.
+        # Poisson noise 3 sqrt((55.4 + 36) x 10) = 90.7 < 194 grown: 19.4 + 36 = 55.4 jobs/s
+        pytest.param(240, 46, 36, 1.0, 55.4, id="nasa-burst-read-as-poisson"),
+        # with its arrivals' measured D = 32: 3 sqrt((32 x 55.4 + 36) x 10) = 403.5 > 194
+        pytest.param(240, 46, 36, 32.0, None, id="nasa-burst-within-batch-noise"),
+        # a flash crowd still reads at D = 32: 3 sqrt((32 x 106 + 6) x 10) = 553 < 1,000
+        pytest.param(1000, 0, 6, 32.0, 106.0, id="flash-crowd-beyond-batch-noise"),
+        # D = 0.5 would lower the bar to 3 sqrt((0.5 x 27 + 21) x 10) = 55.7 < 60; it reads as 1
+        # (65.7 > 60)
+        pytest.param(80, 20, 21, 0.5, None, id="under-dispersed-reads-as-poisson"),
+    ],
+)
+def test_growth_noise_scales_with_the_arrivals_dispersion(
+    visible: int, previous: int, running: int, dispersion: float, expected: float | None
+) -> None:
+    grown = growth_arrival_rate(
+        visible=visible,
+        previous_visible=previous,
+        seconds=10.0,
+        running=running,
+        service_rate=1.0,
+        dispersion=dispersion,
+    )
+    assert grown == (None if expected is None else pytest.approx(expected))
+
+
 def test_fifo_arrivals_wait_behind_the_backlog_not_before_it() -> None:
     # No lead, 600 waiting for 20 s of a 60 s SLA, 10 jobs/s arriving, 1 job/s per worker:
     # 600 must start within 40 s (15 workers); arrivals queue behind and are not added to it.
