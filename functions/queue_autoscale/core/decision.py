@@ -120,7 +120,7 @@ def next_state(
     keep += settings.evaluation_interval_seconds
     sample = Sample(
         at=now,
-        arrival_rate=m.arrival_rate,
+        arrival_rate=m.window_rate,
         visible=m.visible,
         raw_target=recommendation,
         dlq_depth=m.dlq_depth,

@@ -22,6 +22,15 @@ of 1 (`poisson_like`; the NASA day reads D = 10-17), never within the loop's win
 onset, and never on a loose SLA (its carried backlog already runs the fleet at rho ~1). The
 drain is held to the hot size only when the backlog's growth shows no surge (`surging`).
 
+On such traffic the terms size on the settled load (`settle`) rather than the windows: an
+exponential average of the long window's load over the SLA loop's window W, restarted whenever a
+window's reading or the trend's slope says the level moved, and used only once it has held a
+whole long window since (a level that just moved may still be moving). The windows' noise (the
+load's standard error over 300 s is 0.37 workers at 20 jobs/s) crosses Erlang C's integer
+boundaries and, times the reaction time, moves the walk's drift by more than the room a 10 s SLA
+leaves; the average has a third of it. The hot size's floor still reads the measured rate's least
+load: a fleet never sits below what the short window can tell.
+
 Why it does not oscillate: the hot size moves only when the backlog or the load moves by more
 than their noise; a backlog that builds past the walk's quantile orders one worker, the
 stabilization window keeps it a window, the backlog drains at (c mu - lambda), and the hot size
@@ -33,12 +42,19 @@ rises on misses as before (core/sla_loop.py). docs/simulator.md has the numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
 
-from queue_autoscale.core import recurrence, sla_loop
+from queue_autoscale.core import recurrence, sla_loop, trend
 from queue_autoscale.core.drain import carried_wait_seconds
 from queue_autoscale.core.measures import Measures
-from queue_autoscale.core.models import QueueSettings, QueueSnapshot
+from queue_autoscale.core.models import (
+    ControllerState,
+    QueueSettings,
+    QueueSnapshot,
+    Sample,
+    Settled,
+)
 from queue_autoscale.core.queueing import hot_workers, walk_quantile
 from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
 
@@ -55,6 +71,11 @@ DISPERSION_SIGMAS = 3.0
 A false alarm costs a tick at Erlang C, which the stabilization window then remembers for a
 whole window (30 ticks at a 10 s interval), so the test must almost never fire on Poisson
 traffic: 3 sigma is one tick in about 750."""
+RESTART_SIGMAS = 3.0
+"""Standard errors by which a window's load, or the trend's slope, must leave the settled load
+before it restarts. Measured: with the short window's restart at 1.645 the restarts on Poisson
+noise give the average's gain back (steady 10 s p99 154,154 worker-s, 150,813 at 3;
+docs/simulator.md)."""
 
 
 def allowed(
@@ -95,13 +116,15 @@ def workers(
 ) -> int:
     """The hot size for `rate` jobs/s from the backlog waiting now (queueing.hot_workers).
 
-    Its floor is the higher of the long window's least load and `rate`'s over the short window:
-    the first keeps the fleet at the load, the second keeps a surge's or a forecast's sizing at
-    its own load (c mu below it would let the backlog grow past any one reaction time)."""
+    Its floor is the higher of the long window's least load and, over the short window, that of
+    `rate` or the windows' rate (`Measures.window_rate`), whichever is higher: the first keeps
+    the fleet at the load, the second keeps a surge's or a forecast's sizing at its own load
+    (c mu below it would let the backlog grow past any one reaction time) and a settled load's
+    at what the short window can tell."""
     d = dispersion(snapshot)
     least = max(
         least_load(snapshot.arrival_rate or 0.0, snapshot.rate_window_seconds, d),
-        least_load(rate, SHORT_WINDOW_SECONDS, d),
+        least_load(max(rate, m.window_rate), SHORT_WINDOW_SECONDS, d),
     )
     return hot_workers(
         arrival_rate=rate,
@@ -124,8 +147,95 @@ def least_load(rate: float, window_seconds: float, d: float = 1.0) -> float:
     1 / N from the job times (exponential-like, cv 1)."""
     if not rate > 0 or not math.isfinite(rate) or not window_seconds > 0:
         return 0.0
-    error = math.sqrt((d + 1.0) / (rate * window_seconds))
-    return max(0.0, rate * (1.0 - LOAD_Z * error))
+    return max(0.0, rate * (1.0 - LOAD_Z * load_error(rate, window_seconds, d)))
+
+
+def load_error(rate: float, window_seconds: float, d: float = 1.0) -> float:
+    """The relative standard error of the load (rate x mean job time) measured over a window at
+    `rate` jobs/s: sqrt((D + 1) / (lambda T)), D from the arrivals and 1 from exponential-like
+    job times (inf without a rate)."""
+    if not rate > 0 or not window_seconds > 0:
+        return math.inf
+    return math.sqrt((d + 1.0) / (rate * window_seconds))
+
+
+def settled_measures(
+    state: ControllerState,
+    snapshot: QueueSnapshot,
+    m: Measures,
+    settings: QueueSettings,
+    now: float,
+) -> tuple[Measures, Settled | None]:
+    """This tick's measures with the sizing rate at the settled load where it applies
+    (`settled_rate`; `window_rate` keeps the windows'), and the settled load to remember."""
+    settled = settle(state.settled, state.samples, snapshot, m, settings, now)
+    rate = settled_rate(settled, snapshot, m, now)
+    return (m if rate is None else m._replace(arrival_rate=rate)), settled
+
+
+def settle(
+    previous: Settled | None,
+    samples: Sequence[Sample],
+    snapshot: QueueSnapshot,
+    m: Measures,
+    settings: QueueSettings,
+    now: float,
+) -> Settled | None:
+    """The settled load after this tick (None where it does not apply: a loose SLA, arrivals
+    not Poisson-like, no rate yet).
+
+    An exponential average, time constant the SLA loop's window W, of the long window's offered
+    load (workers: rate / mu) at each tick; restarted at that load when there is none yet, a
+    tick was missed, or the level moved (`moved`)."""
+    rate, mu = snapshot.arrival_rate, m.service_rate
+    if carried_wait_seconds(settings) > 0 or not poisson_like(snapshot):
+        return None
+    if rate is None or not math.isfinite(rate) or not rate > 0 or not mu > 0:
+        return None
+    load = rate / mu
+    if previous is None or not 0 < now - previous.at <= snapshot.rate_window_seconds:
+        return Settled(load, now, now)
+    if moved(previous.load, samples, snapshot, m, settings, now):
+        return Settled(load, now, now)
+    weight = 1.0 - math.exp(-(now - previous.at) / sla_loop.window_seconds(settings))
+    return Settled(previous.load + weight * (load - previous.load), previous.since, now)
+
+
+def moved(
+    settled_load: float,
+    samples: Sequence[Sample],
+    snapshot: QueueSnapshot,
+    m: Measures,
+    settings: QueueSettings,
+    now: float,
+) -> bool:
+    """True when the level moved from the settled load (workers) by more than the noise: the
+    long window's load leaves it by `RESTART_SIGMAS` of its standard errors, the short window's
+    rises past it by as many of its own (a step shows within a minute), or the trend's slope
+    over the samples' windowed rates (`trend.slope_sigmas`) is that many standard errors up (a
+    ramp, which stays within the window's errors of a lagging average for many minutes)."""
+    d, mu = dispersion(snapshot), m.service_rate
+    rate = snapshot.arrival_rate or 0.0
+    error = rate / mu * load_error(rate, snapshot.rate_window_seconds, d)
+    if abs(rate / mu - settled_load) > RESTART_SIGMAS * error:
+        return True
+    short = snapshot.arrival_rate_short
+    if short is not None and math.isfinite(short) and short > 0:
+        error = short / mu * load_error(short, SHORT_WINDOW_SECONDS, d)
+        if short / mu - settled_load > RESTART_SIGMAS * error:
+            return True
+    window = settings.trend_window_seconds
+    return trend.slope_sigmas(samples, m.window_rate, now, window, d) > RESTART_SIGMAS
+
+
+def settled_rate(
+    settled: Settled | None, snapshot: QueueSnapshot, m: Measures, now: float
+) -> float | None:
+    """The arrival rate (jobs/s, at this tick's mu) the settled load stands for, once it has held
+    a whole long window since its last restart; None before (the windows size then)."""
+    if settled is None or now - settled.since < snapshot.rate_window_seconds:
+        return None
+    return settled.load * m.service_rate
 
 
 def dispersion(snapshot: QueueSnapshot) -> float:

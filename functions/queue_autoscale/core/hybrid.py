@@ -63,7 +63,10 @@ def decide(
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
-    m = _loose_sla_rate(m, snapshot, settings)
+    # the sizing rate: the long window alone on a loose SLA, the settled load where it applies
+    m, settled = hot_terms.settled_measures(
+        state, snapshot, _loose_sla_rate(m, snapshot, settings), settings, now
+    )
     onset = recurrence.last_onset(state.bursts)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, onset)
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
@@ -142,6 +145,7 @@ def decide(
         "bursts": rec.bursts,
         "burst_ends": rec.ends,
         "reorder_deferred_at": now if confirm is not None else None,
+        "settled": settled,
     }
     return Evaluation(
         decision, next_state(state, settings, now, m, remembered, decision, loop_state)
@@ -255,7 +259,7 @@ def _loose_sla_rate(m: Measures, snapshot: QueueSnapshot, settings: QueueSetting
         return m
     if not math.isfinite(long) or long < 0 or long >= m.arrival_rate:
         return m
-    return m._replace(arrival_rate=long)
+    return m._replace(arrival_rate=long, window_rate=long)
 
 
 def _spent_headroom(

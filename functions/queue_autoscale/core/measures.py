@@ -28,6 +28,9 @@ class Measures(NamedTuple):
     dlq_depth: int
     arrival_rate: float
     """lambda used for sizing: the higher of the long and short windows, jobs/s."""
+    window_rate: float
+    """lambda as the windows measured it, jobs/s: `arrival_rate` unless the hybrid sizes on its
+    settled load (core/hot.py); the samples keep this one."""
     mean_job_seconds: float
     """Measured mean job duration, or the configured prior."""
     prior_note: str
@@ -101,6 +104,7 @@ def measure(snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
         running=running,
         dlq_depth=_count(snapshot.dlq_depth),
         arrival_rate=lam,
+        window_rate=lam,
         mean_job_seconds=mean_job,
         prior_note=note,
         service_rate=mu,

@@ -245,6 +245,17 @@ class Sample:
     dlq_depth: int = 0
 
 
+class Settled(NamedTuple):
+    """The hybrid's long average of the offered load on Poisson-like traffic (core/hot.py)."""
+
+    load: float
+    """Offered load, workers (arrival rate / per-worker service rate)."""
+    since: float
+    """Epoch seconds it was last restarted at the long window's load."""
+    at: float
+    """Epoch seconds of its last update."""
+
+
 class Burst(NamedTuple):
     """One burst the hybrid remembers (core/recurrence.py)."""
 
@@ -292,6 +303,8 @@ class ControllerState:
     reorder_deferred_at: float | None = None
     """hybrid: the tick a scale-out was last deferred to be confirmed (None: the last tick
     deferred none; core/constraints.py confirm_reorder)."""
+    settled: Settled | None = None
+    """hybrid: the long average of the offered load (None: not Poisson-like, or none yet)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.core.models import Burst, ControllerState, Sample, TrendModel
+from queue_autoscale.core.models import Burst, ControllerState, Sample, Settled, TrendModel
 from queue_autoscale.core.recurrence import MAX_BURSTS
 
 
@@ -29,6 +29,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "bursts": [[at, need] for at, need in state.bursts],
         "burst_ends": list(state.burst_ends),
         "reorder_deferred_at": state.reorder_deferred_at,
+        "settled": None if state.settled is None else list(state.settled),
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -73,7 +74,15 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         ],
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-MAX_BURSTS:],
         reorder_deferred_at=_opt_float(data.get("reorder_deferred_at")),
+        settled=_settled(data.get("settled")),
     )
+
+
+def _settled(row: Any) -> Settled | None:
+    """The settled load from its [load, since, at] row (None when absent)."""
+    if not row:
+        return None
+    return Settled(float(row[0]), float(row[1]), float(row[2]))
 
 
 def model_to_dict(model: TrendModel) -> dict[str, Any]:

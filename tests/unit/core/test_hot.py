@@ -12,7 +12,9 @@ import pytest
 from queue_autoscale.core import ControllerState, Sample, decide, hot
 from queue_autoscale.core.counters import CounterRow, window_rates
 from queue_autoscale.core.measures import measure
+from queue_autoscale.core.models import QueueSettings, QueueSnapshot, Settled
 from queue_autoscale.core.queueing import hot_workers, walk_quantile, workers_for_sla
+from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
 CFG = settings(
@@ -144,3 +146,125 @@ def test_hybrid_runs_hot_only_while_the_loop_has_budget_to_spare() -> None:
     bursty = decide(replace(snap, arrival_dispersion=12.0), CFG, _comfortable(), NOW)
     assert bursty.decision.terms.steady == 21
     assert decide(snap, CFG, _comfortable(started=500.0), NOW).decision.terms.steady == 21
+
+
+# The settled load: W = 20 x (60 s lead + 30 s SLA) = 1,800 s; the long window 300 s, mu = 1.
+SETTLED = Settled(load=20.0, since=NOW - 600.0, at=NOW - 10.0)
+
+
+def _steady_snapshot(**overrides: float | None) -> QueueSnapshot:
+    base: dict[str, float | None] = {
+        "arrival_rate": 21.0,
+        "arrival_rate_short": 21.0,
+        "arrival_dispersion": 1.0,
+    }
+    base.update(overrides)
+    return snapshot(**base)
+
+
+def _settle(
+    snap: QueueSnapshot, previous: Settled | None = SETTLED, cfg: QueueSettings = CFG
+) -> Settled | None:
+    return hot.settle(previous, (), snap, measure(snap, cfg), cfg, NOW)
+
+
+def test_the_settled_load_is_an_exponential_average_over_the_loops_window() -> None:
+    # GIVEN a settled 20 workers and a long window reading 21 (1.0 away, within 3 standard
+    # errors: 3 x 21 sqrt(2 / (21 x 300)) = 1.12) and a short one not rising past it by 3 of
+    # its own (3 x 21 sqrt(2 / (21 x 60)) = 2.51)
+    settled = _settle(_steady_snapshot())
+    # THEN it moves 1 - exp(-10 / 1800) = 0.5540 % of the way, keeping its restart time
+    assert settled is not None
+    assert settled.load == pytest.approx(20.0 + (1.0 - math.exp(-10.0 / 1800.0)), abs=1e-9)
+    assert settled.load == pytest.approx(20.00554, abs=1e-5)
+    assert (settled.since, settled.at) == (NOW - 600.0, NOW)
+
+
+@pytest.mark.parametrize(
+    ("snap", "previous"),
+    [
+        # the long window 2.0 away (3 standard errors: 3 x 22 sqrt(2 / 6600) = 1.149)
+        pytest.param(
+            _steady_snapshot(arrival_rate=22.0, arrival_rate_short=22.0), SETTLED, id="long"
+        ),
+        # the short window 3.0 up (3 x 23 sqrt(2 / 1380) = 2.627) while the long reads 20.5
+        pytest.param(
+            _steady_snapshot(arrival_rate=20.5, arrival_rate_short=23.0), SETTLED, id="short"
+        ),
+        # a tick missed: the last update more than a long window ago
+        pytest.param(_steady_snapshot(), SETTLED._replace(at=NOW - 301.0), id="gap"),
+        pytest.param(_steady_snapshot(), None, id="first"),
+    ],
+)
+def test_the_settled_load_restarts_at_the_long_window_when_the_level_moved(
+    snap: QueueSnapshot, previous: Settled | None
+) -> None:
+    rate = snap.arrival_rate
+    assert rate is not None
+    assert _settle(snap, previous) == Settled(load=rate, since=NOW, at=NOW)
+
+
+def test_a_significant_slope_of_the_trend_restarts_the_settled_load() -> None:
+    # GIVEN samples rising 0.01 jobs/s per second for 300 s to 20 jobs/s, and windows at 20:
+    # 3.35 standard errors of a flat rate's slope, sqrt(12 x 20 / 300^3) = 0.00298
+    rising = tuple(
+        Sample(at=NOW + x, arrival_rate=20.0 + 0.01 * x, visible=0, raw_target=20)
+        for x in range(-300, 0, 10)
+    )
+    snap = _steady_snapshot(arrival_rate=20.0, arrival_rate_short=20.0)
+    m = measure(snap, CFG)
+    # THEN the average restarts; half that slope (1.68 standard errors) does not restart it
+    assert hot.settle(SETTLED, rising, snap, m, CFG, NOW) == Settled(20.0, NOW, NOW)
+    gentle = tuple(replace(s_, arrival_rate=20.0 + 0.005 * (s_.at - NOW)) for s_ in rising)
+    kept = hot.settle(SETTLED, gentle, snap, m, CFG, NOW)
+    assert kept is not None
+    assert kept.since == SETTLED.since
+
+
+def test_no_settled_load_on_bursty_arrivals_or_a_loose_sla() -> None:
+    assert _settle(_steady_snapshot(arrival_dispersion=2.0)) is None
+    assert (
+        _settle(_steady_snapshot(), cfg=replace(CFG, sla_seconds=300.0)) is None
+    )  # the backlog carries it
+    assert _settle(_steady_snapshot(arrival_rate=0.0)) is None
+
+
+def test_the_settled_load_sizes_only_once_it_has_held_a_whole_long_window() -> None:
+    snap = _steady_snapshot(mean_job_seconds=0.8)  # mu = 1.25 jobs/s per worker
+    m = measure(snap, CFG)
+    young = Settled(load=20.0, since=NOW - 290.0, at=NOW)
+    assert hot.settled_rate(young, snap, m, NOW) is None
+    assert hot.settled_rate(young._replace(since=NOW - 300.0), snap, m, NOW) == 25.0
+    assert hot.settled_rate(None, snap, m, NOW) is None
+
+
+def test_the_hot_floor_still_reads_the_windows_rate_under_a_settled_load() -> None:
+    # GIVEN sizing at a settled 19 jobs/s while the windows read 21.5
+    snap = snapshot(arrival_rate=19.0, arrival_rate_short=19.0, arrival_dispersion=1.0)
+    m = measure(snap, CFG)
+    assert hot.workers(19.0, m, snap, CFG, 100) == 19  # least load 18.41; walk 159 <= 570
+    # THEN the floor is the windows' least load over 60 s, 21.5 (1 - 1.645 sqrt(2 / 1290)) =
+    # 20.11 jobs/s: 21 workers
+    assert hot.workers(19.0, m._replace(window_rate=21.5), snap, CFG, 100) == 21
+
+
+def test_the_settled_load_survives_save_and_load() -> None:
+    state = ControllerState("jobs", settled=SETTLED)
+    assert state_from_dict(state_to_dict(state)).settled == SETTLED
+    assert state_from_dict(state_to_dict(ControllerState("jobs"))).settled is None
+    older = {k: v for k, v in state_to_dict(state).items() if k != "settled"}
+    assert state_from_dict(older).settled is None
+
+
+def test_hybrid_sizes_on_the_settled_load_and_remembers_the_windows_rate() -> None:
+    # GIVEN a settled 20 workers held for ten minutes and windows reading 21 (within noise)
+    snap = _steady_snapshot()
+    state = ControllerState("jobs", settled=SETTLED)
+    evaluation = decide(snap, CFG, state, NOW)
+    # THEN the rate sized on is the updated average (mu = 1), the sample keeps 21
+    assert evaluation.decision.arrival_rate == pytest.approx(20.00554, abs=1e-5)
+    settled = evaluation.state.settled
+    assert settled is not None
+    assert settled.load == pytest.approx(20.00554, abs=1e-5)
+    assert (settled.since, settled.at) == (NOW - 600.0, NOW)
+    assert evaluation.state.samples[-1].arrival_rate == 21.0
