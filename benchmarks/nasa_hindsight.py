@@ -1,0 +1,326 @@
+"""How cheap could any fleet be on the bench's NASA x10 window at a tight SLA? (issue 15)
+
+The frontier cell NASA x10 at SLA 10 s, p95 asks hybrid for >= 95 % of jobs picked up within
+the SLA at <= 80 % of static 54's 777,600 worker-s (622,080). This measures yardsticks that are
+handed the future, none of them a policy, on the bench's jobs (the 4-hour window around the
+busiest minute, seed 0, 60 s + uniform 0..10 s start-up, 10 s ticks):
+
+- **piecewise static**: the static fleet at every size of a grid, its compliance per 5-minute
+  segment; per segment length (15, 30, 60 min), the cheapest size per segment that meets the
+  target over the window (a Lagrangian choice; each segment's compliance is read from the run at
+  that size throughout, so a backlog carried across a segment boundary is approximate). Then
+  the same choice made causally: each segment sized for the previous one's compliance at each
+  size (the threshold and a margin tuned on this very window, so optimistic).
+- **fluid lower bound** (needs scipy, which is not a project dependency: `--scipy-python`, a
+  Python that has numpy and scipy, e.g. the system's): a linear programme over 10 s slots that
+  knows every arrival and job time, bills each worker 60 s before it serves (the lead), treats
+  the fleet and the work as fluid, and lets any 5 % of jobs (by arrival slot) be served late.
+  No fleet schedule in the simulator can be cheaper.
+- **clairvoyant replay**: the programme's schedule at 100 % plus k workers, each size ordered a
+  lead + jitter (70 s) ahead, replayed in the simulator: what a fleet that knew the future got.
+
+    .venv/bin/python benchmarks/nasa_hindsight.py --scipy-python python3
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import typer
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "functions"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import header, write  # noqa: E402
+
+from queue_autoscale.sim.arrivals import read_trace  # noqa: E402
+from queue_autoscale.sim.bench import SweepOptions, bench_spec  # noqa: E402
+from queue_autoscale.sim.commands import register  # noqa: E402
+from queue_autoscale.sim.engine import FleetView, run_policy  # noqa: E402
+from queue_autoscale.sim.frontier import WINDOW_SECONDS, sweep_window  # noqa: E402
+from queue_autoscale.sim.scores import score  # noqa: E402
+from queue_autoscale.sim.workload import FleetSpec, Workload, build_workload  # noqa: E402
+
+SEGMENT_SECONDS = 300
+"""The finest piecewise-static segment."""
+SLOT_SECONDS = 10
+"""The fluid programme's slot (the bench's evaluation interval)."""
+
+# Runs in the scipy Python: reads the npz (arrivals, durations from the window's start, horizon,
+# sla, lead, target, slot), prints {"cost": ..., "fleet": [...]} (fluid workers per slot).
+PROGRAMME = """
+import json, sys
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+z = np.load(sys.argv[1])
+a, d = z["arrivals"], z["durations"]
+H, sla, lead, target, S = (float(z[k]) for k in ("horizon", "sla", "lead", "target", "slot"))
+S = int(S)
+K = int(H) // S + int(np.ceil((sla + d.max()) / S)) + 2
+k = np.floor(a / S).astype(int)
+e = np.floor((a + sla + d) / S).astype(int)  # the last slot a job picked up in time runs in
+key, inv = np.unique(k * 100_000 + e, return_inverse=True)
+gk, ge = key // 100_000, key % 100_000
+W = np.bincount(inv, weights=d)
+span = ge - gk + 1
+zoff = np.concatenate([[0], np.cumsum(span)[:-1]])
+iN, iU, iY, iL, iB, iZ = 0, K, 2 * K, 3 * K, 4 * K, 5 * K + 1
+nv = iZ + int(span.sum())
+c = np.zeros(nv); c[iN:iN + K] = S; c[iU:iU + K] = lead
+rows, cols, vals, b_ub = [], [], [], []
+def put(r, col, v): rows.append(r); cols.append(col); vals.append(v)
+g_of = np.repeat(np.arange(gk.size), span)
+slot_of = gk[g_of] + (np.arange(span.sum()) - zoff[g_of])
+for t in range(K):
+    put(t, iL + t, 1.0); put(t, iN + t, -float(S)); b_ub.append(0.0)
+for j, t in enumerate(slot_of):
+    put(int(t), iZ + j, 1.0)
+r = K
+for t in range(1, K):  # u_t >= n_t - n_(t-1): workers added, billed a lead before serving
+    put(r, iN + t, 1.0); put(r, iN + t - 1, -1.0); put(r, iU + t, -1.0); b_ub.append(0.0); r += 1
+jobs = np.bincount(k, minlength=K).astype(float)
+work = np.bincount(k, weights=d, minlength=K)
+for t in np.flatnonzero(jobs):
+    put(r, iY + t, -jobs[t])
+b_ub.append(-target * a.size); r += 1
+A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
+rows, cols, vals, b_eq = [], [], [], []
+for g in range(gk.size):  # a group's on-time work within its slots
+    for j in range(span[g]):
+        put(g, iZ + zoff[g] + j, 1.0)
+    put(g, iY + gk[g], -W[g]); b_eq.append(0.0)
+r = gk.size
+put(r, iB, 1.0); b_eq.append(0.0); r += 1
+for t in range(K):  # late work is still served, any time after it arrived
+    put(r, iB + t + 1, 1.0); put(r, iB + t, -1.0); put(r, iL + t, 1.0)
+    if work[t]:
+        put(r, iY + t, work[t])
+    b_eq.append(work[t]); r += 1
+put(r, iB + K, 1.0); b_eq.append(0.0); r += 1
+A_eq = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
+bounds = [(0, None)] * nv
+for t in range(K):
+    bounds[iY + t] = (0, 1)
+res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
+assert res.status == 0, res.message
+print(json.dumps({"cost": res.fun, "fleet": res.x[iN:iN + K].tolist()}))
+"""
+
+
+def bench_trace_defaults() -> dict[str, object]:
+    """The bench command's trace, scale, start and length (its own defaults, not restated)."""
+    app = typer.Typer()
+    register(app)
+    command = next(
+        c for c in app.registered_commands if getattr(c.callback, "__name__", "") == "bench"
+    )
+    params = inspect.signature(command.callback).parameters  # type: ignore[arg-type]
+    names = ("trace", "trace_scale", "trace_start", "trace_length")
+    return {name: params[name].default for name in names}
+
+
+class Fixed:
+    """A fleet of one size (ticks every slot)."""
+
+    name = "fixed"
+    interval_seconds = SLOT_SECONDS
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def decide(self, view: FleetView) -> int:
+        return self.size
+
+
+class Scheduled:
+    """The fluid schedule (workers per slot of the scored window) rounded up plus `extra`, each
+    size ordered `ahead` seconds before its slot (scale-in at once)."""
+
+    name = "clairvoyant"
+    interval_seconds = SLOT_SECONDS
+
+    def __init__(self, fleet: list[float], warmup: int, ahead: int, extra: int) -> None:
+        self.fleet, self.warmup, self.ahead, self.extra = fleet, warmup, ahead, extra
+
+    def decide(self, view: FleetView) -> int:
+        t = max(0, view.elapsed_seconds - self.warmup)
+        lo, hi = t // SLOT_SECONDS, (t + self.ahead) // SLOT_SECONDS + 1
+        want = max(self.fleet[lo:hi], default=0.0)
+        return max(1, math.ceil(want - 1e-6) + self.extra)
+
+
+def segments(workload: Workload) -> np.ndarray:
+    """The 5-minute segment of every scored job."""
+    warm = workload.warmup_seconds
+    scored = workload.arrivals[workload.arrivals >= warm]
+    return ((scored - warm) // SEGMENT_SECONDS).astype(np.int64)
+
+
+def segment_compliance(workload: Workload, sla: float, size: int, fleet: FleetSpec) -> np.ndarray:
+    """Jobs picked up within `sla` per 5-minute segment of the scored window, static `size`."""
+    run = run_policy(workload, Fixed(size), fleet, size)
+    scored = workload.arrivals >= workload.warmup_seconds
+    wait = run.starts[scored] - workload.arrivals[scored]
+    on_time = ~np.isnan(wait) & (wait <= sla)
+    return np.bincount(segments(workload), weights=on_time)
+
+
+def cheapest_pieces(
+    sizes: np.ndarray, on_time: np.ndarray, per_segment: np.ndarray, target: float
+) -> list[str]:
+    """Per segment length, the cheapest sizes per segment meeting `target` (hindsight), and the
+    causal rule's best (each segment sized for the previous one)."""
+    lines = []
+    jobs = int(per_segment.sum())
+    for minutes in (15, 30, 60):
+        group = minutes * 60 // SEGMENT_SECONDS
+        count = on_time.shape[1] // group
+        got = on_time[:, : count * group].reshape(len(sizes), count, group).sum(2)
+        arrived = per_segment[: count * group].reshape(count, group).sum(1)
+        seconds = minutes * 60
+        best: tuple[float, float, list[int]] | None = None
+        for weight in np.geomspace(0.01, 10_000.0, 600):
+            pick = np.argmin(sizes[:, None] * seconds - weight * got, axis=0)
+            share = got[pick, np.arange(count)].sum() / jobs
+            cost = float((sizes[pick] * seconds).sum())
+            if share >= target and (best is None or cost < best[0]):
+                best = (cost, share, [int(s) for s in sizes[pick]])
+        lines.append(_piece_line(f"{minutes}-min segments, hindsight", best))
+        causal = _causal(sizes, got, arrived, seconds, target)
+        lines.append(_piece_line(f"{minutes}-min segments, causal", causal))
+    return lines
+
+
+def _causal(
+    sizes: np.ndarray, got: np.ndarray, arrived: np.ndarray, seconds: int, target: float
+) -> tuple[float, float, list[int]] | None:
+    """Each segment at the smallest size whose compliance in the previous segment reached a
+    threshold, plus a margin of grid steps (both tuned on this window, and the first segment
+    sized for itself: optimistic)."""
+    share = got / np.maximum(arrived, 1)
+    count = got.shape[1]
+    jobs = int(arrived.sum())
+    best: tuple[float, float, list[int]] | None = None
+    for threshold in np.linspace(0.80, 1.0, 81):
+        for margin in range(4):
+            pick = []
+            for i in range(count):
+                reached = np.flatnonzero(share[:, max(0, i - 1)] >= threshold)
+                first = int(reached[0]) if reached.size else len(sizes) - 1
+                pick.append(min(len(sizes) - 1, first + margin))
+            chosen = np.asarray(pick)
+            on_time = got[chosen, np.arange(count)].sum() / jobs
+            cost = float((sizes[chosen] * seconds).sum())
+            if on_time >= target and (best is None or cost < best[0]):
+                best = (cost, on_time, [int(s) for s in sizes[chosen]])
+    return best
+
+
+def _piece_line(what: str, best: tuple[float, float, list[int]] | None) -> str:
+    if best is None:
+        return f"| {what} | none meets it | | |"
+    cost, share, sizes = best
+    return f"| {what} | {cost:,.0f} | {share:.2%} | {', '.join(map(str, sizes))} |"
+
+
+def fluid(
+    workload: Workload, sla: float, lead: float, target: float, python: str
+) -> tuple[float, list[float]]:
+    """The fluid programme's cost (worker-s) and workers per slot, run in `python`."""
+    warm = workload.warmup_seconds
+    scored = workload.arrivals >= warm
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "jobs.npz"
+        np.savez(
+            data,
+            arrivals=workload.arrivals[scored] - warm,
+            durations=workload.service[scored],
+            horizon=float(workload.horizon_seconds - warm),
+            sla=sla,
+            lead=lead,
+            target=target,
+            slot=float(SLOT_SECONDS),
+        )
+        out = subprocess.run(
+            [python, "-c", PROGRAMME, str(data)], check=True, capture_output=True, text=True
+        )
+    answer = json.loads(out.stdout)
+    return float(answer["cost"]), [float(v) for v in answer["fleet"]]
+
+
+def main() -> None:
+    defaults = bench_trace_defaults()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sla", type=float, default=10.0, help="SLA, seconds")
+    ap.add_argument("--target", type=float, default=0.95, help="target compliance")
+    ap.add_argument("--sizes", default="26:72:2", help="static grid start:stop:step")
+    ap.add_argument("--scipy-python", default=None, help="a Python with numpy and scipy")
+    ap.add_argument("--extra", default="0,1,2,3", help="workers added to the replayed schedule")
+    a = ap.parse_args()
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=a.sla)
+    fleet = spec.fleet()
+    full = read_trace(
+        Path(str(defaults["trace"])),
+        scale=int(str(defaults["trace_scale"])),
+        start=int(str(defaults["trace_start"])),
+        length=int(str(defaults["trace_length"])),
+    )
+    counts, start = sweep_window(full, WINDOW_SECONDS)
+    workload = build_workload(
+        f"nasa x{defaults['trace_scale']}",
+        counts,
+        fleet,
+        seed=0,
+        warmup_seconds=spec.warmup_seconds,
+    )
+    jobs = workload.scored_jobs
+    lo, hi, step = (int(v) for v in a.sizes.split(":"))
+    sizes = np.arange(lo, hi, step)
+    on_time = np.array([segment_compliance(workload, a.sla, int(s), fleet) for s in sizes])
+    per_segment = np.bincount(segments(workload))
+    static = [(int(s), on_time[i].sum() / jobs) for i, s in enumerate(sizes)]
+    lines = [
+        header(f"NASA x10 at SLA {a.sla:g} s, target {a.target:.0%}: what hindsight costs"),
+        f"Window: trace seconds {start:,}..{start + counts.size:,} (the bench's), {jobs:,} jobs, "
+        f"{float(workload.service[workload.arrivals >= workload.warmup_seconds].sum()):,.0f} "
+        "job-seconds of work; start-up 60 s + uniform 0..10 s; 10 s ticks.",
+        "",
+        "Static sizes (whole window): " + ", ".join(f"{s}: {share:.2%}" for s, share in static),
+        "",
+        "| yardstick | worker-s | within SLA | sizes per segment |",
+        "| --- | ---: | ---: | --- |",
+        *cheapest_pieces(sizes, on_time, per_segment, a.target),
+    ]
+    if a.scipy_python:
+        lead = float(fleet.provision_delay_seconds)
+        bound, _ = fluid(workload, a.sla, lead, a.target, a.scipy_python)
+        lines.append(
+            f"| fluid lower bound ({a.target:.0%} on time, lead {lead:g} s) | "
+            f"{bound:,.0f} | {a.target:.2%} | |"
+        )
+        _, schedule = fluid(workload, a.sla, lead, 1.0, a.scipy_python)
+        ahead = int(lead + fleet.provision_jitter_seconds)
+        for extra in (int(v) for v in a.extra.split(",")):
+            policy = Scheduled(schedule, workload.warmup_seconds, ahead, extra)
+            run = run_policy(workload, policy, fleet, math.ceil(schedule[0]) + extra)
+            s = score(run, a.sla)
+            lines.append(
+                f"| clairvoyant replay (100 % schedule + {extra}, ordered {ahead} s ahead) | "
+                f"{s.worker_seconds:,.0f} | {s.sla_compliance:.2%} | |"
+            )
+    write(f"nasa_hindsight_sla{a.sla:g}.md", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
