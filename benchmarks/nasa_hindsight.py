@@ -11,31 +11,29 @@ busiest minute, seed 0, 60 s + uniform 0..10 s start-up, 10 s ticks):
   that size throughout, so a backlog carried across a segment boundary is approximate). Then
   the same choice made causally: each segment sized for the previous one's compliance at each
   size (the threshold and a margin tuned on this very window, so optimistic).
-- **fluid lower bound** (needs scipy, which is not a project dependency: `--scipy-python`, a
-  Python that has numpy and scipy, e.g. the system's): a linear programme over 10 s slots that
+- **fluid lower bound** (scipy's HiGHS `linprog`): a linear programme over 10 s slots that
   knows every arrival and job time, bills each worker 60 s before it serves (the lead), treats
   the fleet and the work as fluid, and lets any 5 % of jobs (by arrival slot) be served late.
   No fleet schedule in the simulator can be cheaper.
 - **clairvoyant replay**: the programme's schedule at 100 % plus k workers, each size ordered a
   lead + jitter (70 s) ahead, replayed in the simulator: what a fleet that knew the future got.
 
-    .venv/bin/python benchmarks/nasa_hindsight.py --scipy-python python3
+    .venv/bin/python benchmarks/nasa_hindsight.py
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import math
-import subprocess
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import typer
+from scipy.optimize import linprog
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
@@ -55,67 +53,6 @@ SEGMENT_SECONDS = 300
 """The finest piecewise-static segment."""
 SLOT_SECONDS = 10
 """The fluid programme's slot (the bench's evaluation interval)."""
-
-# Runs in the scipy Python: reads the npz (arrivals, durations from the window's start, horizon,
-# sla, lead, target, slot), prints {"cost": ..., "fleet": [...]} (fluid workers per slot).
-PROGRAMME = """
-import json, sys
-import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
-z = np.load(sys.argv[1])
-a, d = z["arrivals"], z["durations"]
-H, sla, lead, target, S = (float(z[k]) for k in ("horizon", "sla", "lead", "target", "slot"))
-S = int(S)
-K = int(H) // S + int(np.ceil((sla + d.max()) / S)) + 2
-k = np.floor(a / S).astype(int)
-e = np.floor((a + sla + d) / S).astype(int)  # the last slot a job picked up in time runs in
-key, inv = np.unique(k * 100_000 + e, return_inverse=True)
-gk, ge = key // 100_000, key % 100_000
-W = np.bincount(inv, weights=d)
-span = ge - gk + 1
-zoff = np.concatenate([[0], np.cumsum(span)[:-1]])
-iN, iU, iY, iL, iB, iZ = 0, K, 2 * K, 3 * K, 4 * K, 5 * K + 1
-nv = iZ + int(span.sum())
-c = np.zeros(nv); c[iN:iN + K] = S; c[iU:iU + K] = lead
-rows, cols, vals, b_ub = [], [], [], []
-def put(r, col, v): rows.append(r); cols.append(col); vals.append(v)
-g_of = np.repeat(np.arange(gk.size), span)
-slot_of = gk[g_of] + (np.arange(span.sum()) - zoff[g_of])
-for t in range(K):
-    put(t, iL + t, 1.0); put(t, iN + t, -float(S)); b_ub.append(0.0)
-for j, t in enumerate(slot_of):
-    put(int(t), iZ + j, 1.0)
-r = K
-for t in range(1, K):  # u_t >= n_t - n_(t-1): workers added, billed a lead before serving
-    put(r, iN + t, 1.0); put(r, iN + t - 1, -1.0); put(r, iU + t, -1.0); b_ub.append(0.0); r += 1
-jobs = np.bincount(k, minlength=K).astype(float)
-work = np.bincount(k, weights=d, minlength=K)
-for t in np.flatnonzero(jobs):
-    put(r, iY + t, -jobs[t])
-b_ub.append(-target * a.size); r += 1
-A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
-rows, cols, vals, b_eq = [], [], [], []
-for g in range(gk.size):  # a group's on-time work within its slots
-    for j in range(span[g]):
-        put(g, iZ + zoff[g] + j, 1.0)
-    put(g, iY + gk[g], -W[g]); b_eq.append(0.0)
-r = gk.size
-put(r, iB, 1.0); b_eq.append(0.0); r += 1
-for t in range(K):  # late work is still served, any time after it arrived
-    put(r, iB + t + 1, 1.0); put(r, iB + t, -1.0); put(r, iL + t, 1.0)
-    if work[t]:
-        put(r, iY + t, work[t])
-    b_eq.append(work[t]); r += 1
-put(r, iB + K, 1.0); b_eq.append(0.0); r += 1
-A_eq = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
-bounds = [(0, None)] * nv
-for t in range(K):
-    bounds[iY + t] = (0, 1)
-res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
-assert res.status == 0, res.message
-print(json.dumps({"cost": res.fun, "fleet": res.x[iN:iN + K].tolist()}))
-"""
 
 
 def bench_trace_defaults() -> dict[str, object]:
@@ -234,29 +171,95 @@ def _piece_line(what: str, best: tuple[float, float, list[int]] | None) -> str:
     return f"| {what} | {cost:,.0f} | {share:.2%} | {', '.join(map(str, sizes))} |"
 
 
-def fluid(
-    workload: Workload, sla: float, lead: float, target: float, python: str
-) -> tuple[float, list[float]]:
-    """The fluid programme's cost (worker-s) and workers per slot, run in `python`."""
+def fluid(workload: Workload, sla: float, lead: float, target: float) -> tuple[float, list[float]]:
+    """The fluid programme over SLOT_SECONDS slots: its cost (worker-s) and workers per slot.
+
+    Variables per slot t: n (workers), u (workers added, billed `lead` s before they serve),
+    y (the share of the slot's arrivals served on time), l (late work served), b (late work
+    carried), and per (arrival slot, last on-time slot) group the on-time work done in each slot
+    it may run in. Minimise S sum n + lead sum u subject to: the work in a slot <= S n; at least
+    `target` of the jobs on time; late work still served, any time after it arrived.
+    """
     warm = workload.warmup_seconds
     scored = workload.arrivals >= warm
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "jobs.npz"
-        np.savez(
-            data,
-            arrivals=workload.arrivals[scored] - warm,
-            durations=workload.service[scored],
-            horizon=float(workload.horizon_seconds - warm),
-            sla=sla,
-            lead=lead,
-            target=target,
-            slot=float(SLOT_SECONDS),
-        )
-        out = subprocess.run(
-            [python, "-c", PROGRAMME, str(data)], check=True, capture_output=True, text=True
-        )
-    answer = json.loads(out.stdout)
-    return float(answer["cost"]), [float(v) for v in answer["fleet"]]
+    a = workload.arrivals[scored] - warm
+    d = workload.service[scored]
+    size = SLOT_SECONDS
+    slots = int(workload.horizon_seconds - warm) // size + math.ceil((sla + d.max()) / size) + 2
+    k = np.floor(a / size).astype(np.int64)
+    e = np.floor((a + sla + d) / size).astype(np.int64)  # the last slot an on-time job runs in
+    key, inv = np.unique(k * 100_000 + e, return_inverse=True)
+    gk, ge = key // 100_000, key % 100_000
+    group_work = np.bincount(inv, weights=d)
+    span = ge - gk + 1
+    zoff = np.concatenate([[0], np.cumsum(span)[:-1]])
+    i_n, i_u, i_y, i_l, i_b, i_z = 0, slots, 2 * slots, 3 * slots, 4 * slots, 5 * slots + 1
+    nv = i_z + int(span.sum())
+    cost = np.zeros(nv)
+    cost[i_n : i_n + slots] = size
+    cost[i_u : i_u + slots] = lead
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+
+    def put(r: int, col: int, v: float) -> None:
+        rows.append(r)
+        cols.append(col)
+        vals.append(v)
+
+    b_ub: list[float] = []
+    g_of = np.repeat(np.arange(gk.size), span)
+    slot_of = gk[g_of] + (np.arange(span.sum()) - zoff[g_of])
+    for t in range(slots):  # the slot's work (late + on-time) within S n
+        put(t, i_l + t, 1.0)
+        put(t, i_n + t, -float(size))
+        b_ub.append(0.0)
+    for j, t in enumerate(slot_of):
+        put(int(t), i_z + j, 1.0)
+    r = slots
+    for t in range(1, slots):  # u_t >= n_t - n_(t-1)
+        put(r, i_n + t, 1.0)
+        put(r, i_n + t - 1, -1.0)
+        put(r, i_u + t, -1.0)
+        b_ub.append(0.0)
+        r += 1
+    jobs = np.bincount(k, minlength=slots).astype(float)
+    work = np.bincount(k, weights=d, minlength=slots)
+    for t in np.flatnonzero(jobs):
+        put(r, i_y + int(t), -float(jobs[t]))
+    b_ub.append(-target * a.size)
+    r += 1
+    a_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
+    rows, cols, vals = [], [], []
+    b_eq: list[float] = []
+    for g in range(gk.size):  # a group's on-time work within its slots
+        for j in range(int(span[g])):
+            put(g, i_z + int(zoff[g]) + j, 1.0)
+        put(g, i_y + int(gk[g]), -float(group_work[g]))
+        b_eq.append(0.0)
+    r = gk.size
+    put(r, i_b, 1.0)
+    b_eq.append(0.0)
+    r += 1
+    for t in range(slots):  # late work is still served, any time after it arrived
+        put(r, i_b + t + 1, 1.0)
+        put(r, i_b + t, -1.0)
+        put(r, i_l + t, 1.0)
+        if work[t]:
+            put(r, i_y + t, float(work[t]))
+        b_eq.append(float(work[t]))
+        r += 1
+    put(r, i_b + slots, 1.0)
+    b_eq.append(0.0)
+    r += 1
+    a_eq = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
+    bounds = [(0.0, None)] * nv
+    for t in range(slots):
+        bounds[i_y + t] = (0.0, 1.0)
+    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the fluid programme did not solve: {res.message}")
+    return float(res.fun), [float(v) for v in res.x[i_n : i_n + slots]]
 
 
 def main() -> None:
@@ -265,7 +268,6 @@ def main() -> None:
     ap.add_argument("--sla", type=float, default=10.0, help="SLA, seconds")
     ap.add_argument("--target", type=float, default=0.95, help="target compliance")
     ap.add_argument("--sizes", default="26:72:2", help="static grid start:stop:step")
-    ap.add_argument("--scipy-python", default=None, help="a Python with numpy and scipy")
     ap.add_argument("--extra", default="0,1,2,3", help="workers added to the replayed schedule")
     a = ap.parse_args()
     spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=a.sla)
@@ -302,23 +304,22 @@ def main() -> None:
         "| --- | ---: | ---: | --- |",
         *cheapest_pieces(sizes, on_time, per_segment, a.target),
     ]
-    if a.scipy_python:
-        lead = float(fleet.provision_delay_seconds)
-        bound, _ = fluid(workload, a.sla, lead, a.target, a.scipy_python)
+    lead = float(fleet.provision_delay_seconds)
+    bound, _ = fluid(workload, a.sla, lead, a.target)
+    lines.append(
+        f"| fluid lower bound ({a.target:.0%} on time, lead {lead:g} s) | "
+        f"{bound:,.0f} | {a.target:.2%} | |"
+    )
+    _, schedule = fluid(workload, a.sla, lead, 1.0)
+    ahead = int(lead + fleet.provision_jitter_seconds)
+    for extra in (int(v) for v in a.extra.split(",")):
+        policy = Scheduled(schedule, workload.warmup_seconds, ahead, extra)
+        run = run_policy(workload, policy, fleet, math.ceil(schedule[0]) + extra)
+        s = score(run, a.sla)
         lines.append(
-            f"| fluid lower bound ({a.target:.0%} on time, lead {lead:g} s) | "
-            f"{bound:,.0f} | {a.target:.2%} | |"
+            f"| clairvoyant replay (100 % schedule + {extra}, ordered {ahead} s ahead) | "
+            f"{s.worker_seconds:,.0f} | {s.sla_compliance:.2%} | |"
         )
-        _, schedule = fluid(workload, a.sla, lead, 1.0, a.scipy_python)
-        ahead = int(lead + fleet.provision_jitter_seconds)
-        for extra in (int(v) for v in a.extra.split(",")):
-            policy = Scheduled(schedule, workload.warmup_seconds, ahead, extra)
-            run = run_policy(workload, policy, fleet, math.ceil(schedule[0]) + extra)
-            s = score(run, a.sla)
-            lines.append(
-                f"| clairvoyant replay (100 % schedule + {extra}, ordered {ahead} s ahead) | "
-                f"{s.worker_seconds:,.0f} | {s.sla_compliance:.2%} | |"
-            )
     write(f"nasa_hindsight_sla{a.sla:g}.md", "\n".join(lines))
 
 

@@ -123,6 +123,14 @@ def benches() -> list[Bench]:
             "policy_quality.quick.md",
         ),
         Bench(
+            "nasa_hindsight",
+            _py("nasa_hindsight.py"),
+            _py("nasa_hindsight.py", "--sizes", "40:64:4", "--extra", "1"),
+            "nasa_hindsight_sla10.md",
+            "nasa_hindsight_sla10.quick.md",
+            has_out=False,
+        ),
+        Bench(
             "backlog_vs_postgres",
             _py("backlog_vs_postgres.py"),
             _py(
