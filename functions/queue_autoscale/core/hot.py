@@ -25,7 +25,8 @@ drain is held to the hot size only when the backlog's growth shows no surge (`su
 On such traffic the terms size on the settled load (`settle`) rather than the windows: an
 exponential average of the long window's load over the SLA loop's window W, restarted whenever a
 window's reading or the trend's slope says the level moved, and used only once it has held a
-whole long window since (a level that just moved may still be moving). The windows' noise (the
+whole long window since (a level that just moved may still be moving), or at once when it is at
+least `early_min_load` workers and the trend reads flat (`early`). The windows' noise (the
 load's standard error over 300 s is 0.37 workers at 20 jobs/s) crosses Erlang C's integer
 boundaries and, times the reaction time, moves the walk's drift by more than the room a 10 s SLA
 leaves; the average has a third of it. The hot size's floor still reads the measured rate's least
@@ -76,6 +77,42 @@ RESTART_SIGMAS = 3.0
 before it restarts. Measured: with the short window's restart at 1.645 the restarts on Poisson
 noise give the average's gain back (steady 10 s p99 154,154 worker-s, 150,813 at 3;
 docs/simulator.md)."""
+EARLY_SLOPE_SIGMAS = 1.0
+"""The trend's slope, in standard errors of a flat rate's (`trend.slope_sigmas`), under which a
+settled load that has not held a long window may size (`early`). Without it the ramp at SLA 30-60 s
+(12-60 workers) sized on each fresh restart and ran behind (ramp 30 s p99.9 242,200 -> 365,970)."""
+
+
+def settled_early(settled: Settled | None, settings: QueueSettings) -> bool:
+    """True when a settled load exists and is at least `early_min_load` workers: the fleet may
+    run hot without the loop's half window (`allowed`)."""
+    return settled is not None and settled.load >= early_min_load(settings)
+
+
+def early_min_load(settings: QueueSettings) -> float:
+    """The least settled load, workers, that may run hot or size early: (lead + interval) / SLA.
+    One worker short lets the backlog grow by mu (L + I) jobs before a correction lands; c
+    workers clear c mu S jobs within the SLA, so from this load one worker's shortfall fits in
+    one SLA of the fleet's work (7 workers at a 60 s lead, 10 s interval and 10 s SLA)."""
+    reaction = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
+    return reaction / settings.sla_seconds
+
+
+def early(
+    settled: Settled | None,
+    samples: Sequence[Sample],
+    m: Measures,
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    now: float,
+) -> bool:
+    """True when the settled load may size at once after a restart (`settled_rate`): it is
+    `settled_early` and the trend's slope reads under `EARLY_SLOPE_SIGMAS`."""
+    if not settled_early(settled, settings):
+        return False
+    d = dispersion(snapshot)
+    window = settings.trend_window_seconds
+    return trend.slope_sigmas(samples, m.window_rate, now, window, d) < EARLY_SLOPE_SIGMAS
 
 
 def allowed(
@@ -84,14 +121,15 @@ def allowed(
     snapshot: QueueSnapshot,
     settings: QueueSettings,
     now: float,
+    settled: Settled | None = None,
 ) -> bool:
     """True when the sizing terms may run hot this tick: the realized compliance comfortably
     within its budget over at least half a window, Poisson-like arrivals, no burst onset within
     the loop's window (a comfortable reading then is the burst's capacity, not the steady
-    fleet's), a tight SLA."""
+    fleet's), a tight SLA. A `settled_early` settled load waives the half window."""
     if carried_wait_seconds(settings) > 0 or not sla_loop.comfortable(loop, settings):
         return False
-    if not covers_a_window(loop, snapshot, settings):
+    if not settled_early(settled, settings) and not covers_a_window(loop, snapshot, settings):
         return False
     if sla_loop.after_onset(recurrence.last_onset(rec.bursts), settings, now):
         return False
@@ -169,7 +207,8 @@ def settled_measures(
     """This tick's measures with the sizing rate at the settled load where it applies
     (`settled_rate`; `window_rate` keeps the windows'), and the settled load to remember."""
     settled = settle(state.settled, state.samples, snapshot, m, settings, now)
-    rate = settled_rate(settled, snapshot, m, now)
+    at_once = early(settled, state.samples, m, snapshot, settings, now)
+    rate = settled_rate(settled, snapshot, m, now, at_once)
     return (m if rate is None else m._replace(arrival_rate=rate)), settled
 
 
@@ -229,11 +268,18 @@ def moved(
 
 
 def settled_rate(
-    settled: Settled | None, snapshot: QueueSnapshot, m: Measures, now: float
+    settled: Settled | None,
+    snapshot: QueueSnapshot,
+    m: Measures,
+    now: float,
+    at_once: bool = False,
 ) -> float | None:
     """The arrival rate (jobs/s, at this tick's mu) the settled load stands for, once it has held
-    a whole long window since its last restart; None before (the windows size then)."""
-    if settled is None or now - settled.since < snapshot.rate_window_seconds:
+    a whole long window since its last restart or at once when `at_once` (`early`); None before
+    (the windows size then)."""
+    if settled is None:
+        return None
+    if not at_once and now - settled.since < snapshot.rate_window_seconds:
         return None
     return settled.load * m.service_rate
 

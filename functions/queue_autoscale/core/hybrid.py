@@ -74,7 +74,7 @@ def decide(
     rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
     headroom = _spent_headroom(loop, rec, settings, now)
     steady, lam = need, m.arrival_rate
-    hot = headroom <= 0 and hot_terms.allowed(loop, rec, snapshot, settings, now)
+    hot = headroom <= 0 and hot_terms.allowed(loop, rec, snapshot, settings, now, settled)
     if headroom > 0:  # the SLA loop: sized for a higher rate
         lam = m.arrival_rate * (1.0 + headroom)
         steady = _workers(lam, m, settings, cap)

@@ -9,11 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from queue_autoscale.core import ControllerState, Sample, decide, hot
+from queue_autoscale.core import ControllerState, Sample, decide, hot, sla_loop
 from queue_autoscale.core.counters import CounterRow, window_rates
 from queue_autoscale.core.measures import measure
 from queue_autoscale.core.models import QueueSettings, QueueSnapshot, Settled
 from queue_autoscale.core.queueing import hot_workers, walk_quantile, workers_for_sla
+from queue_autoscale.core.recurrence import Recurrence
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
@@ -236,6 +237,38 @@ def test_the_settled_load_sizes_only_once_it_has_held_a_whole_long_window() -> N
     assert hot.settled_rate(young, snap, m, NOW) is None
     assert hot.settled_rate(young._replace(since=NOW - 300.0), snap, m, NOW) == 25.0
     assert hot.settled_rate(None, snap, m, NOW) is None
+
+
+def test_a_young_settled_load_sizes_at_once_only_when_large_and_flat() -> None:
+    snap = _steady_snapshot(mean_job_seconds=0.8)  # mu = 1.25 jobs/s per worker
+    m = measure(snap, CFG)
+    young = Settled(load=20.0, since=NOW - 290.0, at=NOW)
+    # GIVEN no trend samples (slope 0): 20 workers, at least 10, sizes at once
+    assert hot.early(young, (), m, snap, CFG, NOW)
+    assert hot.settled_rate(young, snap, m, NOW, at_once=True) == 25.0
+    # AND under (60 s lead + 10 s interval) / 30 s SLA = 2.33 workers it waits for its window
+    assert hot.early_min_load(CFG) == pytest.approx(70.0 / 30.0)
+    assert not hot.early(young._replace(load=2.3), (), m, snap, CFG, NOW)
+    # AND a slope of 0.005 jobs/s per second over 300 s, 1.68 standard errors of a flat rate's
+    # at 20 jobs/s (sqrt(12 x 20 / 300^3) = 0.00298), is not flat enough
+    gentle = tuple(
+        Sample(at=NOW + x, arrival_rate=20.0 + 0.005 * x, visible=0, raw_target=20)
+        for x in range(-300, 0, 10)
+    )
+    assert not hot.early(young, gentle, m._replace(window_rate=20.0), snap, CFG, NOW)
+    assert not hot.early(None, (), m, snap, CFG, NOW)
+
+
+def test_a_settled_load_above_reaction_over_sla_waives_the_loops_half_window() -> None:
+    # GIVEN a comfortable loop of 5,000 jobs, none late: under half a window at 21 jobs/s,
+    # (1 - exp(-0.5)) x 21 x 1,800 = 14,873 jobs
+    loop = sla_loop.LoopReading(5_000.0, 0.0, NOW - 20.0, 0.0, 1.0)
+    rec = Recurrence((), False, None, 0, None, None, False, ())
+    snap = _steady_snapshot()
+    assert not hot.allowed(loop, rec, snap, CFG, NOW)
+    # THEN a settled load of 2.34 workers (over 70 s / 30 s = 2.33) lets it run hot; 2.33 not
+    assert hot.allowed(loop, rec, snap, CFG, NOW, SETTLED._replace(load=2.34))
+    assert not hot.allowed(loop, rec, snap, CFG, NOW, SETTLED._replace(load=2.33))
 
 
 def test_the_hot_floor_still_reads_the_windows_rate_under_a_settled_load() -> None:
