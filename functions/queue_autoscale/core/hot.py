@@ -98,21 +98,24 @@ def early_min_load(settings: QueueSettings) -> float:
     return reaction / settings.sla_seconds
 
 
-def early(
-    settled: Settled | None,
+def early(settled: Settled | None, slope_sigmas: float, settings: QueueSettings) -> bool:
+    """True when the settled load may size at once after a restart (`settled_rate`): it is
+    `settled_early` and the trend's slope (`slope_sigmas`, from `slope`) reads under
+    `EARLY_SLOPE_SIGMAS`."""
+    return settled_early(settled, settings) and slope_sigmas < EARLY_SLOPE_SIGMAS
+
+
+def slope(
     samples: Sequence[Sample],
     m: Measures,
     snapshot: QueueSnapshot,
     settings: QueueSettings,
     now: float,
-) -> bool:
-    """True when the settled load may size at once after a restart (`settled_rate`): it is
-    `settled_early` and the trend's slope reads under `EARLY_SLOPE_SIGMAS`."""
-    if not settled_early(settled, settings):
-        return False
-    d = dispersion(snapshot)
+) -> float:
+    """The trend's slope over the samples' windowed rates and this tick's window rate, in
+    standard errors of a flat rate's at the measured dispersion (`trend.slope_sigmas`)."""
     window = settings.trend_window_seconds
-    return trend.slope_sigmas(samples, m.window_rate, now, window, d) < EARLY_SLOPE_SIGMAS
+    return trend.slope_sigmas(samples, m.window_rate, now, window, dispersion(snapshot))
 
 
 def allowed(
@@ -206,15 +209,16 @@ def settled_measures(
 ) -> tuple[Measures, Settled | None]:
     """This tick's measures with the sizing rate at the settled load where it applies
     (`settled_rate`; `window_rate` keeps the windows'), and the settled load to remember."""
-    settled = settle(state.settled, state.samples, snapshot, m, settings, now)
-    at_once = early(settled, state.samples, m, snapshot, settings, now)
+    rising = slope(state.samples, m, snapshot, settings, now)
+    settled = settle(state.settled, rising, snapshot, m, settings, now)
+    at_once = early(settled, rising, settings)
     rate = settled_rate(settled, snapshot, m, now, at_once)
     return (m if rate is None else m._replace(arrival_rate=rate)), settled
 
 
 def settle(
     previous: Settled | None,
-    samples: Sequence[Sample],
+    slope_sigmas: float,
     snapshot: QueueSnapshot,
     m: Measures,
     settings: QueueSettings,
@@ -225,7 +229,7 @@ def settle(
 
     An exponential average, time constant the SLA loop's window W, of the long window's offered
     load (workers: rate / mu) at each tick; restarted at that load when there is none yet, a
-    tick was missed, or the level moved (`moved`)."""
+    tick was missed, or the level moved (`moved`; `slope_sigmas` is the trend's, `slope`)."""
     rate, mu = snapshot.arrival_rate, m.service_rate
     if carried_wait_seconds(settings) > 0 or not poisson_like(snapshot):
         return None
@@ -234,25 +238,18 @@ def settle(
     load = rate / mu
     if previous is None or not 0 < now - previous.at <= snapshot.rate_window_seconds:
         return Settled(load, now, now)
-    if moved(previous.load, samples, snapshot, m, settings, now):
+    if moved(previous.load, slope_sigmas, snapshot, m):
         return Settled(load, now, now)
     weight = 1.0 - math.exp(-(now - previous.at) / sla_loop.window_seconds(settings))
     return Settled(previous.load + weight * (load - previous.load), previous.since, now)
 
 
-def moved(
-    settled_load: float,
-    samples: Sequence[Sample],
-    snapshot: QueueSnapshot,
-    m: Measures,
-    settings: QueueSettings,
-    now: float,
-) -> bool:
+def moved(settled_load: float, slope_sigmas: float, snapshot: QueueSnapshot, m: Measures) -> bool:
     """True when the level moved from the settled load (workers) by more than the noise: the
     long window's load leaves it by `RESTART_SIGMAS` of its standard errors, the short window's
     rises past it by as many of its own (a step shows within a minute), or the trend's slope
-    over the samples' windowed rates (`trend.slope_sigmas`) is that many standard errors up (a
-    ramp, which stays within the window's errors of a lagging average for many minutes)."""
+    (`slope_sigmas`, from `slope`) is that many standard errors up (a ramp, which stays within
+    the window's errors of a lagging average for many minutes)."""
     d, mu = dispersion(snapshot), m.service_rate
     rate = snapshot.arrival_rate or 0.0
     error = rate / mu * load_error(rate, snapshot.rate_window_seconds, d)
@@ -263,8 +260,7 @@ def moved(
         error = short / mu * load_error(short, SHORT_WINDOW_SECONDS, d)
         if short / mu - settled_load > RESTART_SIGMAS * error:
             return True
-    window = settings.trend_window_seconds
-    return trend.slope_sigmas(samples, m.window_rate, now, window, d) > RESTART_SIGMAS
+    return slope_sigmas > RESTART_SIGMAS
 
 
 def settled_rate(

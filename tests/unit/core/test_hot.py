@@ -166,7 +166,7 @@ def _steady_snapshot(**overrides: float | None) -> QueueSnapshot:
 def _settle(
     snap: QueueSnapshot, previous: Settled | None = SETTLED, cfg: QueueSettings = CFG
 ) -> Settled | None:
-    return hot.settle(previous, (), snap, measure(snap, cfg), cfg, NOW)
+    return hot.settle(previous, 0.0, snap, measure(snap, cfg), cfg, NOW)
 
 
 def test_the_settled_load_is_an_exponential_average_over_the_loops_window() -> None:
@@ -215,9 +215,12 @@ def test_a_significant_slope_of_the_trend_restarts_the_settled_load() -> None:
     snap = _steady_snapshot(arrival_rate=20.0, arrival_rate_short=20.0)
     m = measure(snap, CFG)
     # THEN the average restarts; half that slope (1.68 standard errors) does not restart it
-    assert hot.settle(SETTLED, rising, snap, m, CFG, NOW) == Settled(20.0, NOW, NOW)
+    assert hot.slope(rising, m, snap, CFG, NOW) == pytest.approx(3.35, abs=0.01)
+    assert hot.settle(SETTLED, hot.slope(rising, m, snap, CFG, NOW), snap, m, CFG, NOW) == Settled(
+        20.0, NOW, NOW
+    )
     gentle = tuple(replace(s_, arrival_rate=20.0 + 0.005 * (s_.at - NOW)) for s_ in rising)
-    kept = hot.settle(SETTLED, gentle, snap, m, CFG, NOW)
+    kept = hot.settle(SETTLED, hot.slope(gentle, m, snap, CFG, NOW), snap, m, CFG, NOW)
     assert kept is not None
     assert kept.since == SETTLED.since
 
@@ -244,19 +247,21 @@ def test_a_young_settled_load_sizes_at_once_only_when_large_and_flat() -> None:
     m = measure(snap, CFG)
     young = Settled(load=20.0, since=NOW - 290.0, at=NOW)
     # GIVEN no trend samples (slope 0): 20 workers, at least 10, sizes at once
-    assert hot.early(young, (), m, snap, CFG, NOW)
+    assert hot.early(young, hot.slope((), m, snap, CFG, NOW), CFG)
     assert hot.settled_rate(young, snap, m, NOW, at_once=True) == 25.0
     # AND under (60 s lead + 10 s interval) / 30 s SLA = 2.33 workers it waits for its window
     assert hot.early_min_load(CFG) == pytest.approx(70.0 / 30.0)
-    assert not hot.early(young._replace(load=2.3), (), m, snap, CFG, NOW)
+    assert not hot.early(young._replace(load=2.3), 0.0, CFG)
     # AND a slope of 0.005 jobs/s per second over 300 s, 1.68 standard errors of a flat rate's
     # at 20 jobs/s (sqrt(12 x 20 / 300^3) = 0.00298), is not flat enough
     gentle = tuple(
         Sample(at=NOW + x, arrival_rate=20.0 + 0.005 * x, visible=0, raw_target=20)
         for x in range(-300, 0, 10)
     )
-    assert not hot.early(young, gentle, m._replace(window_rate=20.0), snap, CFG, NOW)
-    assert not hot.early(None, (), m, snap, CFG, NOW)
+    flat = m._replace(window_rate=20.0)
+    assert hot.slope(gentle, flat, snap, CFG, NOW) == pytest.approx(1.68, abs=0.01)
+    assert not hot.early(young, hot.slope(gentle, flat, snap, CFG, NOW), CFG)
+    assert not hot.early(None, 0.0, CFG)
 
 
 def test_a_settled_load_above_reaction_over_sla_waives_the_loops_half_window() -> None:
