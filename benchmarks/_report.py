@@ -1,8 +1,10 @@
-"""Shared header for benchmark tables: machine, date, versions and the command that made them."""
+"""Shared pieces of the benchmark scripts: the header of their tables (machine, date, versions and
+the command that made them), and the bench command's own defaults."""
 
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import os
 import platform
 import shlex
@@ -53,3 +55,19 @@ def write(name: str, text: str) -> Path:
     path.write_text(text + "\n", encoding="utf-8")
     print(f"written to {path.relative_to(RESULTS.parent.parent)}")
     return path
+
+
+def bench_trace_defaults() -> dict[str, object]:
+    """The bench command's trace, scale, start and length (its own defaults, not restated)."""
+    import typer
+
+    from queue_autoscale.sim.commands import register
+
+    app = typer.Typer()
+    register(app)
+    command = next(
+        c for c in app.registered_commands if getattr(c.callback, "__name__", "") == "bench"
+    )
+    params = inspect.signature(command.callback).parameters  # type: ignore[arg-type]
+    names = ("trace", "trace_scale", "trace_start", "trace_length")
+    return {name: params[name].default for name in names}

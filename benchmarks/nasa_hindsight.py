@@ -24,7 +24,6 @@ busiest minute, seed 0, 60 s + uniform 0..10 s start-up, 10 s ticks):
 from __future__ import annotations
 
 import argparse
-import inspect
 import math
 import sys
 from dataclasses import replace
@@ -32,18 +31,16 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-import typer
 from scipy.optimize import linprog
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import header, write  # noqa: E402
+from _report import bench_trace_defaults, header, write  # noqa: E402
 
 from queue_autoscale.sim.arrivals import read_trace  # noqa: E402
 from queue_autoscale.sim.bench import SweepOptions, bench_spec  # noqa: E402
-from queue_autoscale.sim.commands import register  # noqa: E402
 from queue_autoscale.sim.engine import FleetView, run_policy  # noqa: E402
 from queue_autoscale.sim.frontier import WINDOW_SECONDS, sweep_window  # noqa: E402
 from queue_autoscale.sim.scores import score  # noqa: E402
@@ -53,18 +50,6 @@ SEGMENT_SECONDS = 300
 """The finest piecewise-static segment."""
 SLOT_SECONDS = 10
 """The fluid programme's slot (the bench's evaluation interval)."""
-
-
-def bench_trace_defaults() -> dict[str, object]:
-    """The bench command's trace, scale, start and length (its own defaults, not restated)."""
-    app = typer.Typer()
-    register(app)
-    command = next(
-        c for c in app.registered_commands if getattr(c.callback, "__name__", "") == "bench"
-    )
-    params = inspect.signature(command.callback).parameters  # type: ignore[arg-type]
-    names = ("trace", "trace_scale", "trace_start", "trace_length")
-    return {name: params[name].default for name in names}
 
 
 class Fixed:

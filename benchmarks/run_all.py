@@ -131,6 +131,13 @@ def benches() -> list[Bench]:
             has_out=False,
         ),
         Bench(
+            "frontier_seeds",
+            _py("frontier_seeds.py", "--seeds", "0", "1", "2", "3"),
+            _py("frontier_seeds.py", "--quick", "--seeds", "1", "--out", "frontier_seeds.quick.md"),
+            "frontier_seeds.md",
+            "frontier_seeds.quick.md",
+        ),
+        Bench(
             "backlog_vs_postgres",
             _py("backlog_vs_postgres.py"),
             _py(

@@ -10,7 +10,7 @@ configured percentile, `seed-hybrid` at its one setting. For each target complia
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -234,12 +234,8 @@ def goal_verdict(frontier: Frontier, target: float) -> str:
                 misses.append(
                     f"{s.worker_seconds / bound.worker_seconds:.0%} of the bound's worker-s"
                 )
-    margin = MARGIN if frontier.workload.startswith(MARGIN_WORKLOADS) else 0.0
-    for peer in PEERS:
-        best = cheapest(frontier.points, peer, target)
-        if best is None or s.sla_compliance < target:
-            continue
-        limit = best.score.worker_seconds * (1.0 - margin)
+    margin = goal_margin(frontier.workload)
+    for peer, best, limit in peer_limits(frontier, target) if s.sla_compliance >= target else []:
         if s.worker_seconds > limit:
             misses.append(
                 f"{peer} {best.setting.label} meets it with "
@@ -247,6 +243,103 @@ def goal_verdict(frontier: Frontier, target: float) -> str:
                 + (f" (goal: {margin:.0%} fewer)" if margin else "")
             )
     return "met" if not misses else "not met: " + "; ".join(misses)
+
+
+def goal_margin(workload: str) -> float:
+    """The share fewer worker-seconds than each peer the goal asks of hybrid on `workload`."""
+    return MARGIN if workload.startswith(MARGIN_WORKLOADS) else 0.0
+
+
+def peer_limits(frontier: Frontier, target: float) -> list[tuple[str, Point, float]]:
+    """Per peer with a setting meeting `target`: the peer, its cheapest such point, and the
+    worker-seconds hybrid may use at most (that point's less the goal's margin)."""
+    keep = 1.0 - goal_margin(frontier.workload)
+    out: list[tuple[str, Point, float]] = []
+    for peer in PEERS:
+        best = cheapest(frontier.points, peer, target)
+        if best is not None:
+            out.append((peer, best, best.score.worker_seconds * keep))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Slack:
+    """How far inside the goal's tightest limit hybrid sits in one cell."""
+
+    limit: str
+    """The limit, in words (e.g. 'static size 21: 151,263 worker-s')."""
+    ours: float
+    """Hybrid's number held against it: worker-seconds, or a compliance or gap as a share."""
+    allowed: float
+    """The limit's number, in the same unit."""
+    unit: str
+    """'worker-s' or 'share' (of jobs, or points / 100)."""
+    share: float
+    """(allowed - ours) as a share of the room the limit gives (the limit's worker-seconds, the
+    target's miss budget 1 - target, the bound's 0.5 points); negative: beyond the limit."""
+
+
+def goal_slack(frontier: Frontier, target: float) -> Slack | None:
+    """The tightest of the limits `goal_verdict` checks in one cell (None: hybrid not run, or
+    no limit applies). The verdict is 'met' exactly when no share is negative."""
+    ours = hybrid_for(frontier.points, target)
+    if ours is None:
+        return None
+    s = ours.score
+    bound = frontier.bound
+    bound_meets = bound is not None and bound.sla_compliance >= target
+    slacks: list[Slack] = []
+    if s.sla_compliance >= target or bound_meets:
+        slacks.append(
+            Slack(
+                f"target {target:.1%}",
+                s.sla_compliance,
+                target,
+                "share",
+                (s.sla_compliance - target) / (1.0 - target),
+            )
+        )
+    elif bound is not None:
+        gap = bound.sla_compliance - s.sla_compliance
+        slacks.append(
+            Slack(
+                f"within {BOUND_POINTS * 100:g} points of the bound's {bound.sla_compliance:.3%}",
+                gap,
+                BOUND_POINTS,
+                "share",
+                (BOUND_POINTS - gap) / BOUND_POINTS,
+            )
+        )
+        half = BOUND_COST_SHARE * bound.worker_seconds
+        slacks.append(
+            Slack(
+                f"{BOUND_COST_SHARE:.0%} of the bound's worker-s",
+                s.worker_seconds,
+                half,
+                "worker-s",
+                (half - s.worker_seconds) / half,
+            )
+        )
+    if s.sla_compliance >= target:
+        margin = goal_margin(frontier.workload)
+        slacks += [
+            Slack(
+                f"{peer} {best.setting.label}: {best.score.worker_seconds:,.0f} worker-s"
+                + (f" less {margin:.0%}" if margin else ""),
+                s.worker_seconds,
+                limit,
+                "worker-s",
+                (limit - s.worker_seconds) / limit,
+            )
+            for peer, best, limit in peer_limits(frontier, target)
+        ]
+    return min(slacks, key=lambda slack: slack.share, default=None)
+
+
+def count_met(verdicts: Iterable[str]) -> tuple[int, int]:
+    """(cells whose verdict is 'met', cells) among `goal_verdict` strings."""
+    listed = list(verdicts)
+    return sum(v == "met" for v in listed), len(listed)
 
 
 def frontier_markdown(frontier: Frontier) -> list[str]:

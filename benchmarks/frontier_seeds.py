@@ -1,0 +1,214 @@
+"""Is the bench's verdict seed luck? Its frontier sweeps under other seeds (issue 15).
+
+`queue-autoscale bench` sweeps every workload (the scenarios and the NASA x10 day) at every
+profile's SLA with seed 0 and gives issue 15's goal verdict per cell (workload x SLA x target).
+This runs exactly those sweeps (`sim.bench`'s workloads and run settings, `sim.frontier`'s
+`run_suite` and `goal_verdict`) for other seeds: other Poisson draws of the scenarios, other job
+times and start-up jitter (the NASA day's arrivals are the trace's own, so there only the job
+times and the jitter change), each peer's cheapest meeting setting found anew per seed. It
+writes, per seed, the cells met and those not; and, for every cell whose verdict differs
+between seeds or whose slack (`sim.frontier.goal_slack`: how far inside the goal's tightest
+limit hybrid sits) is thin on any seed, the verdict and the slack on each seed.
+
+    .venv/bin/python benchmarks/frontier_seeds.py                       # seeds 1 2 3
+    .venv/bin/python benchmarks/frontier_seeds.py --seeds 0 1 2 3       # with the bench's own
+    .venv/bin/python benchmarks/frontier_seeds.py --quick --seeds 1     # the bench's --quick
+
+One process (the machine is shared); --processes spreads each sweep's runs over more.
+The honest extra scores (`sim.honest`) are not computed: no verdict reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "functions"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import bench_trace_defaults, header, write  # noqa: E402
+
+from queue_autoscale.sim.bench import (  # noqa: E402
+    QUICK_SCENARIO_SECONDS,
+    SweepOptions,
+    _workloads,
+    bench_spec,
+)
+from queue_autoscale.sim.frontier import (  # noqa: E402
+    TARGETS,
+    Slack,
+    count_met,
+    goal_slack,
+    goal_verdict,
+    run_suite,
+)
+from queue_autoscale.sim.runner import PROCESSES_ENV  # noqa: E402
+
+THIN = 0.05
+"""A cell's slack is thin below this share of the room its tightest limit gives."""
+
+Cell = tuple[str, float, float]
+"""(workload, SLA s, target)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One cell on one seed: the goal's verdict and hybrid's slack against its tightest limit."""
+
+    verdict: str
+    slack: Slack | None
+
+
+def run_seed(seed: int, options: SweepOptions) -> dict[Cell, Outcome]:
+    """The bench's frontier sweeps at `seed`: every cell's verdict and slack."""
+    trace = bench_trace_defaults()
+    path = Path(str(trace["trace"]))
+    workloads, note = _workloads(
+        seed,
+        QUICK_SCENARIO_SECONDS if options.quick else None,
+        path if path.is_absolute() else ROOT / path,
+        int(str(trace["trace_scale"])),
+        int(str(trace["trace_start"])),
+        int(str(trace["trace_length"])),
+    )
+    if note:
+        raise SystemExit(f"{note} Every workload incl. the NASA day is needed here.")
+    suite = run_suite(
+        [(label, counts) for label, counts, _ in workloads],
+        bench_spec(options, seed),
+        options.slas,
+        options.quick,
+        None,
+        lambda what: print(f"seed {seed}: {what}", flush=True),
+    )
+    return {
+        (f.workload, f.sla_seconds, t): Outcome(goal_verdict(f, t), goal_slack(f, t))
+        for f in suite.frontiers
+        for t in TARGETS
+    }
+
+
+def cell_name(cell: Cell) -> str:
+    """e.g. 'steady 10 s 99.9%'."""
+    workload, sla, target = cell
+    return f"{workload} {sla:g} s {target:.1%}"
+
+
+def is_thin(outcome: Outcome) -> bool:
+    """Hybrid within THIN of its tightest limit, either side."""
+    return outcome.slack is not None and abs(outcome.slack.share) < THIN
+
+
+def slack_text(slack: Slack | None) -> str:
+    """e.g. '+0.3%: 150,833 worker-s, limit 151,263 (static size 21: 151,263 worker-s)'."""
+    if slack is None:
+        return "no limit applies"
+    if slack.unit == "worker-s":
+        numbers = f"{slack.ours:,.0f} worker-s, limit {slack.allowed:,.0f}"
+    else:
+        numbers = f"{slack.ours:.3%}, limit {slack.allowed:.3%}"
+    return f"{slack.share:+.1%}: {numbers} ({slack.limit})"
+
+
+def outcome_cell(outcome: Outcome) -> str:
+    """A table cell: the verdict in short (a miss in bold) and the slack."""
+    verdict = "met" if outcome.verdict == "met" else "**not met**"
+    thin = " (thin)" if is_thin(outcome) else ""
+    return f"{verdict}{thin}; {slack_text(outcome.slack)}"
+
+
+def report(
+    seeds: list[int], results: dict[int, dict[Cell, Outcome]], options: SweepOptions, wall: float
+) -> str:
+    """The results file: counts per seed, then every cell that flips or is thin."""
+    cells = list(results[seeds[0]])
+    lines = [
+        header("Frontier verdicts under other seeds (issue 15)"),
+        "Generated by `benchmarks/frontier_seeds.py`; do not edit by hand.",
+        "",
+        f"- seeds: {', '.join(map(str, seeds))} (`queue-autoscale bench` uses 0); "
+        f"{'the bench --quick options' if options.quick else 'the full bench'}; "
+        f"SLAs {', '.join(f'{s:g}' for s in options.slas)} s; one process; "
+        f"wall time {wall:.0f} s.",
+        "- What a seed changes: the scenarios' Poisson draws, every job's time and every "
+        "worker's start-up jitter; the NASA day's arrivals are the trace's own. Every cell is "
+        "swept anew per seed, so each peer's cheapest meeting setting is per seed.",
+        "- Slack: how far inside the goal's tightest limit hybrid sits "
+        "(`sim.frontier.goal_slack`), as a share of the room that limit gives: a peer's "
+        "worker-seconds (less 20 % on bursty and NASA), the target's miss budget (1 - target), "
+        "the bound's 0.5 points, or half the bound's worker-seconds. Negative: beyond it, not "
+        f"met. Thin: within {THIN:.0%} either side.",
+        "",
+        "## Cells met per seed",
+        "",
+        "| seed | cells met | not met |",
+        "| ---: | ---: | --- |",
+    ]
+    for seed in seeds:
+        met, total = count_met(o.verdict for o in results[seed].values())
+        missed = [cell_name(c) for c, o in results[seed].items() if o.verdict != "met"]
+        lines.append(f"| {seed} | {met} of {total} | {', '.join(missed) or 'none'} |")
+    flips = [c for c in cells if len({results[s][c].verdict == "met" for s in seeds}) > 1]
+    thin = [c for c in cells if c not in flips and any(is_thin(results[s][c]) for s in seeds)]
+    always = [c for c in cells if all(results[s][c].verdict != "met" for s in seeds)]
+    lines += [
+        "",
+        f"Not met on every seed: {', '.join(cell_name(c) for c in always) or 'none'}.",
+        "",
+        "## Cells whose verdict differs between seeds",
+        "",
+        *_cell_table(flips, seeds, results),
+        "",
+        "## Cells with the same verdict on every seed but a thin slack on one",
+        "",
+        *_cell_table(thin, seeds, results),
+        "",
+        "## Verdicts not met, in full",
+        "",
+        *(
+            f"- seed {seed}, {cell_name(c)}: {o.verdict}"
+            for seed in seeds
+            for c, o in results[seed].items()
+            if o.verdict != "met"
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def _cell_table(
+    cells: list[Cell], seeds: list[int], results: dict[int, dict[Cell, Outcome]]
+) -> list[str]:
+    if not cells:
+        return ["None."]
+    lines = [
+        "| cell | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+        "| --- |" + " --- |" * len(seeds),
+    ]
+    for cell in cells:
+        row = [cell_name(cell), *(outcome_cell(results[s][cell]) for s in seeds)]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--quick", action="store_true", help="the bench's --quick options")
+    parser.add_argument("--out", default=None, help="results file under benchmarks/results/")
+    parser.add_argument("--processes", type=int, default=1, help="processes per sweep")
+    args = parser.parse_args()
+    os.environ[PROCESSES_ENV] = str(args.processes)
+    options = SweepOptions(quick=args.quick, frontier_out=None, plots=False)
+    started = time.perf_counter()
+    results = {seed: run_seed(seed, options) for seed in args.seeds}
+    text = report(args.seeds, results, options, time.perf_counter() - started)
+    write(args.out or ("frontier_seeds.quick.md" if args.quick else "frontier_seeds.md"), text)
+
+
+if __name__ == "__main__":
+    main()
