@@ -158,7 +158,9 @@ def report(
     always = [c for c in cells if all(results[s][c].verdict != "met" for s in seeds)]
     lines += [
         "",
-        f"Not met on every seed: {', '.join(cell_name(c) for c in always) or 'none'}.",
+        f"Of {len(cells)} cells, {len(cells) - len(flips) - len(always)} are met on every seed, "
+        f"{len(always)} not met on any: {', '.join(cell_name(c) for c in always) or 'none'}; "
+        f"the verdict of {len(flips)} differs between seeds.",
         "",
         "## Cells whose verdict differs between seeds",
         "",
