@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from queue_autoscale.sim.arrivals import ArrivalError, scenario
 from queue_autoscale.sim.bench import parse_slas
 from queue_autoscale.sim.frontier import (
+    TARGETS,
     Frontier,
     Point,
     Setting,
@@ -17,6 +19,7 @@ from queue_autoscale.sim.frontier import (
     frontier_markdown,
     goal_verdict,
     hybrid_for,
+    least_static_sizes,
     peer_settings,
     sweep,
     sweep_window,
@@ -55,6 +58,41 @@ def test_cheapest_is_the_fewest_worker_seconds_among_settings_that_meet_the_targ
     assert cheapest(points, "static", 0.999) is points[2]
     assert cheapest(points, "static", 0.9999) is None
     assert cheapest(points, "keda", 0.5) is None
+
+
+def test_the_least_static_size_meeting_each_target_is_found_between_the_grids_steps() -> None:
+    # GIVEN a fleet whose compliance rises with its size: 94 % below 33 workers, 95.5 % at
+    # 33-34, 99.2 % at 35-37, 99.95 % from 38; the grid ran 30 and 41 (worker-s = 100 x size)
+    def compliance(size: int) -> float:
+        return 0.94 if size < 33 else 0.955 if size < 35 else 0.992 if size < 38 else 0.9995
+
+    ran: list[list[int]] = []
+
+    def run(batch: Sequence[Setting]) -> list[Point]:
+        ran.append([int(s.value) for s in batch])
+        return [_point("static", s.value, compliance(int(s.value)), 100.0 * s.value) for s in batch]
+
+    grid = [_point("static", v, compliance(v), 100.0 * v) for v in (30, 41)]
+    added = least_static_sizes(grid, run, failing=25)
+    points = [*grid, *added]
+    # THEN the cheapest static fleet per target is the least size meeting it, not 41
+    assert [cheapest(points, "static", t).setting.value for t in TARGETS] == [33, 35, 38]
+    # AND the bisection ran batches of midpoints: (30+41)//2 = 35, then 32 / 38, then ...
+    assert ran[0] == [35]
+    assert ran[1] == [32, 38]
+    assert len(ran) <= 4 and sum(map(len, ran)) <= 9
+
+
+def test_the_static_bisection_stops_at_the_mean_load_and_without_a_meeting_size() -> None:
+    def run(batch: Sequence[Setting]) -> list[Point]:
+        return [_point("static", s.value, 0.999 if s.value >= 21 else 0.5, s.value) for s in batch]
+
+    # GIVEN the grid's least size 22 meets every target and 20 workers is the mean load
+    added = least_static_sizes([_point("static", 22, 0.999, 22.0)], run, failing=20)
+    # THEN only 21 is tried (20 and below are taken to fall behind)
+    assert [p.setting.value for p in added] == [21]
+    # AND a grid meeting nothing adds nothing
+    assert least_static_sizes([_point("static", 22, 0.5, 22.0)], run, failing=20) == ()
 
 
 def _frontier(points: list[Point], bound: float, bound_ws: float, name: str = "w") -> Frontier:
