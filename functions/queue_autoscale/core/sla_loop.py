@@ -17,8 +17,9 @@ into exponentially decaying sums with time constant W: realized compliance = 1 -
 The law (b = 1 - percentile, the miss budget; m = (late - excused) / started, the fleet's own
 miss share):
 
-- m > b (the budget is being overspent): h rises at MAX_HEADROOM / (L + S) per second, i.e. to
-  its cap within one provisioning lead plus one SLA of sustained misses;
+- m > b (the budget is being overspent): h rises at MAX_HEADROOM / (L + S) x min(1, (m - b) / b)
+  per second: to its cap within one provisioning lead plus one SLA at twice the budget or more,
+  in proportion to the overspend below that (a window 7 % over budget adds 7 % of that pace);
 - m < b / 4 (comfortably within it): h falls at MAX_HEADROOM / W per second;
 - in between, or with fewer than 1 / b jobs counted (too few to tell a miss share of b): hold.
 - within W of a burst onset h does not rise (the misses are the reaction bound's; they are
@@ -124,6 +125,16 @@ def comfortable(loop: LoopReading, settings: QueueSettings) -> bool:
     return loop.late < COMFORT_SHARE * budget * loop.started
 
 
+def rise_rate(miss: float, settings: QueueSettings) -> float:
+    """How fast headroom rises at a miss share `miss` over the budget b, per second: in
+    proportion to the overspend, (miss - b) / b, so that an overspend of the budget's own size
+    (miss >= 2 b) takes the headroom to its cap within one lead plus one SLA and a window just
+    over budget adds about as little headroom as it overspent."""
+    budget = 1.0 - settings.percentile
+    full = MAX_HEADROOM / (settings.provisioning_lead_seconds + settings.sla_seconds)
+    return full * min(1.0, max(0.0, miss - budget) / budget)
+
+
 def late_starts(
     pickups: Iterable[tuple[int, int, int]], after: float | None, until: float, sla: float
 ) -> tuple[int, int]:
@@ -177,8 +188,7 @@ def update(
     if counted and dt > 0:
         miss = own / total
         if miss > budget and not after_onset(onset_at, settings, now):
-            rise = MAX_HEADROOM / (settings.provisioning_lead_seconds + settings.sla_seconds)
-            headroom = min(MAX_HEADROOM, headroom + rise * dt)
+            headroom = min(MAX_HEADROOM, headroom + rise_rate(miss, settings) * dt)
         elif miss < COMFORT_SHARE * budget:
             headroom = max(0.0, headroom - MAX_HEADROOM / window * dt)
     compliance = 1.0 - missed / total if total > 0 else None

@@ -12,6 +12,7 @@ from queue_autoscale.core.sla_loop import (
     MAX_HEADROOM,
     late_starts,
     reaction_seconds,
+    rise_rate,
     update,
     window_seconds,
 )
@@ -60,6 +61,27 @@ def test_misses_over_budget_raise_headroom_within_a_lead_plus_an_sla() -> None:
     assert reading.late == 200.0
     assert reading.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
     assert reading.compliance == pytest.approx(1.0 - 200.0 / reading.started)
+
+
+@pytest.mark.parametrize(
+    ("late", "headroom"),
+    [
+        pytest.param(107.0, 0.07 * 0.5 / 90.0 * 10.0, id="7 % over the budget: 7 % of the pace"),
+        pytest.param(150.0, 0.5 * 0.5 / 90.0 * 10.0, id="half the budget over: half the pace"),
+        pytest.param(200.0, 0.5 / 90.0 * 10.0, id="twice the budget: the full pace"),
+        pytest.param(600.0, 0.5 / 90.0 * 10.0, id="six times the budget: still the full pace"),
+    ],
+)
+def test_headroom_rises_in_proportion_to_the_overspent_budget(late: float, headroom: float) -> None:
+    # GIVEN 10,000 counted jobs, `late` of them the fleet's own misses (1 % budget), and 10 s
+    # without new starts: the share late / 10,000 is unchanged by the decay
+    reading = update(_state(started=10_000.0, late=late), [], CFG, NOW)
+    # THEN the headroom rises for 10 s at 0.5 / (60 + 30) per second times (m - b) / b, at
+    # most 1: a window 7 % over budget (seed 3's diurnal 10 s p99 at 1.07 %) adds 0.4 %, not
+    # the 5.6 % that reached +50 % within 70 s and held it for 50 minutes
+    assert reading.headroom == pytest.approx(headroom)
+    assert rise_rate(late / 10_000.0, CFG) * 10.0 == pytest.approx(headroom)
+    assert rise_rate(0.009, CFG) == 0.0  # within budget: no rise
 
 
 def test_headroom_goes_back_slowly_when_comfortably_within_budget() -> None:
