@@ -78,9 +78,10 @@ def slope_sigmas(
         return 0.0
     fit = linear_fit(points)
     span = -min(x for x, _ in points)
-    if fit is None or not span > 0:
+    variance = 12.0 * current_rate * max(dispersion, 1.0) / span**3 if span > 0 else 0.0
+    if fit is None or not variance > 0:  # no span, or a rate so small the variance underflows
         return 0.0
-    return fit[1] / math.sqrt(12.0 * current_rate * max(dispersion, 1.0) / span**3)
+    return fit[1] / math.sqrt(variance)
 
 
 def persistent_forecast(

@@ -68,3 +68,5 @@ def test_the_slope_in_standard_errors_of_a_flat_rates() -> None:
     assert slope_sigmas(samples, 20.0, NOW, 300.0, 0.5) == pytest.approx(3.354, abs=1e-3)
     assert slope_sigmas(samples[-1:], 20.0, NOW, 300.0) == 0.0
     assert slope_sigmas(samples, 0.0, NOW, 300.0) == 0.0
+    # a rate so small that 12 lambda / L^3 underflows to 0 tells no slope (it divided by 0)
+    assert slope_sigmas(samples, 5e-324, NOW, 300.0) == 0.0
