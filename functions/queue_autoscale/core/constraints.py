@@ -134,15 +134,18 @@ def burst_floor(
     rec: recurrence.Recurrence,
     recommendation: int,
     remembered: int,
+    current: int,
     cap: int,
     steps: list[Step],
 ) -> tuple[int, int]:
     """The burst floor of core/recurrence.py over the recommendation (never past the poison
     guard): a recurring burst's need kept through its onset (anticipation), or the last burst's
-    need held after it (delayed off). Returns (recommendation, remembered); appends its step."""
-    if rec.floor <= recommendation or Constraint.POISON_GUARD in (f.code for f in steps):
+    need held after it (delayed off); before `early` it keeps at most the `current` fleet.
+    Returns (recommendation, remembered); appends its step."""
+    floor = rec.floor if rec.orders else min(rec.floor, current)
+    if floor <= recommendation or Constraint.POISON_GUARD in (f.code for f in steps):
         return recommendation, remembered
-    recommendation = min(rec.floor, cap)
+    recommendation = min(floor, cap)
     if rec.recurring:
         remembered = max(remembered, recommendation)  # kept through the onset
         steps.append(Step(Constraint.ANTICIPATION, _anticipation_words(rec, recommendation)))

@@ -101,7 +101,9 @@ def decide(
     why += loop_words(headroom, loop.compliance, rec, settings)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
     if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset
-        recommendation, remembered = burst_floor(rec, recommendation, remembered, cap, steps)
+        recommendation, remembered = burst_floor(
+            rec, recommendation, remembered, m.current, cap, steps
+        )
     target, moves = movement(recommendation, m.current, snapshot, state, settings, now)
     if paid is not None:  # the budget pays for only `paid` of the idle workers
         held, held_moves = movement(recommendation, m.current, snapshot, state, base, now)

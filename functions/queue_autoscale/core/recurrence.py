@@ -37,7 +37,9 @@ With recurrence established the hybrid
 - **delays off, then lets go**: Gandhi and Harchol-Balter's "delayed off" result for servers
   with a setup time: an idle worker should be stopped only if it will not be needed again
   within about one setup time (stopping it saves less than re-provisioning costs). So the floor
-  starts one more L earlier (a worker that would be re-ordered within L is kept).
+  starts one more L earlier (a worker that would be re-ordered within L is kept), but in that
+  extra lead it only keeps running workers: it orders none (`Recurrence.orders`), since a
+  worker started before `early` idles that much longer.
 
 Whether or not bursts recur, once the last burst is over (sustained need under half its need,
 within `memory_seconds` of its onset) its capacity is kept one lead plus one interval (not the
@@ -96,6 +98,9 @@ class Recurrence(NamedTuple):
     anticipated, a one-off decays)."""
     ends: tuple[float, ...]
     """The updated burst ends (epoch s, oldest first), for the next state."""
+    orders: bool = True
+    """False while the floor only keeps running workers (the delayed off's extra lead before
+    `early`): it holds what runs up to `floor` but orders none."""
 
     @property
     def recurring(self) -> bool:
@@ -175,12 +180,14 @@ def _read(
     over = 2 * need < last.need and now - last.at < memory
     regular = _regular(bursts, settings, now)
     if regular is not None:
-        period, expected_in, floor = regular
-        return Recurrence(bursts, onset, period, floor, expected_in, None, over, ends)
+        period, expected_in, floor, orders = regular
+        return Recurrence(bursts, onset, period, floor, expected_in, None, over, ends, orders)
     gap = _gap(bursts, ends)  # recurred, not (yet) regularly: hold until the gap + a lead passed
     if gap is not None and gap <= memory and now - last.at <= gap + lead:
-        if last.at + gap - now <= _ahead(settings, 0.0):
-            return Recurrence(bursts, onset, None, last.need, None, gap, False, ends)
+        due_in = last.at + gap - now
+        if due_in <= _ahead(settings, 0.0):
+            orders = due_in <= _early(settings, 0.0)
+            return Recurrence(bursts, onset, None, last.need, None, gap, False, ends, orders)
         return Recurrence(bursts, onset, None, 0, None, None, over, ends)  # until then, let go
     return Recurrence(bursts, onset, None, 0, None, None, over, ends)  # one-off, or hold over
 
@@ -197,9 +204,9 @@ def _gap(bursts: tuple[Burst, ...], ends: tuple[float, ...]) -> float | None:
 
 def _regular(
     bursts: tuple[Burst, ...], settings: QueueSettings, now: float
-) -> tuple[float, float, int] | None:
-    """(period, seconds to the next onset, floor now) when the last three onsets are evenly
-    spaced and the next is not overdue past the grace, else None."""
+) -> tuple[float, float, int, bool] | None:
+    """(period, seconds to the next onset, floor now, whether it orders) when the last three
+    onsets are evenly spaced and the next is not overdue past the grace, else None."""
     if len(bursts) < 3:
         return None
     a, b, c = bursts[-3:]
@@ -212,13 +219,19 @@ def _regular(
     if expected_in < -grace:  # the burst did not come: the recurrence lapsed
         return None
     anticipated = max(b.need, c.need)
-    floor = anticipated if expected_in <= _ahead(settings, abs(first - second)) else 0
-    return period, expected_in, floor
+    spread = abs(first - second)
+    floor = anticipated if expected_in <= _ahead(settings, spread) else 0
+    return period, expected_in, floor, expected_in <= _early(settings, spread)
+
+
+def _early(settings: QueueSettings, spread: float) -> float:
+    """How long before a burst is due its need is ordered, seconds: lead + 2 intervals +
+    `spread` (the intervals' disagreement), so the workers run when it starts."""
+    return settings.provisioning_lead_seconds + 2.0 * settings.evaluation_interval_seconds + spread
 
 
 def _ahead(settings: QueueSettings, spread: float) -> float:
-    """How long before a burst is due its need is kept, seconds: `early` = lead + 2 intervals +
-    `spread` (the intervals' disagreement), so the workers run when it starts, plus one more
-    lead, the delayed off (a worker that would be re-ordered within a lead is kept)."""
-    lead = settings.provisioning_lead_seconds
-    return 2.0 * lead + 2.0 * settings.evaluation_interval_seconds + spread
+    """How long before a burst is due its need is kept, seconds: `early` plus one more lead,
+    the delayed off (a running worker that would be re-ordered within a lead is kept; none is
+    ordered before `early`)."""
+    return _early(settings, spread) + settings.provisioning_lead_seconds

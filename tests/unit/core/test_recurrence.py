@@ -55,18 +55,19 @@ def test_regular_onsets_anticipate_the_next_burst_one_lead_plus_margin_ahead() -
     # GIVEN three bursts 900 s apart, the last one 900 s - t ago
     lead, interval = 60.0, 15.0
     early = lead + 2 * interval  # the intervals agree exactly: no extra margin
-    for before, floor in [
-        (early + lead + 1.0, 0),  # too early: stopping a worker now still pays
-        (early + lead, 42),  # delayed off: a worker re-ordered within a lead is kept
-        (early, 42),
-        (0.0, 42),
-        (-2 * interval, 42),  # overdue within the grace
+    for before, floor, orders in [
+        (early + lead + 1.0, 0, False),  # too early: stopping a worker now still pays
+        (early + lead, 42, False),  # delayed off: a running worker re-ordered within a lead is kept
+        (early + 1.0, 42, False),  # ... but none is started: it would idle a lead more
+        (early, 42, True),  # ordered now, it runs when the burst starts
+        (0.0, 42, True),
+        (-2 * interval, 42, True),  # overdue within the grace
     ]:
         state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD + before))
         reading = update(state, 3, 2.0, 1.0, CFG, NOW)
         assert reading.period == pytest.approx(PERIOD)
         assert reading.expected_in == pytest.approx(before)
-        assert reading.floor == floor, before
+        assert (reading.floor, reading.orders) == (floor, orders), before
     # THEN past the grace the burst did not come: the recurrence lapses (the last burst's
     # capacity is still held until the last gap plus a lead, then let go)
     state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - PERIOD - 31.0))
@@ -153,16 +154,25 @@ def test_two_ends_around_the_only_onset_anticipate_the_next_burst() -> None:
         return replace(state, samples=_quiet(at=t))
 
     # THEN the next is due 900 s after the last onset, 150 s from now: its need is kept from
-    # early + lead = 2 x (lead + interval) = 150 s before it, not one second earlier
+    # early + lead = 2 x (lead + interval) = 150 s before it, not one second earlier, and
+    # ordered from early = lead + 2 intervals = 90 s before it
     now = update(at(NOW), 3, 2.0, 1.0, CFG, NOW)
-    assert now.floor == 42 and now.held_for == 900.0 and not now.recurring
+    assert now.floor == 42 and now.held_for == 900.0 and not now.recurring and not now.orders
     assert update(at(NOW - 1), 3, 2.0, 1.0, CFG, NOW - 1).floor == 0
+    assert not update(at(NOW + 59), 3, 2.0, 1.0, CFG, NOW + 59).orders
+    assert update(at(NOW + 60), 3, 2.0, 1.0, CFG, NOW + 60).orders
     # AND as long as the hold after two onsets: until the gap plus a lead (960 s) after the onset
     assert update(at(NOW + 210), 3, 2.0, 1.0, CFG, NOW + 210).floor == 42
     assert update(at(NOW + 211), 3, 2.0, 1.0, CFG, NOW + 211).floor == 0
-    # AND the hybrid orders it, as the hold after two onsets would
+    # AND the hybrid keeps 30 running workers 150 s before, orders none for a fleet of 3, and
+    # orders the need 90 s before, as the hold after two onsets would
     quiet = snapshot(arrival_rate=2.0, running=3, desired=3, pending=0)
-    decision = decide(quiet, CFG, at(NOW), NOW).decision
+    assert decide(quiet, CFG, at(NOW), NOW).decision.target == 3
+    running = snapshot(arrival_rate=2.0, running=30, desired=30, pending=0)
+    kept = decide(running, CFG, at(NOW), NOW).decision
+    assert kept.target == 30 and "burst_hold" in kept.constraints
+    later = replace(quiet, taken_at=NOW + 60)
+    decision = decide(later, CFG, at(NOW + 60), NOW + 60).decision
     assert decision.target == 42 and "burst_hold" in decision.constraints
     assert "the last bursts came 900 s apart" in decision.reason
 
