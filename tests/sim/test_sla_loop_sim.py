@@ -157,19 +157,22 @@ def _nasa_cell(trace: Path, sla: float, percentile: float) -> Comparison:
 def test_nasa_surge_misses_buy_no_headroom_at_30s_p99(nasa_trace: Path) -> None:
     run = _nasa_cell(nasa_trace, 30.0, 0.99)
     decisions, result = run.decisions["hybrid"], run.results[0]
-    # nearly every late job started within the reaction time of the restart's onset (the rest,
-    # 103 of 1,569, are the miss budget's, spent on re-order confirmations: confirm_reorder)...
+    # 1,541 late jobs started within a minute of the restart's onset (the reaction bound's); the
+    # rest, 1,313 of 2,854, are the miss budget's, spent on running hot after the reaction time
+    # (core/hot.py) and on re-order confirmations (confirm_reorder): 0.61 % of the 466,413
+    # jobs started, within the 1 % budget...
     arrivals = np.asarray(run.workload.arrivals)
     starts = np.asarray(result.starts)
     late = starts[starts - arrivals > 30.0]
     onset = late[late - late.min() < 60.0]
-    assert onset.size > 1000 and onset.size > 0.9 * late.size
+    assert onset.size > 1000
+    assert late.size < 0.01 * np.isfinite(starts).sum()
     # ...so the loop never sized for headroom (134 ticks at up to +50 % before, 699,440 worker-s
-    # at the same 99.72 %)
+    # at 99.72 %)
     assert all(d.headroom == 0.0 for d in decisions)
     score = run.scores[0]
-    # (99.66 % for 611,920: the re-order confirmations spend 0.07 points of the 1 % budget)
-    assert score.sla_compliance > 0.996 and score.worker_seconds < 660_000
+    # (99.37 % for 600,360; 99.66 % for 610,240 without running hot on the bursty day)
+    assert score.sla_compliance > 0.99 and score.worker_seconds < 660_000
 
 
 def test_nasa_at_60s_p999_spends_its_budget_on_early_releases(nasa_trace: Path) -> None:
@@ -259,11 +262,16 @@ def test_a_ramp_restarts_the_settled_load_and_keeps_its_compliance(
 
 
 @pytest.mark.parametrize(
-    ("sla", "percentile", "flaps_before", "worker_s_before"),
-    [(60.0, 0.95, 186, 582_270), (30.0, 0.99, 116, 623_430)],
+    ("sla", "percentile", "flaps_before", "worker_s_before", "flaps_share"),
+    [(60.0, 0.95, 186, 582_270, 0.55), (30.0, 0.99, 116, 623_430, 0.65)],
 )
 def test_nasa_reorders_wait_an_interval_to_be_confirmed(
-    nasa_trace: Path, sla: float, percentile: float, flaps_before: int, worker_s_before: int
+    nasa_trace: Path,
+    sla: float,
+    percentile: float,
+    flaps_before: int,
+    worker_s_before: int,
+    flaps_share: float,
 ) -> None:
     # GIVEN the bench's NASA cell, whose bursty arrivals (index of dispersion 10-17) made the
     # drain order workers for a backlog gone a tick later, released and re-ordered again
@@ -282,11 +290,12 @@ def test_nasa_reorders_wait_an_interval_to_be_confirmed(
     assert unwanted > 0.4 * len(deferred)
     # ...which about halves the flaps (each a task stopped and another started within ~6
     # minutes: 186 -> 88 and 116 -> 61) for fewer worker-seconds (a noise order's workers
-    # are never started, and none is re-ordered a lead of start-up later)
-    assert count <= 0.55 * flaps_before
+    # are never started, and none is re-ordered a lead of start-up later). Running hot on the
+    # bursty day (core/hot.py) moves them to 73 and 72: 39 % and 62 % of before
+    assert count <= flaps_share * flaps_before
     assert score.worker_seconds < worker_s_before - 5_000
-    # AND the compliance stays far above its target (99.72 % and 99.66 % at main 872988a)
-    assert score.sla_compliance > 0.996
+    # AND the compliance stays above its target (99.73 % and 99.37 %)
+    assert score.sla_compliance > max(percentile, 0.99)
     # AND at 30 s p99 within the goal: 20 % under static 54's 777,600 worker-s
     assert sla != 30.0 or score.worker_seconds <= 622_080
 

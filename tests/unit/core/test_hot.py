@@ -1,5 +1,5 @@
 """Running hot (core/hot.py, queueing.hot_workers): below Erlang C while the SLA has budget to
-spare, on Poisson-like traffic, never under the load the windows can tell."""
+spare, with the arrivals' measured dispersion, never under the load the windows can tell."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from queue_autoscale.core import ControllerState, Sample, decide, hot, sla_loop
 from queue_autoscale.core.counters import CounterRow, window_rates
 from queue_autoscale.core.measures import measure
-from queue_autoscale.core.models import QueueSettings, QueueSnapshot, Settled
+from queue_autoscale.core.models import Burst, QueueSettings, QueueSnapshot, Settled
 from queue_autoscale.core.queueing import hot_workers, walk_quantile, workers_for_sla
 from queue_autoscale.core.recurrence import Recurrence
 from queue_autoscale.core.state import state_from_dict, state_to_dict
@@ -111,6 +111,10 @@ def test_a_surge_is_growth_above_the_long_rate_by_more_than_its_noise() -> None:
     # over 10 s a steady queue's growth reads lambda +- sqrt((20 + 20) / 10) = 2 jobs/s
     assert not hot.surging(26.0, m, m_snap, CFG)  # 3 sigma: within 3.09
     assert hot.surging(26.5, m, m_snap, CFG)
+    # AND at D = 10 it moves by sqrt((10 x 20 + 20) / 10) = 4.69 jobs/s: 3.09 x 4.69 = 14.49
+    d_snap = replace(m_snap, arrival_dispersion=10.0)
+    assert not hot.surging(34.4, m, d_snap, CFG)
+    assert hot.surging(34.6, m, d_snap, CFG)
 
 
 def _comfortable(started: float = 40_000.0, late: float = 0.0) -> ControllerState:
@@ -143,10 +147,33 @@ def test_hybrid_runs_hot_only_while_the_loop_has_budget_to_spare() -> None:
     spent = decide(snap, CFG, _comfortable(late=20.0), NOW).decision
     # THEN Erlang C sizes as before
     assert spent.terms.steady == 21
-    # AND bursty arrivals (D = 12, the NASA day's) or too few jobs counted keep Erlang C too
-    bursty = decide(replace(snap, arrival_dispersion=12.0), CFG, _comfortable(), NOW)
-    assert bursty.decision.terms.steady == 21
+    # AND too few jobs counted keep Erlang C too
     assert decide(snap, CFG, _comfortable(started=500.0), NOW).decision.terms.steady == 21
+    # AND bursty arrivals (D = 12, the NASA day's) run hot with the walk's and the load's D:
+    # least load 20.1 (1 - 1.645 sqrt(13 / 6,030)) = 18.56 jobs/s, so from 19 workers; at 19 the
+    # walk reaches 1.1 x 70 + 3.090 sqrt((12 x 20.1 + 19) x 70) = 77 + 424.6 = 501.6 <= 570
+    bursty = decide(replace(snap, arrival_dispersion=12.0), CFG, _comfortable(), NOW)
+    assert bursty.decision.terms.steady == 19
+    # AND an unknown dispersion keeps Erlang C
+    unknown = decide(replace(snap, arrival_dispersion=None), CFG, _comfortable(), NOW)
+    assert unknown.decision.terms.steady == 21
+
+
+def test_no_hot_sizing_within_the_reaction_time_of_a_burst_onset() -> None:
+    # GIVEN a comfortable loop over a whole window and bursty arrivals (D = 12)
+    loop = sla_loop.LoopReading(40_000.0, 0.0, NOW - 20.0, 0.0, 1.0)
+    snap = _steady_snapshot(arrival_dispersion=12.0)
+    reaction = sla_loop.reaction_seconds(CFG)  # 60 s lead + 30 s SLA + 2 x 10 s = 110 s
+    assert reaction == 110.0
+
+    def rec(onset_ago: float) -> Recurrence:
+        return Recurrence((Burst(NOW - onset_ago, 40),), False, None, 0, None, None, False, ())
+
+    # THEN inside the reaction time the fleet is still the burst's reaction: Erlang C
+    assert not hot.allowed(loop, rec(109.0), snap, CFG, NOW)
+    # AND from its end on, long before the loop's window W (1,800 s), it may run hot
+    assert hot.allowed(loop, rec(110.0), snap, CFG, NOW)
+    assert sla_loop.after_onset(NOW - 110.0, CFG, NOW)
 
 
 # The settled load: W = 20 x (60 s lead + 30 s SLA) = 1,800 s; the long window 300 s, mu = 1.
