@@ -63,12 +63,15 @@ def decide(
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
-    # the sizing rate: the long window alone on a loose SLA, the settled load where it applies
+    # the sizing rate: the long window alone on a loose SLA, the settled load where it applies,
+    # the short window alone between recurring bursts
     m, settled = hot_terms.settled_measures(
         state, snapshot, _loose_sla_rate(m, snapshot, settings), settings, now
     )
-    onset = recurrence.last_onset(state.bursts)
-    loop = sla_loop.update(state, snapshot.pickups, settings, now, onset)
+    m = _between_bursts_rate(m, snapshot, state, settings, now)
+    loop = sla_loop.update(
+        state, snapshot.pickups, settings, now, recurrence.last_onset(state.bursts)
+    )
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     need = _workers(m.arrival_rate, m, settings, cap)
     rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
@@ -262,6 +265,29 @@ def _loose_sla_rate(m: Measures, snapshot: QueueSnapshot, settings: QueueSetting
     if not math.isfinite(long) or long < 0 or long >= m.arrival_rate:
         return m
     return m._replace(arrival_rate=long, window_rate=long)
+
+
+def _between_bursts_rate(
+    m: Measures,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+) -> Measures:
+    """With bursts recurring on a period (`recurrence.regular`), size on the short window
+    alone.
+
+    The long window then averages a burst with the quiet gap after it: its rate is neither's
+    sustained load, and after a burst it keeps the fleet near the burst's size for the whole
+    window (300 s). The next burst's need comes back from the anticipation floor, a lead
+    before it is due; a rise the recurrence did not expect still shows in the short window.
+    """
+    short = snapshot.arrival_rate_short
+    if short is None or not math.isfinite(short) or short < 0 or short >= m.arrival_rate:
+        return m
+    if not recurrence.regular(state.bursts, settings, now):
+        return m
+    return m._replace(arrival_rate=short, window_rate=short)
 
 
 def _spent_headroom(

@@ -41,6 +41,9 @@ With recurrence established the hybrid
   extra lead it only keeps running workers: it orders none (`Recurrence.orders`), since a
   worker started before `early` idles that much longer.
 
+While they recur regularly (`regular`) the hybrid sizes on the short rate window alone: the
+long one averages a burst with the gap after it, and kept the burst's fleet for its 300 s.
+
 Whether or not bursts recur, once the last burst is over (sustained need under half its need,
 within `memory_seconds` of its onset) its capacity is kept one lead plus one interval (not the
 stabilization window), and the scale-down goes straight to the recommendation instead of 25 %
@@ -190,6 +193,12 @@ def _read(
             return Recurrence(bursts, onset, None, last.need, None, gap, False, ends, orders)
         return Recurrence(bursts, onset, None, 0, None, None, over, ends)  # until then, let go
     return Recurrence(bursts, onset, None, 0, None, None, over, ends)  # one-off, or hold over
+
+
+def regular(bursts: Sequence[Burst], settings: QueueSettings, now: float) -> bool:
+    """True while the last three onsets recur on a period and the next is not overdue past
+    its grace (the anticipation floor then brings each burst's need back before it)."""
+    return _regular(tuple(bursts), settings, now) is not None
 
 
 def _gap(bursts: tuple[Burst, ...], ends: tuple[float, ...]) -> float | None:

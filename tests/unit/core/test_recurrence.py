@@ -254,6 +254,22 @@ def test_a_recurring_bursts_capacity_goes_one_interval_after_it_is_over() -> Non
     assert decide(quiet, CFG, one_off, NOW).decision.target == 60
 
 
+def test_between_recurring_bursts_the_fleet_is_sized_on_the_short_window() -> None:
+    # GIVEN bursts every 900 s, the last began 400 s ago and ended 100 s ago: the long window
+    # (300 s) still reads 20 jobs/s, the short one (60 s) the quiet 2 jobs/s
+    state = ControllerState("jobs", samples=_quiet(), bursts=_regular(NOW - 400.0))
+    after = snapshot(arrival_rate=20.0, arrival_rate_short=2.0, running=3, desired=3, pending=0)
+    decision = decide(after, CFG, state, NOW).decision
+    # THEN it sizes for 2 jobs/s: 3 workers (1 s jobs; 2 would be saturated, 3 keep
+    # P(wait > 30 s) = C(3, 2) e^-30 far under 1 %), the next burst comes back from the floor
+    assert decision.arrival_rate == 2.0 and decision.terms.steady == 3 and decision.target == 3
+    # AND without a recurrence, or with one lapsed (the next onset overdue past its grace),
+    # it sizes on the higher window: 20 jobs/s needs 21 (the least above 20 busy)
+    for bursts in [(), _regular(NOW - PERIOD - 31.0)]:
+        plain = decide(after, CFG, replace(state, bursts=bursts), NOW).decision
+        assert plain.arrival_rate == 20.0 and plain.terms.steady == 21, bursts
+
+
 def test_after_a_one_off_surge_the_loop_headroom_is_not_spent() -> None:
     # GIVEN the SLA loop holding headroom after misses, and a surge that began 10 minutes ago
     busy = snapshot(arrival_rate=20.0, running=30, desired=30, pending=0)
