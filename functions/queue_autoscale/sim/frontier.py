@@ -252,33 +252,12 @@ def _cell(point: Point | None) -> str:
 
 
 def goal_verdict(frontier: Frontier, target: float) -> str:
-    """The issue's goal for one workload, SLA and target, in words ('met' or why not)."""
-    ours = hybrid_for(frontier.points, target)
-    if ours is None:
+    """The issue's goal for one workload, SLA and target, in words ('met' or why not): the
+    words of every limit of `goal_checks` that hybrid is beyond."""
+    checks = goal_checks(frontier, target)
+    if checks is None:
         return "not run"
-    s = ours.score
-    misses: list[str] = []
-    bound = frontier.bound
-    bound_meets = bound is not None and bound.sla_compliance >= target
-    if s.sla_compliance < target:
-        if bound_meets:
-            misses.append(f"misses {target:.1%} ({s.sla_compliance:.3%}) where the bound meets it")
-        elif bound is not None:
-            gap = bound.sla_compliance - s.sla_compliance
-            if gap > BOUND_POINTS:
-                misses.append(f"{gap * 100:.2f} points below the bound")
-            if s.worker_seconds > BOUND_COST_SHARE * bound.worker_seconds:
-                misses.append(
-                    f"{s.worker_seconds / bound.worker_seconds:.0%} of the bound's worker-s"
-                )
-    margin = goal_margin(frontier.workload)
-    for peer, best, limit in peer_limits(frontier, target) if s.sla_compliance >= target else []:
-        if s.worker_seconds > limit:
-            misses.append(
-                f"{peer} {best.setting.label} meets it with "
-                f"{best.score.worker_seconds:,.0f} worker-s vs {s.worker_seconds:,.0f}"
-                + (f" (goal: {margin:.0%} fewer)" if margin else "")
-            )
+    misses = [words for slack, words in checks if slack.share < 0]
     return "met" if not misses else "not met: " + "; ".join(misses)
 
 
@@ -319,58 +298,83 @@ class Slack:
 def goal_slack(frontier: Frontier, target: float) -> Slack | None:
     """The tightest of the limits `goal_verdict` checks in one cell (None: hybrid not run, or
     no limit applies). The verdict is 'met' exactly when no share is negative."""
+    checks = goal_checks(frontier, target)
+    return min((slack for slack, _ in checks or []), key=lambda slack: slack.share, default=None)
+
+
+def goal_checks(frontier: Frontier, target: float) -> list[tuple[Slack, str]] | None:
+    """Every limit the goal sets hybrid in one cell, with the words `goal_verdict` gives when
+    hybrid is beyond it (None: hybrid not run at `target`). Its compliance against the target
+    where it meets it or the bound does; else within `BOUND_POINTS` of the bound at no more
+    than `BOUND_COST_SHARE` of its worker-seconds; where it meets the target, at most each
+    peer's cheapest meeting worker-seconds less the goal's margin (`peer_limits`)."""
     ours = hybrid_for(frontier.points, target)
     if ours is None:
         return None
     s = ours.score
     bound = frontier.bound
     bound_meets = bound is not None and bound.sla_compliance >= target
-    slacks: list[Slack] = []
+    checks: list[tuple[Slack, str]] = []
     if s.sla_compliance >= target or bound_meets:
-        slacks.append(
-            Slack(
-                f"target {target:.1%}",
-                s.sla_compliance,
-                target,
-                "share",
-                (s.sla_compliance - target) / (1.0 - target),
+        checks.append(
+            (
+                Slack(
+                    f"target {target:.1%}",
+                    s.sla_compliance,
+                    target,
+                    "share",
+                    (s.sla_compliance - target) / (1.0 - target),
+                ),
+                f"misses {target:.1%} ({s.sla_compliance:.3%}) where the bound meets it",
             )
         )
     elif bound is not None:
         gap = bound.sla_compliance - s.sla_compliance
-        slacks.append(
-            Slack(
-                f"within {BOUND_POINTS * 100:g} points of the bound's {bound.sla_compliance:.3%}",
-                gap,
-                BOUND_POINTS,
-                "share",
-                (BOUND_POINTS - gap) / BOUND_POINTS,
+        checks.append(
+            (
+                Slack(
+                    f"within {BOUND_POINTS * 100:g} points of the bound's "
+                    f"{bound.sla_compliance:.3%}",
+                    gap,
+                    BOUND_POINTS,
+                    "share",
+                    (BOUND_POINTS - gap) / BOUND_POINTS,
+                ),
+                f"{gap * 100:.2f} points below the bound",
             )
         )
         half = BOUND_COST_SHARE * bound.worker_seconds
-        slacks.append(
-            Slack(
-                f"{BOUND_COST_SHARE:.0%} of the bound's worker-s",
-                s.worker_seconds,
-                half,
-                "worker-s",
-                (half - s.worker_seconds) / half,
+        checks.append(
+            (
+                Slack(
+                    f"{BOUND_COST_SHARE:.0%} of the bound's worker-s",
+                    s.worker_seconds,
+                    half,
+                    "worker-s",
+                    (half - s.worker_seconds) / half,
+                ),
+                f"{s.worker_seconds / bound.worker_seconds:.0%} of the bound's worker-s",
             )
         )
     if s.sla_compliance >= target:
         margin = goal_margin(frontier.workload)
-        slacks += [
-            Slack(
-                f"{peer} {best.setting.label}: {best.score.worker_seconds:,.0f} worker-s"
-                + (f" less {margin:.0%}" if margin else ""),
-                s.worker_seconds,
-                limit,
-                "worker-s",
-                (limit - s.worker_seconds) / limit,
+        checks += [
+            (
+                Slack(
+                    f"{peer} {best.setting.label}: {best.score.worker_seconds:,.0f} worker-s"
+                    + (f" less {margin:.0%}" if margin else ""),
+                    s.worker_seconds,
+                    limit,
+                    "worker-s",
+                    (limit - s.worker_seconds) / limit,
+                ),
+                f"{peer} {best.setting.label} meets it with "
+                f"{best.score.worker_seconds:,.0f} worker-s vs {s.worker_seconds:,.0f}"
+                + (f" (goal: {margin:.0%} fewer)" if margin else ""),
             )
             for peer, best, limit in peer_limits(frontier, target)
         ]
-    return min(slacks, key=lambda slack: slack.share, default=None)
+    return checks
 
 
 def count_met(verdicts: Iterable[str]) -> tuple[int, int]:
