@@ -144,8 +144,7 @@ def allowed(
     onset = recurrence.last_onset(rec.bursts)
     if onset is not None and now - onset < sla_loop.reaction_seconds(settings):
         return False
-    d = snapshot.arrival_dispersion
-    return d is not None and math.isfinite(d)
+    return measured_dispersion(snapshot) is not None
 
 
 def covers_a_window(
@@ -289,20 +288,25 @@ def settled_rate(
     return settled.load * m.service_rate
 
 
+def measured_dispersion(snapshot: QueueSnapshot) -> float | None:
+    """The snapshot's index of dispersion of the arrivals when it holds a finite one, else None
+    (unknown: no hot sizing, no settled load)."""
+    d = snapshot.arrival_dispersion
+    return d if d is not None and math.isfinite(d) else None
+
+
 def dispersion(snapshot: QueueSnapshot) -> float:
     """The measured index of dispersion of the arrivals, 1 (Poisson) when unknown or absurd."""
-    d = snapshot.arrival_dispersion
-    if d is None or not math.isfinite(d) or d < 0:
-        return 1.0
-    return d
+    d = measured_dispersion(snapshot)
+    return 1.0 if d is None or d < 0 else d
 
 
 def poisson_like(snapshot: QueueSnapshot) -> bool:
     """True when the per-second arrivals are about as random as Poisson: their index of
     dispersion over the long window of T seconds within `DISPERSION_SIGMAS` standard errors,
     sqrt(2 / (T - 1)), of 1 (unknown reads as not: no hot sizing on traffic it cannot read)."""
-    d = snapshot.arrival_dispersion
-    if d is None or not math.isfinite(d):
+    d = measured_dispersion(snapshot)
+    if d is None:
         return False
     seconds = max(snapshot.rate_window_seconds, 2.0)
     return d <= 1.0 + DISPERSION_SIGMAS * math.sqrt(2.0 / (seconds - 1.0))
