@@ -70,7 +70,7 @@ def decide(
     )
     m = _between_bursts_rate(m, snapshot, state, settings, now)
     loop = sla_loop.update(
-        state, snapshot.pickups, settings, now, recurrence.last_onset(state.bursts)
+        state, snapshot.pickups, settings, now, recurrence.last_onset(state.bursts), state.surge_at
     )
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
     need = _workers(m.arrival_rate, m, settings, cap)
@@ -151,6 +151,14 @@ def decide(
         "burst_ends": rec.ends,
         "reorder_deferred_at": now if confirm is not None else None,
         "settled": settled,
+        "surge_at": _surge_at(
+            state,
+            rec,
+            winner is Winner.DRAIN and hot_terms.surging(plan.arrival_rate, m, snapshot, settings),
+            target > m.current,
+            settings,
+            now,
+        ),
     }
     return Evaluation(
         decision, next_state(state, settings, now, m, remembered, decision, loop_state)
@@ -305,6 +313,21 @@ def _spent_headroom(
     if sla_loop.after_onset(recurrence.last_onset(rec.bursts), settings, now):
         return 0.0
     return loop.headroom
+
+
+def _surge_at(
+    state: ControllerState,
+    rec: recurrence.Recurrence,
+    drain_surge: bool,
+    going_up: bool,
+    settings: QueueSettings,
+    now: float,
+) -> float | None:
+    """When the last surge was ordered for on the backlog's growth alone (epoch s): now, if the
+    drain won on a surge (`hot.surging`), the fleet goes up for it and no onset or surge came
+    within the refractory time (`recurrence.surge_onset`); else the one remembered."""
+    fresh = recurrence.surge_onset(rec.bursts, state.surge_at, settings, now)
+    return now if drain_surge and going_up and fresh else state.surge_at
 
 
 def _winner(terms: Terms) -> tuple[int, Winner]:

@@ -305,6 +305,10 @@ class ControllerState:
     deferred none; core/constraints.py confirm_reorder)."""
     settled: Settled | None = None
     """hybrid: the long average of the offered load (None: not Poisson-like, or none yet)."""
+    surge_at: float | None = None
+    """hybrid: the last tick the fleet scaled up for a surge seen in the backlog's growth
+    beyond the windows' rate (epoch s; core/hot.py surging); its misses are excused as an
+    onset's (core/sla_loop.py)."""
 
 
 @dataclass(frozen=True, slots=True)

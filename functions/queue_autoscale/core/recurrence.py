@@ -121,6 +121,21 @@ def refractory_seconds(settings: QueueSettings) -> float:
     return 2.0 * (settings.provisioning_lead_seconds + settings.evaluation_interval_seconds)
 
 
+def surge_onset(
+    bursts: Sequence[Burst], surge_at: float | None, settings: QueueSettings, now: float
+) -> bool:
+    """True when a surge ordered for now on the backlog's growth alone starts a reaction of its
+    own: no burst onset and no earlier such surge within `refractory_seconds` (a surge read
+    that soon after one is the same rush, still being answered).
+
+    The onset test reads the windows' rate, which a rush of 20-40 s at 1.5-2x the rate moves
+    by well under the doubling it asks; the drain sees the rush in the backlog's growth and
+    orders for it, and the jobs that arrived with it wait for that landing as an onset's do
+    (core/sla_loop.py excuses their misses)."""
+    last = max((t for t in (last_onset(bursts), surge_at) if t is not None), default=None)
+    return last is None or now - last >= refractory_seconds(settings)
+
+
 def update(
     state: ControllerState,
     need: int,

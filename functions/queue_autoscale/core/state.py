@@ -30,6 +30,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "burst_ends": list(state.burst_ends),
         "reorder_deferred_at": state.reorder_deferred_at,
         "settled": None if state.settled is None else list(state.settled),
+        "surge_at": state.surge_at,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -75,6 +76,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-MAX_BURSTS:],
         reorder_deferred_at=_opt_float(data.get("reorder_deferred_at")),
         settled=_settled(data.get("settled")),
+        surge_at=_opt_float(data.get("surge_at")),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from queue_autoscale.core import ControllerState, Sample, decide
+from queue_autoscale.core.models import Burst
 from queue_autoscale.core.sla_loop import (
     MAX_HEADROOM,
     late_starts,
@@ -16,6 +17,7 @@ from queue_autoscale.core.sla_loop import (
     update,
     window_seconds,
 )
+from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
 CFG = settings(
@@ -273,3 +275,57 @@ def test_a_single_idle_worker_is_noise_and_keeps_the_window() -> None:
     assert decide(one, CFG, rich, NOW).decision.target == need + 1  # the 300 s window holds
     two = snapshot(arrival_rate=20.0, mean_job_seconds=1.0, running=need + 2, desired=need + 2)
     assert decide(two, CFG, rich, NOW).decision.target == need  # released after a lead
+
+
+def test_misses_in_the_reaction_time_of_an_ordered_surge_spend_no_budget() -> None:
+    # a rush ordered for 25 s ago on the backlog's growth alone (no onset): its 200 late starts
+    # 10..19 s ago are excused as an onset's...
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)
+    surge = update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 25.0)
+    assert surge.late == 200.0 and surge.excused == 200.0
+    assert surge.spare == pytest.approx(0.01 * surge.started)
+    # ...not 200 s after it (past lead + SLA + 2 intervals = 110 s)
+    assert update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 200.0).excused == 0.0
+    # an onset 150 s ago covers none of them; the surge 25 s ago all
+    both = update(_state(started=10_000.0), rows, CFG, NOW, NOW - 150.0, NOW - 25.0)
+    assert both.excused == 200.0
+    # an onset 25 s ago and a surge 15 s ago cover the same seconds: each counted once (the
+    # surge alone covers the 6 seconds from 15 s ago, 120 late starts)
+    assert update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 15.0).excused == 120.0
+    overlap = update(_state(started=10_000.0), rows, CFG, NOW, NOW - 25.0, NOW - 15.0)
+    assert overlap.excused == 200.0
+
+
+def _rush(state: ControllerState) -> ControllerState:
+    """One tick of 20 workers at 20 jobs/s whose backlog grew 0 -> 400 in 10 s: the drain reads
+    60 jobs/s arriving (20 served + 40 growth), a surge the windows do not show yet."""
+    samples = tuple(Sample(NOW - age, 20.0, 0, 20) for age in range(300, 0, -10))
+    before = replace(state, samples=samples, realized_through=NOW - 20.0)
+    rush = snapshot(
+        visible=400,
+        in_flight=20,
+        running=20,
+        desired=20,
+        arrival_rate=20.0,
+        arrival_rate_short=20.0,
+        oldest_age_seconds=10.0,
+        completion_rate=20.0,
+    )
+    evaluation = decide(rush, CFG, before, NOW)
+    assert evaluation.decision.target > 20 and evaluation.decision.winner == "drain"
+    return evaluation.state
+
+
+def test_the_drains_order_for_a_rush_is_remembered_once_per_refractory_time() -> None:
+    assert _rush(ControllerState("jobs")).surge_at == NOW
+    # within 2 (lead + interval) = 140 s of an earlier surge or onset it is the same rush's
+    assert _rush(ControllerState("jobs", surge_at=NOW - 100.0)).surge_at == NOW - 100.0
+    onset = ControllerState("jobs", bursts=(Burst(NOW - 100.0, 40),))
+    assert _rush(onset).surge_at is None
+    assert _rush(ControllerState("jobs", surge_at=NOW - 150.0)).surge_at == NOW
+    # the state item keeps it
+    kept = ControllerState("jobs", surge_at=NOW - 150.0)
+    assert state_from_dict(state_to_dict(kept)).surge_at == NOW - 150.0
+    assert state_from_dict(state_to_dict(ControllerState("jobs"))).surge_at is None
+    older = {k: v for k, v in state_to_dict(kept).items() if k != "surge_at"}
+    assert state_from_dict(older).surge_at is None
