@@ -42,3 +42,26 @@ def test_flash_crowd_within_half_a_point_of_the_reaction_bound(
         if (found := HORIZON.search(d.reason)) is not None
     ]
     assert horizons and min(horizons) < sla / 3.0
+
+
+@pytest.mark.parametrize(
+    ("seed", "sla"),
+    [
+        pytest.param(1, 10.0, id="seed-1-sla-10"),
+        pytest.param(1, 30.0, id="seed-1-sla-30"),
+        pytest.param(2, 30.0, id="seed-2-sla-30"),
+        pytest.param(3, 30.0, id="seed-3-sla-30"),
+    ],
+)
+def test_flash_crowd_within_half_a_point_of_the_bound_on_other_seeds(seed: int, sla: float) -> None:
+    # GIVEN the flash crowd drawn with another seed, the bench's interval and start-up jitter
+    counts = scenario("flash-crowd").counts(seed=seed)
+    spec = replace(bench_spec(SweepOptions(), seed), sla_seconds=sla, percentile=0.95)
+    # WHEN hybrid and the reaction bound run the same jobs
+    ours, bound = compare("flash-crowd", counts, ["hybrid", BOUND], spec).scores
+    # THEN hybrid stays within 0.5 points of the bound at at most half its worker-seconds: its
+    # landing fleet empties the queue of a landing one interval late, and is not cut while it
+    # starts (sized on the queue at the lead and cut by the savable-jobs rule, these four cells
+    # were 0.56-0.88 points below the bench's bound)
+    assert ours.sla_compliance >= bound.sla_compliance - 0.005
+    assert ours.worker_seconds <= 0.5 * bound.worker_seconds

@@ -1,7 +1,8 @@
 """A tight target on a surge at the bench's settings: the drain's budget horizon at p99.9 falls to
 its 1 s floor, and without a limit ordered the 1,000-worker cap for a 5x step. Held to emptying
-the landing backlog within one evaluation interval (core/drain.py `landing_clear_workers`), the
-fleet peaks at a few hundred and stays within half a point of the reaction bound."""
+within one evaluation interval the backlog of a landing one interval after the lead (core/drain.py
+`landing_clear_workers`), the fleet peaks at a few hundred and stays within half a point of the
+reaction bound."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ def test_a_p999_drain_stays_far_below_the_cap(workload: str) -> None:
     ours, bound = compare(workload, counts, ["hybrid", BOUND], spec).scores
     p95 = compare(workload, counts, ["hybrid"], replace(spec, percentile=0.95)).scores[0]
     # THEN the p99.9 fleet peaks well under the cap the unlimited 1 s horizon ordered (1,000 on
-    # both; the limit gives 356 on spike and 292 on bursty)
+    # both; the limit gives 414 on spike, 420 at its first tick by the unit test's readings,
+    # and 227 on bursty)
     assert bound.peak_workers == 1_000
-    assert ours.peak_workers <= 400
+    assert ours.peak_workers <= 450
     # AND it still buys compliance over p95, within half a point of the bound or above it
     assert ours.sla_compliance > p95.sla_compliance
     assert ours.sla_compliance >= bound.sla_compliance - 0.005
@@ -42,9 +44,11 @@ def test_a_flash_crowd_at_sla_10_s_peaks_below_the_cap(percentile: float) -> Non
     spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=10.0, percentile=percentile)
     # WHEN hybrid and the reaction bound run the same jobs
     ours, bound = compare("flash-crowd", counts, ["hybrid", BOUND], spec).scores
-    # THEN hybrid's fleet is held to emptying the landing backlog within one interval: it
-    # peaks at 825-838 (the 1,000 cap before, at every percentile)
+    # THEN hybrid's fleet is held to emptying within one interval the backlog of a landing one
+    # interval late: 1,000 waiting, 105.8 jobs/s, 6 running, so 105.8 + (1,000 + 99.8 x 70) / 10
+    # = 904 one-job-a-second workers, 927 at the 0.98 jobs/s per worker it measured (the 1,000
+    # cap before the limit, at every percentile)
     assert bound.peak_workers == 1_000
-    assert ours.peak_workers <= 850
+    assert ours.peak_workers <= 930
     # AND it stays within half a point of the bound (84.77-84.84 % against 85.14 %)
     assert ours.sla_compliance >= bound.sla_compliance - 0.005

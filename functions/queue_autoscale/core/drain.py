@@ -71,8 +71,9 @@ def landing_clear_workers(
     clear_seconds: float,
     max_workers: int,
 ) -> int:
-    """The most workers the drain orders: those that empty the `at_landing` jobs expected when
-    they land within `clear_seconds` while serving the arrivals, (lambda + B_L / T) / mu.
+    """The most workers the drain orders: those that empty the `at_landing` jobs within
+    `clear_seconds` while serving the arrivals, (lambda + B / T) / mu. The drain passes the
+    queue expected at the latest landing it cannot rule out, one interval T after the lead.
 
     The recovery horizon H sets how fast the jobs ahead of the youngest aimed one must go: when
     more than a lead's arrivals wait at landing, the drain clears those older jobs within H, and
@@ -81,28 +82,16 @@ def landing_clear_workers(
     it when its workers land (ECS start-ups spread; the spread is unknown to it), so a fleet that
     would empty the whole landing backlog between two readings is sized on a moment it cannot
     observe: the last workers save only jobs within seconds of their deadline. With T one
-    interval (or the SLA, if shorter), this is H >= T x (jobs past the aim) / B_L: the floor
-    derived from the landing's spread. It never cuts below max(lambda, B_L / SLA) / mu, the
-    drain's own floor (T <= SLA). With `clear_seconds` <= 0 there is no such limit.
+    interval (or the SLA, if shorter), this is H >= T x (jobs past the aim) / B: the floor
+    derived from the landing's spread. For the same reason the workers may land up to T after
+    the lead, so B is the queue then (B_L plus an interval of growth): sized on the queue at the
+    lead, a flash crowd's fleet emptied it only if every worker landed at once. It never cuts
+    below max(lambda, B_L / SLA) / mu, the drain's own floor (T <= SLA). With `clear_seconds`
+    <= 0 there is no such limit.
     """
     if clear_seconds <= 0:
         return max_workers + 1
     return bounded_workers((arrival_rate + at_landing / clear_seconds) / service_rate, max_workers)
-
-
-def savable_at_landing(
-    *, at_landing: float, arrival_rate: float, sla_seconds: float, clear_seconds: float
-) -> float:
-    """Of the `at_landing` jobs expected to wait when workers land, those that arrived within
-    the last SLA - T seconds (T = `clear_seconds`, one evaluation interval): the jobs a fleet
-    landing then can still start in time, lambda x (SLA - T) at most.
-
-    The queue is FIFO, so the youngest lambda x v of the landing backlog arrived within the
-    last v seconds; the older ones are past their SLA, or within one interval of it, when the
-    workers land. The controller reads the queue once per interval, so those it cannot order
-    for: the reaction bound loses them whatever the fleet.
-    """
-    return min(at_landing, arrival_rate * max(0.0, sla_seconds - clear_seconds))
 
 
 def carried_backlog_workers(

@@ -12,7 +12,6 @@ from queue_autoscale.core.drain import (
     growth_arrival_rate,
     landing_clear_seconds,
     landing_clear_workers,
-    savable_at_landing,
     workers_at_landing,
 )
 from queue_autoscale.core.measures import Measures
@@ -37,8 +36,8 @@ class DrainPlan(NamedTuple):
     horizon: float
     """The recovery horizon it sized with, seconds (see `budget_horizon_seconds`)."""
     capped: bool = False
-    """True when the budget horizon's fleet was held to emptying the landing backlog within one
-    evaluation interval (`landing_clear_workers`)."""
+    """True when the budget horizon's fleet was held to emptying, within one evaluation
+    interval, the backlog of the latest landing (`landing_clear_workers`)."""
 
 
 def drain_plan(
@@ -56,13 +55,16 @@ def drain_plan(
     it sets the recovery horizon (`budget_horizon_seconds`) unless the settings give one.
     `dispersion`: the arrivals' measured index of dispersion (see `_drain_rate`).
     A budget horizon shorter than the default adds workers beyond the default's fleet only up to
-    the one that empties the landing backlog within one evaluation interval
-    (`landing_clear_workers`). When the default horizon (SLA / 3) is itself shorter than that
-    clear time T (SLA < 3 intervals: SLA 10 s at a 10 s interval, 30 s at 15 s), a new order is
-    held to that fleet at every percentile, (lambda + B_L / T) / mu: the jobs with less than T
-    of their SLA left when the workers are due land inside a spread the controller cannot see
-    (with T = SLA none of the landing backlog can be saved, and this is the fleet that saves
-    every job arriving after the landing). Workers already ordered are kept as before.
+    the one that empties within one evaluation interval T the backlog of the latest landing
+    (`landing_clear_workers`): the controller reads the queue once per interval and cannot see
+    within it when its workers land, so they may come up to T after the lead and find
+    B_T, the queue expected then. When the default horizon (SLA / 3) is itself shorter than T
+    (SLA < 3 intervals: SLA 10 s at a 10 s interval, 30 s at 15 s), an order is held to that
+    fleet at every percentile, (lambda + B_T / T) / mu: the jobs with less than T of their SLA
+    left when the workers are due land inside a spread the controller cannot see (with T = SLA
+    none of the landing backlog can be saved, and this is the fleet that saves every job
+    arriving after the landing). Workers already ordered are kept by the same rule, sized on
+    the queue expected when they land.
     """
     rate = _drain_rate(m, state, settings, now, dispersion)
     ordered, lands_in = _ordered(m, state, settings, now)
@@ -92,11 +94,10 @@ def drain_plan(
     clear = landing_clear_seconds(settings)
     short_default = _short_default(settings)
 
-    def sized(backlog: float, lead_seconds: float, savable: bool = False) -> tuple[int, bool]:
+    def sized(backlog: float, latest: float, lead_seconds: float) -> tuple[int, bool]:
         """Workers needed when those ordered now land after `lead_seconds`, finding `backlog`
-        waiting, and whether the landing-clear limit held the horizon's fleet back (with
-        `savable`, the limit clears only the jobs that can still start in time)."""
-        short = short_default and not savable  # kept orders: as before
+        waiting (`latest` if they land one interval late), and whether the landing-clear limit
+        held the horizon's fleet back."""
 
         def at(h: float) -> int:
             return workers_at_landing(
@@ -112,15 +113,10 @@ def drain_plan(
             )
 
         workers = at(horizon)
-        if horizon >= ceiling and not short:  # sized as the horizon asks
+        if horizon >= ceiling and not short_default:  # sized as the horizon asks
             return workers, False
-        clearing = backlog
-        if savable:
-            clearing = savable_at_landing(
-                at_landing=backlog, arrival_rate=rate, sla_seconds=sla, clear_seconds=clear
-            )
         limit = landing_clear_workers(
-            at_landing=clearing,
+            at_landing=latest,
             arrival_rate=rate,
             service_rate=mu,
             clear_seconds=clear,
@@ -128,21 +124,32 @@ def drain_plan(
         )
         if workers <= limit:
             return workers, False
-        return (limit if short else max(limit, at(ceiling))), True
+        return (limit if short_default else max(limit, at(ceiling))), True
 
-    workers, capped = sized(at_landing, lead)
+    latest = backlog_at_landing(
+        backlog=m.visible,
+        arrival_rate=rate,
+        service_rate=mu,
+        lead_seconds=lead + clear,
+        running=m.running,
+        ordered=ordered,
+        ordered_lands_in=lands_in,
+    )
+    workers, capped = sized(at_landing, latest, lead)
     kept = False
     if lands_in is not None:
-        # the workers already ordered land first: keep as many as are needed when they do,
-        # beyond the default horizon's fleet only those that clear the jobs still savable then
-        then = backlog_at_landing(
-            backlog=m.visible,
-            arrival_rate=rate,
-            service_rate=mu,
-            lead_seconds=lands_in,
-            running=m.running,
+        # the workers already ordered land first: keep as many as are needed when they do
+        then, latest_then = (
+            backlog_at_landing(
+                backlog=m.visible,
+                arrival_rate=rate,
+                service_rate=mu,
+                lead_seconds=seconds,
+                running=m.running,
+            )
+            for seconds in (lands_in, lands_in + clear)
         )
-        needed_then = min(sized(then, lands_in, savable=True)[0], m.current)
+        needed_then = min(sized(then, latest_then, lands_in)[0], m.current)
         kept = needed_then > workers
         workers = max(workers, needed_then)
     return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept, horizon, capped)
