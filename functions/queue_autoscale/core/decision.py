@@ -21,6 +21,7 @@ from queue_autoscale.core.models import (
     Terms,
     Winner,
 )
+from queue_autoscale.core.sla_loop import MAX_HOLD_FACTOR
 
 MAX_SAMPLES = 512
 """Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
@@ -115,8 +116,15 @@ def next_state(
     more: Mapping[str, object] | None = None,
 ) -> ControllerState:
     """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
-    state a policy keeps (set in the same copy: a state is copied once per tick)."""
-    keep = max(settings.stabilization_window_seconds, settings.trend_window_seconds)
+    state a policy keeps (set in the same copy: a state is copied once per tick).
+
+    Samples are kept for the longest window a rule reads: the trend window, or the
+    stabilization window as the SLA loop may stretch it (`MAX_HOLD_FACTOR` x the configured
+    one). Kept only as long as the window in use, a stretch found less history than its new
+    length and held the whole fleet as a fresh state does (`constraints.movement`): on the NASA
+    day at 10 s, p95, 20,000 worker-s of a drain's surplus."""
+    stretched = MAX_HOLD_FACTOR * settings.stabilization_window_seconds
+    keep = max(stretched, settings.trend_window_seconds)
     keep += settings.evaluation_interval_seconds
     sample = Sample(
         at=now,

@@ -160,9 +160,7 @@ def decide(
             now,
         ),
     }
-    return Evaluation(
-        decision, next_state(state, settings, now, m, remembered, decision, loop_state)
-    )
+    return Evaluation(decision, next_state(state, base, now, m, remembered, decision, loop_state))
 
 
 def _workers(rate: float, m: Measures, settings: QueueSettings, cap: int) -> int:

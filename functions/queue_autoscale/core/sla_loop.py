@@ -66,6 +66,9 @@ from queue_autoscale.core.models import ControllerState, QueueSettings
 
 MAX_HEADROOM = 0.5
 """At most 50 % more capacity than the sizing terms ask for."""
+MAX_HOLD_FACTOR = 2.0
+"""At the headroom's cap the stabilization window is stretched to this many times its length
+(core/decision.py keeps the samples that long)."""
 WINDOW_LEADS = 20.0
 """W = this x (provisioning lead + SLA)."""
 COMFORT_SHARE = 0.25
@@ -93,8 +96,8 @@ class LoopReading(NamedTuple):
 
     @property
     def hold_factor(self) -> float:
-        """How much longer than the stabilization window capacity is kept (1..2)."""
-        return 1.0 + self.headroom / MAX_HEADROOM
+        """How much longer than the stabilization window capacity is kept (1..MAX_HOLD_FACTOR)."""
+        return 1.0 + (MAX_HOLD_FACTOR - 1.0) * self.headroom / MAX_HEADROOM
 
 
 def window_seconds(settings: QueueSettings) -> float:

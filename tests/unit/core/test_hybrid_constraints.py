@@ -358,14 +358,16 @@ def test_predicted_pickup_and_breach() -> None:
 
 
 def test_state_keeps_only_the_longest_window_and_replaces_a_replayed_tick() -> None:
-    # GIVEN samples from 20 minutes ago to 30 s ago (windows: 300 s + a 30 s interval)
+    # GIVEN samples from 20 minutes ago to 30 s ago (windows: the 300 s stabilization window,
+    # which the SLA loop may stretch to 600 s, + a 30 s interval: 630 s)
     old = tuple(
         Sample(at=NOW - 1200 + 30 * i, arrival_rate=0, visible=0, raw_target=1) for i in range(40)
     )
     state = ControllerState("jobs", samples=old)
     after = decide(snapshot(), settings(), state, NOW).state
     ages = [NOW - s.at for s in after.samples]
-    assert max(ages) <= 330 and ages[-1] == 0 and len(after.samples) == 12
+    # the 21 samples 630..30 s old and this tick's
+    assert max(ages) == 630 and ages[-1] == 0 and len(after.samples) == 22
     # WHEN the same tick is evaluated again, it replaces its own sample instead of adding one
     again = decide(snapshot(), settings(), after, NOW).state
     assert len(again.samples) == len(after.samples)
