@@ -17,9 +17,12 @@ into exponentially decaying sums with time constant W: realized compliance = 1 -
 The law (b = 1 - percentile, the miss budget; m = (late - excused) / started, the fleet's own
 miss share):
 
-- m > b (the budget is being overspent): h rises at MAX_HEADROOM / (L + S) x min(1, (m - b) / b)
-  per second: to its cap within one provisioning lead plus one SLA at twice the budget or more,
-  in proportion to the overspend below that (a window 7 % over budget adds 7 % of that pace);
+- m > b and the tick counted late starts of the fleet's own (the budget is being overspent
+  now): h rises at MAX_HEADROOM / (L + S) x min(1, (m - b) / b) per second: to its cap within
+  one provisioning lead plus one SLA at twice the budget or more, in proportion to the
+  overspend below that (a window 7 % over budget adds 7 % of that pace). Once the misses stop,
+  the share only decays: h holds (rising on the decayed share alone took diurnal at 10 s p95,
+  seed 3, from +6 % to +49 % in the 350 s after a 2-minute episode, then held it 35 minutes);
 - m < b / 4 (comfortably within it): h falls at MAX_HEADROOM / W per second;
 - in between, or with fewer than 1 / b jobs counted (too few to tell a miss share of b): hold.
 - within W of a burst onset h does not rise (the misses are the reaction bound's; they are
@@ -192,7 +195,7 @@ def update(
     counted = total >= 1.0 / budget
     if counted and dt > 0:
         miss = own / total
-        if miss > budget and not after_onset(onset_at, settings, now):
+        if miss > budget and late > excused and not after_onset(onset_at, settings, now):
             headroom = min(MAX_HEADROOM, headroom + rise_rate(miss, settings) * dt)
         elif miss < COMFORT_SHARE * budget:
             headroom = max(0.0, headroom - MAX_HEADROOM / window * dt)

@@ -33,6 +33,17 @@ def _pickups(seconds: range, per_second: int, pickup_s: float) -> list[tuple[int
     return [(s, per_second, round(per_second * pickup_s * 1000)) for s in seconds]
 
 
+def _tick(jobs: int, late: int) -> list[tuple[int, int, int]]:
+    """The 10 seconds a tick at NOW counts, (NOW - 20, NOW - 10]: `jobs` starts, the last
+    second's `late` of them at 40 s pickups (over the 30 s SLA), the others at 1 s."""
+    first = int(NOW) - 19
+    on_time = jobs - late
+    counts = [on_time // 9] * 9
+    counts[-1] += on_time - sum(counts)
+    rows = [(first + i, c, c * 1000) for i, c in enumerate(counts)]
+    return [*rows, (first + 9, late, late * 40_000)]
+
+
 def _state(headroom: float = 0.0, started: float = 0.0, late: float = 0.0) -> ControllerState:
     return ControllerState(
         "jobs",
@@ -75,15 +86,28 @@ def test_misses_over_budget_raise_headroom_within_a_lead_plus_an_sla() -> None:
     ],
 )
 def test_headroom_rises_in_proportion_to_the_overspent_budget(late: float, headroom: float) -> None:
-    # GIVEN 10,000 counted jobs, `late` of them the fleet's own misses (1 % budget), and 10 s
-    # without new starts: the share late / 10,000 is unchanged by the decay
-    reading = update(_state(started=10_000.0, late=late), [], CFG, NOW)
+    # GIVEN a tick whose 10 new seconds bring 10,000 jobs, `late` of them the fleet's own misses
+    # (all in its last second, 40 s pickups), against a 1 % budget: the share is late / 10,000
+    reading = update(_state(), _tick(10_000, int(late)), CFG, NOW)
+    assert reading.started == 10_000.0 and reading.late == late
     # THEN the headroom rises for 10 s at 0.5 / (60 + 30) per second times (m - b) / b, at
     # most 1: a window 7 % over budget (seed 3's diurnal 10 s p99 at 1.07 %) adds 0.4 %, not
     # the 5.6 % that reached +50 % within 70 s and held it for 50 minutes
     assert reading.headroom == pytest.approx(headroom)
     assert rise_rate(late / 10_000.0, CFG) * 10.0 == pytest.approx(headroom)
     assert rise_rate(0.009, CFG) == 0.0  # within budget: no rise
+
+
+def test_headroom_holds_once_the_misses_stop() -> None:
+    # GIVEN 300 of 10,000 counted jobs late (3 %, against a 1 % budget) and headroom 0.2
+    # WHEN the next 10 s start 200 jobs within the SLA
+    rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 1.0)
+    reading = update(_state(headroom=0.2, started=10_000.0, late=300.0), rows, CFG, NOW)
+    # THEN the share stays over budget, 300 x e^(-10/1800) / (10,000 x e^(-10/1800) + 200) =
+    # 2.94 %, but no new miss was counted: the headroom holds (it rose by 0.5 / 90 x 10 = 0.056
+    # on the decayed share alone)
+    assert reading.late / reading.started == pytest.approx(0.0294, abs=1e-4)
+    assert reading.headroom == 0.2
 
 
 def test_headroom_goes_back_slowly_when_comfortably_within_budget() -> None:
@@ -163,8 +187,11 @@ def test_a_surges_misses_raise_no_headroom_once_its_window_has_passed() -> None:
     assert reading.compliance == pytest.approx(0.97)
     assert reading.headroom == 0.0
     assert reading.spare == pytest.approx(0.01 * reading.started)
-    own = update(_state(started=10_000.0, late=300.0), [], CFG, NOW, onset_at=NOW - W - 1.0)
-    assert own.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)  # the fleet's own misses
+    # the fleet's own misses, with a new one counted this tick (20 starts at 40 s), raise it at
+    # the full pace: (300 e^(-10/1800) + 20) / (10,000 e^(-10/1800) + 20) = 3.2 % >= 2 budgets
+    rows = _pickups(range(int(NOW) - 15, int(NOW) - 14), 20, 40.0)
+    own = update(_state(started=10_000.0, late=300.0), rows, CFG, NOW, onset_at=NOW - W - 1.0)
+    assert own.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
 
 
 def _held_state(started: float, late: float, recent: int = 22) -> ControllerState:
