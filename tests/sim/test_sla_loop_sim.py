@@ -198,9 +198,10 @@ def test_nasa_rushes_the_onset_test_misses_buy_no_headroom(nasa_trace: Path, see
     # THEN those misses are the surge's (core/recurrence.py surge_onset): no headroom is
     # raised on them (before: +50 % for the rest of the day, 724,900 / 679,320 worker-s)...
     assert all(d.headroom == 0.0 for d in run.decisions["hybrid"])
-    # ...at the same compliance (99.27 / 99.28 %) for 613,590 / 612,650 worker-s
+    # ...above 99 % for 606,660 / 619,420 worker-s at cf6bc54 (613,590 / 612,650 at 3a6c859;
+    # the bound sits halfway to the 679,320 / 724,900 of the headroom it no longer raises)
     score = run.scores[0]
-    assert score.sla_compliance > 0.99 and score.worker_seconds < 620_000
+    assert score.sla_compliance > 0.99 and score.worker_seconds < 650_000
 
 
 def test_nasa_at_60s_p999_spends_its_budget_on_early_releases(nasa_trace: Path) -> None:
