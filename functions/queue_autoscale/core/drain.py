@@ -36,25 +36,42 @@ def budget_horizon_seconds(
     started: float,
     percentile: float,
     arrival_rate: float,
-    ceiling_seconds: float,
+    default_seconds: float,
+    longest_seconds: float,
 ) -> float:
     """The recovery horizon the percentile's miss budget leaves, seconds.
 
     The drain writes off the jobs that will have less than H of their SLA left when new workers
     land: at the drain's arrival rate lambda (jobs/s), about lambda x H of them. The SLA loop has
     counted `started` jobs over its window, of which the percentile allows (1 - p) x started to
-    be late, so H = (1 - p) x started / lambda writes off no more than that budget. A burst small
-    against the window's traffic keeps the ceiling (the default SLA / 3); a step far above it (a
-    flash crowd at 20 x the rate) gets a twentieth of the budget's seconds and the drain sizes
-    for jobs nearer their deadline. Never below MIN_RECOVERY_HORIZON_SECONDS (the drain's fleet
+    be late, so H = (1 - p) x started / lambda writes off no more than that budget. A step far
+    above the window's traffic (a flash crowd at 20 x the rate) gets a twentieth of the budget's
+    seconds and the drain sizes for jobs nearer their deadline; a burst small against the
+    window's traffic gets a longer horizon than the default, up to `longest_seconds`
+    (`longest_horizon_seconds`). Never below MIN_RECOVERY_HORIZON_SECONDS (the drain's fleet
     grows as 1 / H). With fewer than 1 / (1 - p) jobs counted (too few to read a budget) or
-    nothing arriving, the ceiling.
+    nothing arriving, `default_seconds`.
     """
     budget = 1.0 - percentile
     if arrival_rate <= 0 or budget <= 0 or started * budget < 1.0:
-        return ceiling_seconds
+        return default_seconds
     horizon = budget * started / arrival_rate
-    return min(ceiling_seconds, max(MIN_RECOVERY_HORIZON_SECONDS, horizon))
+    return min(longest_seconds, max(MIN_RECOVERY_HORIZON_SECONDS, horizon))
+
+
+def longest_horizon_seconds(settings: QueueSettings) -> float:
+    """The longest recovery horizon a budget may set, seconds: SLA - T, T the landing's spread
+    (`landing_clear_seconds`, one interval or the SLA if shorter), and never below the default.
+
+    Workers ordered now may land up to T after the lead, so the jobs that arrive within T of
+    the nominal landing wait for them whatever the budget: the drain aims at least at those
+    (age <= T at landing, H <= SLA - T). Up to there the budget alone decides; the default
+    (SLA / 3) is a guess made before any budget can be read, and capping the budget's horizon
+    at it sized workers for jobs the budget lets go (NASA x10 at SLA 30 s, p95: H 10 -> up to
+    20 s). At an SLA no longer than the interval plus the default (SLA 10 s at a 10 s
+    interval) it is the default, as before.
+    """
+    return max(settings.recovery_horizon, settings.sla_seconds - landing_clear_seconds(settings))
 
 
 def landing_clear_seconds(settings: QueueSettings) -> float:

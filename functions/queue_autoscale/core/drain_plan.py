@@ -12,6 +12,7 @@ from queue_autoscale.core.drain import (
     growth_arrival_rate,
     landing_clear_seconds,
     landing_clear_workers,
+    longest_horizon_seconds,
     workers_at_landing,
 )
 from queue_autoscale.core.measures import Measures
@@ -75,7 +76,8 @@ def drain_plan(
             started=started,
             percentile=settings.percentile,
             arrival_rate=rate,
-            ceiling_seconds=horizon,
+            default_seconds=horizon,
+            longest_seconds=longest_horizon_seconds(settings),
         )
     if m.visible <= 0:
         return DrainPlan(0, rate, 0.0, ordered, lands_in, False, horizon)

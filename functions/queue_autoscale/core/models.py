@@ -144,8 +144,8 @@ class QueueSettings:
     recovery_horizon_seconds: float | None = None
     """The drain term sizes for every job that will have at least this many seconds of its SLA
     left when new workers land; older ones are served first but not sized for (default: a third
-    of the SLA, at least 1 s, shortened by the drain to what the percentile's miss budget allows:
-    core/drain.py budget_horizon_seconds; set, it is used as given)."""
+    of the SLA, at least 1 s, set by the drain to what the percentile's miss budget allows, up to
+    the SLA less one interval: core/drain.py budget_horizon_seconds; set, it is used as given)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
     max_job_seconds: float = DEFAULT_MAX_JOB_SECONDS

@@ -3,11 +3,13 @@
 GIVEN the SLA loop's count of jobs started over its window and the drain's arrival rate, WHEN the
 drain sizes a backlog, THEN it writes off (sizes no worker for) no more jobs than the percentile
 allows late over that window: a flash crowd far above the window's traffic gets a short horizon,
-a burst the budget covers keeps the default SLA / 3. The shorter horizon adds workers beyond
-the default's fleet only up to the one that empties within one evaluation interval the backlog
-of the latest landing, one interval after the lead (`landing_clear_workers`), so a tight
-target's drain stays bounded. Workers already ordered are kept by the same rule (at a default
-horizon shorter than the interval, by the horizon's fleet).
+a burst the budget covers a longer one, up to the SLA less the landing's spread (the default
+SLA / 3 only where no budget can be read, or where that is shorter). The shorter horizon adds
+workers beyond the default's fleet only up to the one that empties within one evaluation
+interval the backlog of the latest landing, one interval after the lead
+(`landing_clear_workers`), so a tight target's drain stays bounded. Workers already ordered
+are kept by the same rule (at a default horizon shorter than the interval, by the horizon's
+fleet).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from queue_autoscale.core.drain import (
     budget_horizon_seconds,
     landing_clear_seconds,
     landing_clear_workers,
+    longest_horizon_seconds,
     workers_at_landing,
 )
 from queue_autoscale.core.drain_plan import DrainPlan, drain_plan
@@ -45,8 +48,10 @@ from tests.unit.core.test_drain import drain_workers, replay_waits
         # writes off 100 x H of them, so H = 4.5 s
         pytest.param(9_000.0, 0.95, 100.0, 4.5, id="flash-crowd-p95"),
         pytest.param(9_000.0, 0.99, 100.0, 1.0, id="flash-crowd-p99-at-the-floor"),
-        # a 2x burst on the same traffic: 45 s of budget, the default SLA / 3 (10 s) binds
-        pytest.param(9_000.0, 0.95, 10.0, 10.0, id="small-burst-keeps-the-default"),
+        # 30 jobs/s on the same traffic: 15 s of budget, above the default SLA / 3 (10 s)
+        pytest.param(9_000.0, 0.95, 30.0, 15.0, id="covered-burst-longer-than-the-default"),
+        # a 2x burst: 45 s of budget; SLA 30 s less the 10 s interval binds
+        pytest.param(9_000.0, 0.95, 10.0, 20.0, id="small-burst-up-to-the-longest"),
         pytest.param(30_000.0, 0.99, 40.0, 7.5, id="busy-window-p99"),
         # fewer than 1 / (1 - p) = 20 jobs counted: too few to read a budget
         pytest.param(19.0, 0.95, 100.0, 10.0, id="too-few-jobs-counted"),
@@ -57,26 +62,52 @@ def test_budget_horizon_values(
     started: float, percentile: float, rate: float, expected: float
 ) -> None:
     horizon = budget_horizon_seconds(
-        started=started, percentile=percentile, arrival_rate=rate, ceiling_seconds=10.0
+        started=started,
+        percentile=percentile,
+        arrival_rate=rate,
+        default_seconds=10.0,
+        longest_seconds=20.0,
     )
     assert horizon == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("sla", "interval", "expected"),
+    [
+        pytest.param(30.0, 10.0, 20.0, id="sla-30-less-the-interval"),
+        pytest.param(60.0, 10.0, 50.0, id="sla-60-less-the-interval"),
+        # SLA 10 s at a 10 s interval: nothing left after the spread, the default 10 / 3 s
+        pytest.param(10.0, 10.0, 10.0 / 3.0, id="sla-10-keeps-the-default"),
+        pytest.param(30.0, 30.0, 10.0, id="interval-as-long-as-the-sla-keeps-the-default"),
+    ],
+)
+def test_longest_budget_horizon(sla: float, interval: float, expected: float) -> None:
+    s = settings(sla_seconds=sla, evaluation_interval_seconds=interval)
+    assert longest_horizon_seconds(s) == pytest.approx(expected)
 
 
 @given(
     started=st.floats(0.0, 1e7),
     percentile=st.floats(0.5, 0.9999),
     rate=st.floats(0.01, 1e4),
-    ceiling=st.floats(1.0, 1_000.0),
+    default=st.floats(1.0, 1_000.0),
+    longest=st.floats(1.0, 1_000.0),
 )
 def test_budget_horizon_is_bounded_and_shrinks_with_the_rate(
-    started: float, percentile: float, rate: float, ceiling: float
+    started: float, percentile: float, rate: float, default: float, longest: float
 ) -> None:
+    longest = max(longest, default)
+
     def horizon(r: float) -> float:
         return budget_horizon_seconds(
-            started=started, percentile=percentile, arrival_rate=r, ceiling_seconds=ceiling
+            started=started,
+            percentile=percentile,
+            arrival_rate=r,
+            default_seconds=default,
+            longest_seconds=longest,
         )
 
-    assert MIN_RECOVERY_HORIZON_SECONDS <= horizon(rate) <= ceiling
+    assert MIN_RECOVERY_HORIZON_SECONDS <= horizon(rate) <= longest
     assert horizon(2.0 * rate) <= horizon(rate)
 
 
@@ -88,7 +119,11 @@ def test_the_budget_horizon_writes_off_no_more_than_the_budget() -> None:
     lam, mu, sla, lead, running, backlog, age = 100.0, 1.0, 30.0, 60.0, 10, 1_000, 10.0
     allowed = 0.05 * 9_000.0
     horizon = budget_horizon_seconds(
-        started=9_000.0, percentile=0.95, arrival_rate=lam, ceiling_seconds=sla / 3.0
+        started=9_000.0,
+        percentile=0.95,
+        arrival_rate=lam,
+        default_seconds=sla / 3.0,
+        longest_seconds=sla - 10.0,
     )
 
     def late_savable(h: float) -> int:
@@ -169,9 +204,12 @@ def test_the_landing_clear_limit_bounds_the_p999_drain() -> None:
     jobs older than its aim within a second of landing: 1,538 workers, over the 1,000 cap. The
     workers may land one 10 s interval after the lead and then find 449 + (56.4 - 11) x 70 =
     3,627 waiting (3,173 at the lead); held to emptying those within the interval it orders
-    56.4 + 362.7 -> 420; the p95 default (10 s horizon) orders 205. At a 30 s interval the
-    default horizon is itself shorter than the landing's spread, so it is held to the limit too,
-    56.4 + (449 + 45.4 x 90) / 30 = 207.6 -> 208 at p99.9; the default's own 205 is under it."""
+    56.4 + 362.7 -> 420. At p95 the budget (666.3 jobs) gives 666.3 / 56.4 = 11.81 s, longer
+    than the default 10 s (which would order (3,173 - 56.4 x 20) / 10 = 205): the drain aims at
+    jobs up to 18.19 s old and orders (3,173 - 56.4 x 18.19) / 11.81 = 181.8 -> 182. At a 30 s
+    interval no budget horizon is longer than the default (SLA less the 30 s spread is 0) and the
+    default is itself shorter than the spread, so it is held to the limit too, 56.4 + (449 +
+    45.4 x 90) / 30 = 207.6 -> 208 at p99.9; p95's 10 s horizon orders 205, under it."""
     uncapped = workers_at_landing(
         at_landing=3_173.0,
         oldest_age_seconds=8.0,
@@ -186,7 +224,8 @@ def test_the_landing_clear_limit_bounds_the_p999_drain() -> None:
     assert (tight.horizon, tight.workers, tight.capped) == (1.0, 420, True)
     assert "held to emptying them within 10 s" in _drain_words_of(tight, 0.999, 10.0)
     default = _spike_onset(0.95, 10.0)
-    assert (default.horizon, default.workers, default.capped) == (10.0, 205, False)
+    assert default.horizon == pytest.approx(0.05 * 13_326.0 / 56.4)
+    assert (default.workers, default.capped) == (182, False)
     slow = _spike_onset(0.999, 30.0)
     assert (slow.horizon, slow.workers, slow.capped) == (1.0, 208, True)
     slow_default = _spike_onset(0.95, 30.0)
@@ -218,9 +257,9 @@ def test_the_landing_clear_limit_leaves_a_flash_crowd_at_60_s_alone() -> None:
 def test_the_budget_horizon_adds_at_most_the_landing_clear_fleet(
     visible: int, age: float, rate: float, started: float, percentile: float, interval: float
 ) -> None:
-    """Whatever the budget: never fewer workers than the default horizon orders, and more only
-    up to the fleet that empties within one interval the backlog of a landing one interval
-    after the lead."""
+    """A budget horizon shorter than the default: never fewer workers than the default orders,
+    and more only up to the fleet that empties within one interval the backlog of a landing one
+    interval after the lead. A longer one (the budget covers more): never more workers."""
     snap = snapshot(
         visible=visible, oldest_age_seconds=age, arrival_rate=rate, running=5, desired=5
     )
@@ -242,7 +281,10 @@ def test_the_budget_horizon_adds_at_most_the_landing_clear_fleet(
         clear_seconds=landing_clear_seconds(s),
         max_workers=1_000,
     )
-    assert default.workers <= plan.workers <= max(limit, default.workers)
+    if plan.horizon <= default.horizon:
+        assert default.workers <= plan.workers <= max(limit, default.workers)
+    else:
+        assert plan.workers <= default.workers
 
 
 def _drain_words_of(plan: DrainPlan, percentile: float, interval: float) -> str:
@@ -341,8 +383,8 @@ def test_a_default_horizon_shorter_than_the_interval_is_held_to_the_landing_clea
 
 def test_a_default_horizon_as_long_as_the_interval_is_sized_as_it_asks() -> None:
     # GIVEN the same onset at SLA 30 s, where the default horizon (10 s) equals the interval,
-    # and a window busy enough that the p95 budget keeps that default
-    plan = _flash_onset_at_10_s(0.95, sla=30.0, started=1_000_000.0)
+    # and a window too short to read a budget (10 jobs counted, under 1 / 0.05), so the default
+    plan = _flash_onset_at_10_s(0.95, sla=30.0, started=10.0)
     # THEN the drain sizes for every job with 10 s left at landing, as the horizon asks (the
     # SLA-10-s hold, 105 + 7,930 / 10 = 898, does not reach it): the job 20 s old at landing has
     # 6,940 - 105 x 20 ahead and 10 s left, (6,940 - 2,100) / 10 = 484 workers
