@@ -90,6 +90,20 @@ def test_down_cooldown_holds_a_second_scale_down() -> None:
     assert d.action is Action.HOLD and "down_cooldown" in d.constraints
 
 
+def test_cancelling_orders_still_starting_starts_no_down_cooldown() -> None:
+    # GIVEN 40 workers ordered, 10 of them running, and a window that needed 12 throughout
+    ordered = snapshot(running=10, desired=40)
+    state = ControllerState("jobs", samples=history(12), last_scale_up_at=NOW - 30)
+    # WHEN the scale-down (the step limit: 25 % of 40 within the lead) cancels only orders
+    evaluation = decide(ordered, settings(max_workers=200), state, NOW)
+    assert (evaluation.decision.target, evaluation.decision.action) == (30, Action.DOWN)
+    # THEN no running worker was stopped, so the next scale-down need not wait a cooldown
+    assert evaluation.state.last_scale_down_at is None
+    # AND one that stops running workers (20 -> 15, the step: 25 % of 20) starts it
+    running = decide(snapshot(running=20, desired=20), settings(scale_down_step=3), state, NOW)
+    assert running.decision.target == 15 and running.state.last_scale_down_at == NOW
+
+
 def test_up_cooldown_holds_but_down_cooldown_never_blocks_up() -> None:
     snap = snapshot(visible=300, oldest_age_seconds=10.0, arrival_rate=10.0, running=2, desired=2)
     blocked = ControllerState("jobs", last_scale_up_at=NOW - 5)
