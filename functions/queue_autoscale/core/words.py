@@ -75,13 +75,20 @@ def _drain_words(terms: Terms, m: Measures, settings: QueueSettings, plan: Drain
             "(one evaluation interval: a faster drain is sized on a landing the controller "
             "cannot see)"
         )
+    late = ""
+    if plan.late:
+        late = (
+            f"; also sized for a landing {landing_clear_seconds(settings):g} s later, which "
+            "would find the oldest job past its SLA"
+        )
     margin = ""
     if m.sla_usage >= WARNING_USAGE:
         margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
     return (
         f"drain won: {terms.drain} workers; {state}, {m.visible} waiting; {landing}{earlier} "
         f"and find about {plan.at_landing:.0f} waiting; every job up to {aim:g} s old then "
-        f"(at least the {horizon:g} s recovery horizon left) is picked up in time{capped}{rate}"
+        f"(at least the {horizon:g} s recovery horizon left) is picked up in time{late}{capped}"
+        f"{rate}"
         f"{kept}"
         f"{margin}{m.prior_note}"
     )
