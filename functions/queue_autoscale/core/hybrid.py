@@ -92,10 +92,13 @@ def decide(
     settings, paid = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
     dispersion = hot_terms.dispersion(snapshot)
     plan = drain_plan(m, state, settings, now, cap, loop.started, dispersion)
-    drain = plan.workers
-    if hot and not hot_terms.surging(plan.arrival_rate, m, snapshot, settings):
-        held = hot_terms.workers(plan.arrival_rate, m, snapshot, settings, cap)
-        drain = min(drain, max(steady, trend, held))
+    surge = hot_terms.surging(plan.arrival_rate, m, snapshot, settings)
+    drain = plan.workers  # running hot, a drain that is no surge is held to the hot size
+    if hot and not surge:
+        drain = min(
+            drain,
+            max(steady, trend, hot_terms.workers(plan.arrival_rate, m, snapshot, settings, cap)),
+        )
     terms = Terms(steady=steady, trend=trend, drain=drain)
     raw, winner = _winner(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)
@@ -154,7 +157,7 @@ def decide(
         "surge_at": _surge_at(
             state,
             rec,
-            winner is Winner.DRAIN and hot_terms.surging(plan.arrival_rate, m, snapshot, settings),
+            winner is Winner.DRAIN and surge,
             target > m.current,
             settings,
             now,
