@@ -11,6 +11,8 @@ from queue_autoscale.core import ControllerState, Sample, decide
 from queue_autoscale.core.models import Burst
 from queue_autoscale.core.sla_loop import (
     MAX_HEADROOM,
+    LoopReading,
+    comfortable,
     late_starts,
     reaction_seconds,
     rise_rate,
@@ -192,6 +194,24 @@ def test_a_surges_misses_raise_no_headroom_once_its_window_has_passed() -> None:
     rows = _pickups(range(int(NOW) - 15, int(NOW) - 14), 20, 40.0)
     own = update(_state(started=10_000.0, late=300.0), rows, CFG, NOW, onset_at=NOW - W - 1.0)
     assert own.headroom == pytest.approx(MAX_HEADROOM / 90.0 * 10.0)
+
+
+@pytest.mark.parametrize(
+    ("sla", "late", "comfy"),
+    [
+        pytest.param(60.0, 60.0, True, id="sla-a-lead-own-10-of-25"),
+        pytest.param(60.0, 80.0, False, id="sla-a-lead-own-30-of-25"),
+        pytest.param(30.0, 60.0, False, id="sla-under-a-lead-all-60-of-25"),
+        pytest.param(30.0, 20.0, True, id="sla-under-a-lead-all-20-of-25"),
+    ],
+)
+def test_comfort_reads_the_fleets_own_misses_where_the_sla_covers_a_lead(
+    sla: float, late: float, comfy: bool
+) -> None:
+    # GIVEN 10,000 jobs counted at p99 (budget 100, comfort b / 4 = 25), 50 of the late excused
+    loop = LoopReading(10_000.0, late, NOW - 20.0, 0.0, 1.0 - late / 10_000.0, 0.0, 50.0)
+    # THEN at SLA 60 s = the 60 s lead the own misses (late - 50) decide; at 30 s all of them
+    assert comfortable(loop, replace(CFG, sla_seconds=sla)) is comfy
 
 
 def _held_state(started: float, late: float, recent: int = 22) -> ControllerState:
