@@ -246,7 +246,7 @@ def _held_settings(
     if releasable < idle:  # the budget pays for part of it: decide() lets that part go
         return replace(settings, stabilization_window_seconds=window), releasable
     cooldown = settings.scale_down_cooldown_seconds
-    if settings.sla_seconds >= lead:
+    if sla_loop.covers_lead(settings):
         cooldown = min(cooldown, settings.evaluation_interval_seconds)
     return replace(
         settings, stabilization_window_seconds=window, scale_down_cooldown_seconds=cooldown

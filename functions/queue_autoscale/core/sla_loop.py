@@ -127,6 +127,14 @@ def reaction_seconds(settings: QueueSettings) -> float:
     )
 
 
+def covers_lead(settings: QueueSettings) -> bool:
+    """True when the SLA is at least the provisioning lead: a backlog that shows now is picked
+    up within the SLA by workers ordered now, so a mistake of the fleet's size (a step down, a
+    fleet running hot) costs its own misses, which this loop reads, and a burst's reaction-bound
+    misses say nothing about it."""
+    return settings.sla_seconds >= settings.provisioning_lead_seconds
+
+
 def comfortable(loop: LoopReading, settings: QueueSettings) -> bool:
     """True when the loop adds no headroom and has counted enough jobs (1 / b) to tell that
     their miss share is below `COMFORT_SHARE` of the budget b: the fleet may run hotter.
@@ -141,9 +149,7 @@ def comfortable(loop: LoopReading, settings: QueueSettings) -> bool:
     budget = 1.0 - settings.percentile
     if loop.headroom > 0 or loop.started < 1.0 / budget:
         return False
-    late = loop.late
-    if settings.sla_seconds >= settings.provisioning_lead_seconds:
-        late -= loop.excused
+    late = loop.late - loop.excused if covers_lead(settings) else loop.late
     return late < COMFORT_SHARE * budget * loop.started
 
 

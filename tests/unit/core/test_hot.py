@@ -174,6 +174,10 @@ def test_no_hot_sizing_within_the_reaction_time_of_a_burst_onset() -> None:
     # AND from its end on, long before the loop's window W (1,800 s), it may run hot
     assert hot.allowed(loop, rec(110.0), snap, CFG, NOW)
     assert sla_loop.after_onset(NOW - 110.0, CFG, NOW)
+    # AND with an SLA of a whole lead (60 s) no onset gate: a backlog that builds is picked up
+    # within the SLA by workers ordered when it shows
+    assert hot.allowed(loop, rec(10.0), snap, replace(CFG, sla_seconds=60.0), NOW)
+    assert not hot.allowed(loop, rec(10.0), snap, replace(CFG, sla_seconds=59.0), NOW)
 
 
 # The settled load: W = 20 x (60 s lead + 30 s SLA) = 1,800 s; the long window 300 s, mu = 1.
