@@ -214,17 +214,29 @@ def test_nasa_at_60s_p999_spends_its_budget_on_early_releases(nasa_trace: Path) 
     assert any("the idle workers the miss budget pays for" in r for r in reasons)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_nasa_at_60s_p99_runs_hot_after_excused_misses(nasa_trace: Path, seed: int) -> None:
-    # GIVEN the bench's NASA cell at 60 s (= the lead), p99: the bursts' excused misses alone
-    # kept the loop out of comfort, so Erlang C sized 391 ticks (548,360 / 541,730 worker-s)
-    run = _nasa_cell(nasa_trace, 60.0, 0.99, seed)
+@pytest.mark.parametrize(
+    ("percentile", "seed", "limit"),
+    [
+        pytest.param(0.99, 0, 541_440, id="p99-seed0-static-47"),
+        pytest.param(0.99, 1, 541_440, id="p99-seed1-static-47"),
+        pytest.param(0.95, 1, 529_920, id="p95-seed1-static-46"),
+    ],
+)
+def test_nasa_at_60s_runs_hot_where_the_sla_covers_the_lead(
+    nasa_trace: Path, percentile: float, seed: int, limit: int
+) -> None:
+    # GIVEN the bench's NASA cell at 60 s (= the lead): at p99 the bursts' excused misses alone
+    # kept the loop out of comfort, so Erlang C sized 391 ticks (548,360 / 541,730 worker-s),
+    # and every cell sized Erlang C after each onset and for its first half window (p95 seed 1:
+    # 535,450)
+    run = _nasa_cell(nasa_trace, 60.0, percentile, seed)
     score = run.scores[0]
-    # THEN comfort reads the fleet's own misses (sla_loop.comfortable) and no onset gate holds
-    # the hot size (hot.allowed): the same 99.79 / 99.73 % for 535,860 / 530,160, within the
-    # goal (static 47's 676,800 less 20 %)
+    # THEN comfort reads the fleet's own misses (sla_loop.comfortable) and neither the onset
+    # gate nor the half window holds the hot size (hot.allowed): 99.78 / 99.81 / 99.71 % for
+    # 532,520 / 528,020 / 528,660, within the goal (static 47's 676,800 or static 46's 662,400
+    # less 20 %)
     assert score.sla_compliance > 0.997
-    assert score.worker_seconds <= 541_440
+    assert score.worker_seconds <= limit
 
 
 def test_on_steady_traffic_hybrid_runs_hot_without_oscillating() -> None:

@@ -180,6 +180,19 @@ def test_no_hot_sizing_within_the_reaction_time_of_a_burst_onset() -> None:
     assert not hot.allowed(loop, rec(10.0), snap, replace(CFG, sla_seconds=59.0), NOW)
 
 
+def test_a_short_reading_runs_hot_only_where_the_sla_covers_a_lead() -> None:
+    # GIVEN a comfortable loop that has counted 2,000 jobs (p99.9: at least 1 / b = 1,000), no
+    # late one, on bursty arrivals (D = 12) at 21 jobs/s, no onset
+    loop = sla_loop.LoopReading(2_000.0, 0.0, NOW - 20.0, 0.0, 1.0)
+    snap = _steady_snapshot(arrival_dispersion=12.0)
+    rec = Recurrence((), False, None, 0, None, None, False, ())
+    # WHEN the SLA (59 s) is under the 60 s lead: half of W = 20 x 119 s reads
+    # (1 - e^-0.5) x 21 x 2,380 = 19,666 jobs, so 2,000 are too few: Erlang C
+    assert not hot.allowed(loop, rec, snap, replace(CFG, sla_seconds=59.0), NOW)
+    # THEN with an SLA of a whole lead (60 s) the fleet may run hot at once
+    assert hot.allowed(loop, rec, snap, replace(CFG, sla_seconds=60.0), NOW)
+
+
 # The settled load: W = 20 x (60 s lead + 30 s SLA) = 1,800 s; the long window 300 s, mu = 1.
 SETTLED = Settled(load=20.0, since=NOW - 600.0, at=NOW - 10.0)
 
