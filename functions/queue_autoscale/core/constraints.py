@@ -4,6 +4,7 @@ movement rules (cooldowns, stabilization, step limit). DESIGN.md section 4. Pure
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from queue_autoscale.core import recurrence
@@ -245,8 +246,13 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     state: ControllerState,
     settings: QueueSettings,
     now: float,
+    unread: Sequence[tuple[float, float]] = (),
 ) -> tuple[int, list[Step]]:
-    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation."""
+    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation.
+
+    `unread`: spans [start, end) of epoch seconds whose recommendations the stabilization
+    window does not read (a burst's reaction, `hybrid._reaction_spans`); whether the window
+    has a whole window of history still counts every sample."""
     target = recommendation
     if target > current:
         unmet = state.unmet_since
@@ -269,7 +275,11 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     if snapshot.deployment_in_progress:
         return current, [Step(Constraint.DEPLOYMENT, "no scale-down while a deployment rolls")]
     window = settings.stabilization_window_seconds
-    seen = [s.raw_target for s in state.samples if now - s.at <= window]
+    seen = [
+        s.raw_target
+        for s in state.samples
+        if now - s.at <= window and not any(start <= s.at < end for start, end in unread)
+    ]
     covered = bool(state.samples) and now - state.samples[0].at >= window
     highest = max(seen, default=recommendation)
     if not covered:

@@ -6,8 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from queue_autoscale.core import ControllerState, Sample, TrendModel, decide
-from queue_autoscale.core.models import Action
+from queue_autoscale.core import ControllerState, Sample, TrendModel, decide, hybrid
+from queue_autoscale.core.constraints import movement
+from queue_autoscale.core.models import Action, Burst
+from queue_autoscale.core.recurrence import Recurrence
 from queue_autoscale.core.trend import hour_of_week
 from tests.unit.core.builders import NOW, settings, snapshot
 
@@ -493,3 +495,28 @@ def test_sub_millisecond_jobs_read_as_completed() -> None:
     # THEN mu is measured (1000 jobs/s at 1 ms), rho = 0.1, not the "nothing completed" 1.0
     assert d.load_ratio == pytest.approx(0.1) and "prior" not in d.reason
     assert d.target == 1
+
+
+def test_the_window_skips_a_bursts_reaction_once_it_has_passed() -> None:
+    # GIVEN 30 workers, 22 recommended over the last 400 s but 30 at 100 s ago, during a
+    # burst's reaction (onset 200 s ago; at SLA 60 s and a 60 s lead the reaction time is
+    # 60 + 60 + 2 x 10 = 140 s, so the span [NOW - 200, NOW - 60) holds that reading)
+    samples = (*history(22), Sample(at=NOW - 100, arrival_rate=30.0, visible=0, raw_target=30))
+    state = ControllerState("jobs", samples=samples, surge_at=NOW - 500.0)
+    snap = snapshot(running=30, desired=30)
+    cfg = settings(
+        sla_seconds=60.0, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
+    )
+    rec = Recurrence((Burst(NOW - 200.0, 30),), False, None, 0, None, None, False, ())
+    unread = hybrid._reaction_spans(state, rec, cfg, NOW)
+    # THEN the onset's and the surge's reaction spans are skipped (both have passed)...
+    assert unread == ((NOW - 200.0, NOW - 60.0), (NOW - 500.0, NOW - 360.0))
+    held, _ = movement(22, 30, snap, state, cfg, NOW)
+    moved, _ = movement(22, 30, snap, state, cfg, NOW, unread)
+    # ...so the window reads 22, not the burst's 30: down by the step, 25 % of 30 = 8 workers
+    assert (held, moved) == (30, 22)
+    # AND an SLA under the lead keeps reading the whole window
+    assert hybrid._reaction_spans(state, rec, replace(cfg, sla_seconds=59.0), NOW) == ()
+    # AND a reaction still running (onset 100 s ago) is read as well
+    running = Recurrence((Burst(NOW - 100.0, 30),), False, None, 0, None, None, False, ())
+    assert hybrid._reaction_spans(state, running, cfg, NOW) == ((NOW - 500.0, NOW - 360.0),)
