@@ -114,8 +114,7 @@ def decide(
     target, moves = movement(recommendation, m.current, snapshot, state, settings, now, unread)
     if paid is not None:  # the budget pays for only `paid` of the idle workers
         held = movement(recommendation, m.current, snapshot, state, base, now, unread)
-        if target < (floor := min(held[0], m.current - paid)):
-            target, moves = floor, [*held[1], _paid_step(paid)]
+        target, moves = _paid_release(target, moves, held, m.current, paid)
     target, confirm = confirm_reorder(
         target,
         m.current,
@@ -272,11 +271,20 @@ def _reaction_spans(
     return tuple((a, a + reaction) for a in anchors if a is not None and now - a >= reaction)
 
 
-def _paid_step(paid: int) -> Step:
-    return Step(
+def _paid_release(
+    target: int, moves: list[Step], held: tuple[int, list[Step]], current: int, paid: int
+) -> tuple[int, list[Step]]:
+    """Where the budget pays for only `paid` of the idle workers: the target and steps, going no
+    lower than `held` (the unstretched window and cooldown's move) or `current - paid` allow."""
+    held_target, held_moves = held
+    floor = min(held_target, current - paid)
+    if target >= floor:
+        return target, moves
+    step = Step(
         Constraint.STABILIZATION,
         f"early release: down by at most {paid}, the idle workers the miss budget pays for",
     )
+    return floor, [*held_moves, step]
 
 
 def _loose_sla_rate(m: Measures, snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
