@@ -130,6 +130,20 @@ def benches() -> list[Bench]:
             "nasa_hindsight_sla10.quick.md",
             has_out=False,
         ),
+        *(
+            Bench(
+                f"nasa_hindsight_sla30{suffix}",
+                _py("nasa_hindsight.py", "--sla", "30", "--target", target),
+                _py(
+                    "nasa_hindsight.py",
+                    *("--sla", "30", "--target", target, "--sizes", "40:64:4", "--extra", "1"),
+                ),
+                f"nasa_hindsight_sla30{suffix}.md",
+                f"nasa_hindsight_sla30{suffix}.quick.md",
+                has_out=False,
+            )
+            for target, suffix in (("0.95", ""), ("0.99", "_p99"))
+        ),
         Bench(
             "frontier_seeds",
             _py("frontier_seeds.py", "--seeds", "0", "1", "2", "3"),
