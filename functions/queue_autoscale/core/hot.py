@@ -38,7 +38,7 @@ load: a fleet never sits below what the short window can tell.
 Why it does not oscillate: the hot size moves only when the backlog or the load moves by more
 than their noise; a backlog that builds past the walk's quantile orders one worker, the
 stabilization window keeps it a window, the backlog drains at (c mu - lambda), and the hot size
-returns. On the bench's steady run (SLA 30 s) the fleet alternates 20/21 with 1-3 flaps in two
+returns. On the bench's steady run (SLA 30 s) the fleet alternates 20/21 with 3-4 flaps in two
 hours; on a miss share above the comfort band the loop stops running hot at once, and headroom
 rises on misses as before (core/sla_loop.py). docs/simulator.md has the numbers.
 """

@@ -263,7 +263,7 @@ def _reaction_spans(
     Those ticks sized for the burst while the fleet was its reaction (their misses spend no
     budget); past it, the window keeps what the traffic after the reaction asks for. With the
     SLA at least a lead, a fleet let go too early is back, and the backlog picked up, within
-    the SLA (NASA x10 60 s p99.9: 543,190 -> 540,761 worker-s at 100 %)."""
+    the SLA (NASA x10 60 s p99.9: 543,190 -> 538,721 worker-s at 100 %)."""
     if not sla_loop.covers_lead(settings):
         return ()
     reaction = sla_loop.reaction_seconds(settings)
