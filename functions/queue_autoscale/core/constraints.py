@@ -191,8 +191,8 @@ _SURPLUS_WORDS = (
 def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
     """True when a job waiting at zero workers would pass its SLA if the fleet waited one more
     tick: age + interval + provisioning lead >= SLA (activation never strands a job)."""
-    lead = settings.evaluation_interval_seconds + settings.provisioning_lead_seconds
-    return m.visible > 0 and m.oldest_age_seconds + lead >= settings.sla_seconds
+    reaction = settings.forecast_horizon_seconds
+    return m.visible > 0 and m.oldest_age_seconds + reaction >= settings.sla_seconds
 
 
 def _poison_suspected(

@@ -97,8 +97,7 @@ def early_min_load(settings: QueueSettings) -> float:
     One worker short lets the backlog grow by mu (L + I) jobs before a correction lands; c
     workers clear c mu S jobs within the SLA, so from this load one worker's shortfall fits in
     one SLA of the fleet's work (7 workers at a 60 s lead, 10 s interval and 10 s SLA)."""
-    reaction = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
-    return reaction / settings.sla_seconds
+    return settings.forecast_horizon_seconds / settings.sla_seconds
 
 
 def early(settled: Settled | None, slope_sigmas: float, settings: QueueSettings) -> bool:
@@ -189,7 +188,7 @@ def workers(
         backlog=m.visible,
         service_rate_per_worker=m.service_rate,
         sla_seconds=settings.sla_seconds,
-        reaction_seconds=settings.provisioning_lead_seconds + settings.evaluation_interval_seconds,
+        reaction_seconds=settings.forecast_horizon_seconds,
         percentile=settings.percentile,
         max_workers=cap,
         dispersion=d,
@@ -335,7 +334,7 @@ def surging(rate: float, m: Measures, snapshot: QueueSnapshot, settings: QueueSe
 
 def words(need: int, steady: int, m: Measures, settings: QueueSettings) -> str:
     """Why the steady term won when running hot put it below Erlang C's `need`."""
-    reaction = settings.provisioning_lead_seconds + settings.evaluation_interval_seconds
+    reaction = settings.forecast_horizon_seconds
     rho = m.arrival_rate / (steady * m.service_rate) if steady > 0 and m.service_rate > 0 else 0.0
     return (
         f"steady won, running hot: {steady} workers (Erlang C: {need}) at "

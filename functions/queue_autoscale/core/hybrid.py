@@ -225,10 +225,10 @@ def _held_settings(
         window = settings.stabilization_window_seconds * loop.hold_factor
         return replace(settings, stabilization_window_seconds=window), None
     lead, interval = settings.provisioning_lead_seconds, settings.evaluation_interval_seconds
-    hold = lead + interval
+    hold = settings.forecast_horizon_seconds  # the delayed off: a lead plus an interval
     if rec.over:
         if rec.recurring:
-            hold = settings.evaluation_interval_seconds
+            hold = interval
         window = min(settings.stabilization_window_seconds, hold)
         return replace(
             settings, stabilization_window_seconds=window, scale_down_percent=100.0

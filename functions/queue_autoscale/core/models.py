@@ -182,7 +182,8 @@ class QueueSettings:
 
     @property
     def forecast_horizon_seconds(self) -> float:
-        """h = provisioning lead + evaluation interval: when a worker ordered now is useful."""
+        """h = provisioning lead + evaluation interval, seconds: when a worker ordered now is
+        useful, the reaction time of every rule that waits for an order to land."""
         return self.provisioning_lead_seconds + self.evaluation_interval_seconds
 
 

@@ -57,6 +57,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from queue_autoscale.core import sla_loop
 from queue_autoscale.core.models import Burst, ControllerState, QueueSettings
 
 MAX_BURSTS = 6
@@ -97,8 +98,8 @@ class Recurrence(NamedTuple):
     onset); else None."""
     over: bool
     """True when the last burst is over (sustained need under half its need) and began less
-    than `memory_seconds` ago: keep its capacity for one lead only (a recurring one is
-    anticipated, a one-off decays)."""
+    than `memory_seconds` ago: keep its capacity for one lead plus one interval only (a
+    recurring one is anticipated, a one-off decays)."""
     ends: tuple[float, ...]
     """The updated burst ends (epoch s, oldest first), for the next state."""
     orders: bool = True
@@ -107,18 +108,19 @@ class Recurrence(NamedTuple):
 
     @property
     def recurring(self) -> bool:
+        """True when bursts recur on a period (`period` is set)."""
         return self.period is not None
 
 
 def memory_seconds(settings: QueueSettings) -> float:
-    """How long after its onset a burst's end still shortens the hold: 20 (lead + SLA), the
-    SLA loop's window (core/sla_loop.py), seconds."""
-    return 20.0 * (settings.provisioning_lead_seconds + settings.sla_seconds)
+    """How long after its onset a burst's end still shortens the hold, seconds: the SLA loop's
+    window W (`sla_loop.window_seconds`, 20 (lead + SLA))."""
+    return sla_loop.window_seconds(settings)
 
 
 def refractory_seconds(settings: QueueSettings) -> float:
     """Shortest time between two onsets: 2 x (lead + interval), seconds."""
-    return 2.0 * (settings.provisioning_lead_seconds + settings.evaluation_interval_seconds)
+    return 2.0 * settings.forecast_horizon_seconds
 
 
 def surge_onset(
@@ -153,10 +155,8 @@ def update(
     An end's reference is the highest rate among the samples of the last trend window (a rate
     read over the long window falls over that window after a burst).
     """
-    lead = settings.provisioning_lead_seconds
-    interval = settings.evaluation_interval_seconds
     bursts = state.bursts
-    span = lead + interval
+    span = settings.forecast_horizon_seconds  # a lead plus an interval
     recent = [s.arrival_rate for s in state.samples if now - s.at <= span]
     last = bursts[-1] if bursts else None
     onset = False
