@@ -152,7 +152,6 @@ def next_state(
         changes["last_scale_down_at"] = now
     if decision.action is not Action.HOLD:
         changes["last_set_desired"] = decision.target
-        changes["last_set_at"] = now
     if m.running >= m.current:
         changes["unmet_since"] = None
     elif state.unmet_since is None:

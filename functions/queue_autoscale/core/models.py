@@ -277,7 +277,6 @@ class ControllerState:
     last_scale_down_at: float | None = None
     last_set_desired: int | None = None
     """The desiredCount this controller last set."""
-    last_set_at: float | None = None
     unmet_since: float | None = None
     """Since when ECS has run fewer tasks than this controller asked for (None: it caught up)."""
     samples: tuple[Sample, ...] = ()
