@@ -17,6 +17,8 @@ from queue_autoscale.core.models import (
     Terms,
 )
 
+POISON_FAILURE_RATIO = 0.5
+"""A failure share at or above this (with work in flight) suspects poison messages."""
 REVISIT_SECONDS = 300.0
 """How long after a provisioning lead a scale-out still reverses a scale-in: issue 15's flap
 (a scale-out within one lead plus 5 minutes of a scale-in, sim/honest.py), the churn a user
@@ -50,7 +52,7 @@ def bounds(
     """
     steps: list[Step] = []
     target = raw
-    if target > m.current and _poison_suspected(snapshot, state, settings, m):
+    if target > m.current and _poison_suspected(snapshot, state, m):
         target = _poison_hold(target, m, steps)
     cap = max_allowed(settings)
     if target > cap:
@@ -195,14 +197,12 @@ def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
     return m.visible > 0 and m.oldest_age_seconds + reaction >= settings.sla_seconds
 
 
-def _poison_suspected(
-    snapshot: QueueSnapshot, state: ControllerState, settings: QueueSettings, m: Measures
-) -> bool:
+def _poison_suspected(snapshot: QueueSnapshot, state: ControllerState, m: Measures) -> bool:
     """Seed 003's trap: adding workers cannot help when jobs fail or never finish."""
     last = state.samples[-1] if state.samples else None
     dlq_grew = last is not None and m.dlq_depth > last.dlq_depth
     failure_rate = snapshot.failure_rate or 0.0  # unknown: no failures seen
-    failing = m.in_flight > 0 and failure_rate >= settings.poison_failure_ratio
+    failing = m.in_flight > 0 and failure_rate >= POISON_FAILURE_RATIO
     stalled = (
         snapshot.completion_rate == 0
         and snapshot.mean_job_seconds is not None

@@ -150,15 +150,8 @@ class QueueSettings:
     """Prior mean job duration used until completions have been measured."""
     max_job_seconds: float = DEFAULT_MAX_JOB_SECONDS
     """Plausibility limit of one job's duration, seconds (see DEFAULT_MAX_JOB_SECONDS)."""
-    stale_after_seconds: float | None = None
-    """A snapshot older than this holds (default: 2 evaluation intervals)."""
-    poison_failure_ratio: float = 0.5
-    """A failure share at or above this (with work in flight) suspects poison messages."""
     trend_window_seconds: float = 300.0
     """Samples this recent feed the linear trend fit."""
-    stuck_after_seconds: float | None = None
-    """Tasks short of the desired count this long means the fleet cannot grow (quota, capacity,
-    a failing image): stop asking for more (default: 3 provisioning leads + 1 interval)."""
     dry_run: bool = False
 
     @property
@@ -170,14 +163,14 @@ class QueueSettings:
 
     @property
     def stale_after(self) -> float:
-        """Seconds after which a snapshot is stale."""
-        return self.stale_after_seconds or 2.0 * self.evaluation_interval_seconds
+        """Seconds after which a snapshot is stale and the tick holds: 2 evaluation intervals."""
+        return 2.0 * self.evaluation_interval_seconds
 
     @property
     def stuck_after(self) -> float:
-        """Seconds of unmet desired count after which scale-ups stop."""
-        if self.stuck_after_seconds is not None:
-            return self.stuck_after_seconds
+        """Seconds of unmet desired count after which scale-ups stop: 3 provisioning leads + 1
+        interval. Tasks short of the desired count this long means the fleet cannot grow (quota,
+        capacity, a failing image): stop asking for more."""
         return 3.0 * self.provisioning_lead_seconds + self.evaluation_interval_seconds
 
     @property
