@@ -18,11 +18,12 @@ terms use `workers` instead: the fewest workers that
 
 On over-dispersed traffic (the NASA day reads D = 10-17) the walk's variance, the load's
 standard error and the backlog growth's noise all carry the measured D, so the hot terms apply
-there too, once the reaction time (`sla_loop.reaction_seconds`) after a burst onset has passed:
-misses inside it are the reaction bound's (they spend no budget), after it the loop reads the
-fleet's own. Never on a loose SLA (its carried backlog already runs the fleet at rho ~1), nor
-with the dispersion unknown. The drain is held to the hot size only when the backlog's growth
-shows no surge (`surging`).
+there too. Where the SLA is shorter than a lead, only once the reaction time
+(`sla_loop.reaction_seconds`) after a burst onset has passed: misses inside it are the reaction
+bound's (they spend no budget), after it the loop reads the fleet's own; where it covers a lead
+(`sla_loop.covers_lead`), at once (`allowed`). Never on a loose SLA (its carried backlog
+already runs the fleet at rho ~1), nor with the dispersion unknown. The drain is held to the hot
+size only when the backlog's growth shows no surge (`surging`).
 
 On Poisson-like traffic (`poisson_like`: the measured dispersion within `DISPERSION_SIGMAS`
 standard errors of 1) the terms size on the settled load (`settle`) rather than the windows: an

@@ -112,7 +112,8 @@ def window_seconds(settings: QueueSettings) -> float:
 def after_onset(onset_at: float | None, settings: QueueSettings, now: float) -> bool:
     """True within W of the last burst onset (epoch s, None: none seen): the loop's reading is
     then the burst's, so headroom neither rises (`update`) nor is spent (core/hybrid.py). The
-    fleet may run hot again after the shorter `reaction_seconds` (core/hot.py)."""
+    fleet may run hot again after the shorter `reaction_seconds` (core/hot.py), or at once where
+    the SLA covers a lead (`covers_lead`)."""
     return onset_at is not None and now - onset_at < window_seconds(settings)
 
 
