@@ -9,23 +9,26 @@ import numpy as np
 import pytest
 
 from queue_autoscale.sim.arrivals import ArrivalError, scenario
-from queue_autoscale.sim.bench import parse_slas
+from queue_autoscale.sim.bench import SweepOptions, bench_spec, parse_slas
 from queue_autoscale.sim.frontier import (
     TARGETS,
     Frontier,
     Point,
     Setting,
     cheapest,
+    failing_static_size,
     frontier_markdown,
     goal_verdict,
     hybrid_for,
     least_static_sizes,
     peer_settings,
+    run_setting,
     sweep,
     sweep_window,
 )
 from queue_autoscale.sim.policies import sim_settings
 from queue_autoscale.sim.runner import RunSpec
+from queue_autoscale.sim.workload import Workload, build_workload
 from tests.sim.test_scores import _score
 
 
@@ -83,16 +86,50 @@ def test_the_least_static_size_meeting_each_target_is_found_between_the_grids_st
     assert len(ran) <= 4 and sum(map(len, ran)) <= 9
 
 
-def test_the_static_bisection_stops_at_the_mean_load_and_without_a_meeting_size() -> None:
+def test_the_static_bisection_stops_at_the_failing_size_and_without_a_meeting_size() -> None:
     def run(batch: Sequence[Setting]) -> list[Point]:
         return [_point("static", s.value, 0.999 if s.value >= 21 else 0.5, s.value) for s in batch]
 
-    # GIVEN the grid's least size 22 meets every target and 20 workers is the mean load
+    # GIVEN the grid's least size 22 meets every target and 20 workers are shown to miss
     added = least_static_sizes([_point("static", 22, 0.999, 22.0)], run, failing=20)
-    # THEN only 21 is tried (20 and below are taken to fall behind)
+    # THEN only 21 is tried
     assert [p.setting.value for p in added] == [21]
     # AND a grid meeting nothing adds nothing
     assert least_static_sizes([_point("static", 22, 0.5, 22.0)], run, failing=20) == ()
+
+
+def _jobs(arrivals: list[float], service: list[float], warmup: int = 0) -> Workload:
+    counts = np.bincount(np.floor(arrivals).astype(np.int64)).astype(np.int64)
+    return Workload("w", counts, warmup, np.array(arrivals), np.array(service))
+
+
+def test_the_failing_static_size_is_the_capacity_bound() -> None:
+    # GIVEN 10 jobs of 10 s arriving at 0..9 s, SLA 0 s: 95 % of them is 10 jobs, 100 s of work,
+    # all on time only if started by 9 s and so done by 19 s
+    ten = _jobs([float(t) for t in range(10)], [10.0] * 10)
+    # THEN 5 workers (95 s of capacity by 19 s) are shown to miss; 6 (114 s) are not
+    assert failing_static_size(ten, 0.0, 1) == 5
+    # AND 3 slots a worker: 2 workers give 114 s, so only 1 is shown to miss
+    assert failing_static_size(ten, 0.0, 3) == 1
+    # AND a 30 s SLA stretches the span to 49 s: 100 / 49 -> 2 workers are shown to miss
+    assert failing_static_size(ten, 30.0, 1) == 2
+    # AND the warm-up's jobs are not work to do: with 8 s of warm-up, 2 jobs, 20 s in 19 s
+    assert failing_static_size(_jobs([float(t) for t in range(10)], [10.0] * 10, 8), 0.0, 1) == 1
+
+
+def test_a_fleet_under_the_mean_load_is_run_where_a_loose_sla_lets_it_meet() -> None:
+    # GIVEN steady traffic on the bench's seed 0: 20.04 jobs/s of 1 s jobs over the window
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=300.0)
+    counts, _ = sweep_window(scenario("steady").counts(seed=0, length_seconds=None), 14_400)
+    workload = build_workload(
+        "steady", counts, spec.fleet(), seed=spec.seed, warmup_seconds=spec.warmup_seconds
+    )
+    assert float(counts.mean()) > 20.0
+    # WHEN 20 workers run it (under the mean load)
+    twenty = run_setting(workload, counts, Setting("static", "size", 20), spec)
+    # THEN a 300 s SLA keeps every job within it, so the bisection must be free to try 20
+    assert twenty.score.sla_compliance >= max(TARGETS)
+    assert failing_static_size(workload, 300.0, 1) < 20
 
 
 def _frontier(points: list[Point], bound: float, bound_ws: float, name: str = "w") -> Frontier:
