@@ -39,6 +39,16 @@ def _fit(n: int, sx: float, sy: float, sxx: float, sxy: float) -> tuple[float, f
     return (sy - slope * sx) / n, slope
 
 
+def _window_points(
+    samples: Sequence[Sample], current_rate: float, now: float, window_seconds: float
+) -> list[tuple[float, float]]:
+    """(seconds before now, rate in jobs/s) of the samples within the window, oldest first, and
+    the point now, (0, `current_rate`)."""
+    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
+    points.append((0.0, current_rate))
+    return points
+
+
 def linear_forecast(
     samples: Sequence[Sample],
     current_rate: float,
@@ -48,8 +58,7 @@ def linear_forecast(
 ) -> float:
     """lambda at now + horizon from a line fitted to the samples in the window and the current
     rate (jobs/s, never below 0). With too little history the current rate is the forecast."""
-    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
-    points.append((0.0, current_rate))
+    points = _window_points(samples, current_rate, now, window_seconds)
     if len(points) < 3:
         return current_rate
     fit = linear_fit(points)
@@ -72,8 +81,7 @@ def slope_sigmas(
     0 with fewer than 3 points or no rate. The windowed rates the samples keep are smoother
     than the arrivals, so on a flat rate this reads about 0.6 of a standard normal: a test at
     3 of these is conservative (measured on the bench's steady run)."""
-    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
-    points.append((0.0, current_rate))
+    points = _window_points(samples, current_rate, now, window_seconds)
     if len(points) < 3 or not current_rate > 0:
         return 0.0
     fit = linear_fit(points)
