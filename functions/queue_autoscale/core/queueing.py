@@ -183,11 +183,12 @@ def hot_workers(  # noqa: PLR0913 - keyword-only: the random walk's measured inp
     """The fewest workers that run hot without losing the SLA before a correction lands.
 
     Near rho = 1 the queue is a random walk: over t seconds it moves by (lambda - c mu) t on
-    average, with variance (lambda + c mu) t (Poisson arrivals, completions about as random).
+    average, with variance (lambda D + c mu) t (D = `dispersion`, the arrivals' index of
+    dispersion, 1 for Poisson; completions about as random as Poisson).
     The answer is the smallest c with c mu >= `least_rate` (never below the offered load) whose
     backlog one reaction time (`reaction_seconds`, the provisioning lead plus an interval) from
     now, at the percentile's normal quantile z of that walk, is still picked up within the SLA
-    by the c workers: backlog + (lambda - c mu) R + z sqrt((lambda + c mu) R) <= c mu SLA.
+    by the c workers: backlog + (lambda - c mu) R + z sqrt((lambda D + c mu) R) <= c mu SLA.
     A backlog that builds past that asks for more workers before any job can be late; rates in
     jobs/s, `backlog` in jobs, `service_rate_per_worker` mu in jobs/s. Returns max_workers + 1
     ("more than the cap") when no c up to the cap qualifies; O(c - least_rate / mu) steps,
@@ -219,22 +220,6 @@ def bounded_workers(workers: float, max_workers: int) -> int:
     if not math.isfinite(workers):
         return max_workers + 1
     return max(0, math.ceil(workers - 1e-9))
-
-
-def square_root_staffing(offered_load: float, percentile: float) -> float:
-    """Halfin-Whitt's c ~ A + beta * sqrt(A), beta from P(wait) = 1 - percentile; a bound check."""
-    target = 1.0 - percentile
-    low, high = 0.0, 10.0
-    for _ in range(80):  # bisection on the Halfin-Whitt delay probability
-        beta = (low + high) / 2
-        phi = math.exp(-beta * beta / 2) / math.sqrt(2 * math.pi)
-        big_phi = 0.5 * (1 + math.erf(beta / math.sqrt(2)))
-        delay = 1.0 / (1.0 + beta * big_phi / phi)
-        if delay > target:
-            low = beta
-        else:
-            high = beta
-    return offered_load + high * math.sqrt(offered_load)
 
 
 def urgency_for(oldest_age_seconds: float, sla_seconds: float) -> Urgency:

@@ -12,11 +12,27 @@ from queue_autoscale.core.queueing import (
     load_ratio,
     load_states,
     servers_for_sla,
-    square_root_staffing,
     urgency_for,
     wait_exceeds_probability,
     workers_for_sla,
 )
+
+
+def square_root_staffing(offered_load: float, percentile: float) -> float:
+    """Halfin-Whitt's c ~ A + beta * sqrt(A), beta from P(wait) = 1 - percentile (bisection on
+    the Halfin-Whitt delay probability): an independent bound on servers_for_sla."""
+    target = 1.0 - percentile
+    low, high = 0.0, 10.0
+    for _ in range(80):
+        beta = (low + high) / 2
+        phi = math.exp(-beta * beta / 2) / math.sqrt(2 * math.pi)
+        big_phi = 0.5 * (1 + math.erf(beta / math.sqrt(2)))
+        delay = 1.0 / (1.0 + beta * big_phi / phi)
+        if delay > target:
+            low = beta
+        else:
+            high = beta
+    return offered_load + high * math.sqrt(offered_load)
 
 
 def erlang_c_by_summation(n: int, a: float) -> float:
