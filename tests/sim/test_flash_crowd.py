@@ -65,3 +65,19 @@ def test_flash_crowd_within_half_a_point_of_the_bound_on_other_seeds(seed: int, 
     # were 0.56-0.88 points below the bench's bound)
     assert ours.sla_compliance >= bound.sla_compliance - 0.005
     assert ours.worker_seconds <= 0.5 * bound.worker_seconds
+
+
+def test_flash_crowd_at_60_s_p99_within_half_a_point_of_the_bound_on_seed_3() -> None:
+    # GIVEN the flash crowd drawn with seed 3 at SLA 60 s (a lead: a backlog may stand), the
+    # bench's interval and start-up jitter, and the reaction bound sized for p99.9 as the bench
+    # runs it
+    counts = scenario("flash-crowd").counts(seed=3)
+    spec = replace(bench_spec(SweepOptions(), 3), sla_seconds=60.0, percentile=0.99)
+    # WHEN hybrid at p99 and the bound run the same jobs
+    ours = compare("flash-crowd", counts, ["hybrid"], spec).scores[0]
+    bound = compare("flash-crowd", counts, [BOUND], replace(spec, percentile=0.999)).scores[0]
+    # THEN hybrid is within 0.5 points of the bound at at most half its worker-seconds: it drains
+    # the backlog beyond its unspent budget before the onset finds it (with 91 waiting at the
+    # onset against the bound's 1 it was 0.52 points under)
+    assert ours.sla_compliance >= bound.sla_compliance - 0.005
+    assert ours.worker_seconds <= 0.5 * bound.worker_seconds

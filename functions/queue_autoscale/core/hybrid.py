@@ -90,8 +90,7 @@ def decide(
     # the holds of the constraints below (no sizing term reads them)
     base = settings
     settings, paid = _held_settings(settings, loop, rec, headroom, m, max(need, trend))
-    dispersion = hot_terms.dispersion(snapshot)
-    plan = drain_plan(m, state, settings, now, cap, loop.started, dispersion)
+    plan = drain_plan(m, state, settings, now, cap, loop.started, hot_terms.dispersion(snapshot))
     surge = hot_terms.surging(plan.arrival_rate, m, snapshot, settings)
     drain = plan.workers  # running hot, a drain that is no surge is held to the hot size
     if hot and not surge:
@@ -99,11 +98,13 @@ def decide(
             drain,
             max(steady, trend, hot_terms.workers(plan.arrival_rate, m, snapshot, settings, cap)),
         )
-    terms = Terms(steady=steady, trend=trend, drain=drain)
+    # a backlog standing when a burst begins costs the burst's first jobs (core/hot.py)
+    onset = 0 if surge else hot_terms.onset_workers(m, snapshot, loop.spare, base, cap)
+    terms = Terms(steady=max(steady, onset), trend=trend, drain=drain)
     raw, winner = _winner(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)
-    if winner is Winner.STEADY and steady < need:  # only running hot sizes below Erlang C
-        why = hot_terms.words(need, steady, m, settings)
+    if winner is Winner.STEADY and (onset > steady or steady < need):  # not Erlang C's size
+        why = hot_terms.steady_words(need, steady, onset, m, loop.spare, base)
     why += loop_words(headroom, loop.compliance, rec, settings)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
     if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset

@@ -350,3 +350,69 @@ def test_hybrid_sizes_on_the_settled_load_and_remembers_the_windows_rate() -> No
     assert settled.load == pytest.approx(20.00554, abs=1e-5)
     assert (settled.since, settled.at) == (NOW - 600.0, NOW)
     assert evaluation.state.samples[-1].arrival_rate == 21.0
+
+
+# A backlog standing when a burst begins (hot.onset_workers): SLA 60 s, lead 60 s, interval 10 s
+# (a correction lands within R = 70 s), 5 workers of 1 s jobs at 4.6 jobs/s (the flash crowd's
+# calm: 5 jobs/s).
+ONSET_CFG = replace(CFG, sla_seconds=60.0, percentile=0.99)
+
+
+def _onset_snapshot(visible: int, dispersion: float = 1.0) -> QueueSnapshot:
+    return _steady_snapshot(
+        arrival_rate=4.6,
+        arrival_rate_short=4.6,
+        arrival_dispersion=dispersion,
+        visible=visible,
+        running=5,
+        desired=5,
+        in_flight=5,
+    )
+
+
+@pytest.mark.parametrize(
+    ("visible", "spare", "sla", "dispersion", "expected"),
+    [
+        # 150 waiting, 73 may stand (the budget; 5 x 1 x 10 = 50 picked up in an interval):
+        # (4.6 + 77 / 70) / 1 = 5.7
+        pytest.param(150, 73.0, 60.0, 1.0, 6, id="beyond-the-unspent-budget"),
+        # a budget of 10: an interval's pickups, 50, may stand: (4.6 + 100 / 70) = 6.03
+        pytest.param(150, 10.0, 60.0, 1.0, 7, id="beyond-an-intervals-pickups"),
+        pytest.param(73, 73.0, 60.0, 1.0, 0, id="within-the-budget"),
+        # at SLA 59 s a backlog is not let stand (under a lead: no hot size without gates)
+        pytest.param(150, 73.0, 59.0, 1.0, 0, id="sla-under-the-lead"),
+        # at SLA 70 s = L + I the burst's first jobs are picked up in time by its new workers
+        pytest.param(150, 73.0, 70.0, 1.0, 0, id="sla-covers-the-correction"),
+        # D = 2 > 1 + 3 sqrt(2 / 299) = 1.245: not Poisson-like
+        pytest.param(150, 73.0, 60.0, 2.0, 0, id="batchy-arrivals"),
+    ],
+)
+def test_a_backlog_beyond_what_an_onset_may_find_is_drained_within_a_correction(
+    visible: int, spare: float, sla: float, dispersion: float, expected: int
+) -> None:
+    cfg = replace(ONSET_CFG, sla_seconds=sla)
+    snap = _onset_snapshot(visible, dispersion)
+    assert hot.onset_workers(measure(snap, cfg), snap, spare, cfg, 100) == expected
+
+
+def test_only_an_sla_between_the_lead_and_the_correction_exposes_onsets() -> None:
+    assert ONSET_CFG.forecast_horizon_seconds == 70.0
+    assert hot.exposes_onsets(replace(ONSET_CFG, sla_seconds=60.0))
+    assert hot.exposes_onsets(replace(ONSET_CFG, sla_seconds=69.0))
+    assert not hot.exposes_onsets(replace(ONSET_CFG, sla_seconds=59.0))
+    assert not hot.exposes_onsets(replace(ONSET_CFG, sla_seconds=70.0))
+
+
+def test_hybrid_drains_a_standing_backlog_and_says_why() -> None:
+    # GIVEN 150 waiting at the flash crowd's calm, the loop having counted 7,300 jobs with none
+    # late (p99: an unspent budget of 73 jobs)
+    # (also 150 at the last tick: no growth, no surge)
+    snap = _onset_snapshot(150)
+    state = replace(_comfortable(started=7_300.0), samples=(Sample(NOW - 10.0, 4.6, 150, 5),))
+    decision = decide(snap, ONSET_CFG, state, NOW).decision
+    # THEN the steady term drains the 77 beyond the budget within 70 s: 6 workers
+    assert decision.terms.steady == 6
+    assert decision.winner.value == "steady"
+    assert "steady won: 6 workers serve 4.60 jobs/s and drain the 150 waiting to 73" in (
+        decision.reason
+    )
