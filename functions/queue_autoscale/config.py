@@ -6,6 +6,7 @@ Every error names the queue, the field and the value.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -20,13 +21,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from queue_autoscale.core.models import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
-    DEFAULT_MAX_JOB_SECONDS,
     QueueSettings,
 )
 
 ENV_VAR = "QUEUES_CONFIG"
 """Environment variable holding the JSON config (what the Lambda functions read)."""
 
+
+CORE_DEFAULTS: Mapping[str, Any] = {
+    f.name: f.default
+    for f in dataclasses.fields(QueueSettings)
+    if f.default is not dataclasses.MISSING
+}
+"""The defaults of the settings the core takes (core/models.py QueueSettings): the one source of
+each default a queue's config leaves out."""
 
 WORKER_POLL_FLOOR_SECONDS = 5.0
 """Seed 001's first floor: even an idle, running worker picks a job up only after its poll
@@ -162,19 +170,27 @@ class QueueConfig(BaseModel):
     percentile: float = Field(gt=0, lt=1)
     min_workers: int = Field(ge=0, le=10_000)
     max_workers: int = Field(ge=0, le=10_000)
-    worker_concurrency: int = Field(default=1, ge=1, le=1_000)
-    provisioning_lead_seconds: float = Field(default=60.0, ge=0, le=3_600)
-    scale_up_cooldown_seconds: float = Field(default=0.0, ge=0, le=3_600)
-    scale_down_cooldown_seconds: float = Field(default=60.0, ge=0, le=86_400)
-    stabilization_window_seconds: float = Field(default=300.0, ge=0, le=86_400)
-    scale_down_step: int = Field(default=5, ge=1, le=10_000)
-    scale_down_percent: float = Field(default=25.0, gt=0, le=100)
-    activation_threshold: int = Field(default=1, ge=1)
+    worker_concurrency: int = Field(default=CORE_DEFAULTS["worker_concurrency"], ge=1, le=1_000)
+    provisioning_lead_seconds: float = Field(
+        default=CORE_DEFAULTS["provisioning_lead_seconds"], ge=0, le=3_600
+    )
+    scale_up_cooldown_seconds: float = Field(
+        default=CORE_DEFAULTS["scale_up_cooldown_seconds"], ge=0, le=3_600
+    )
+    scale_down_cooldown_seconds: float = Field(
+        default=CORE_DEFAULTS["scale_down_cooldown_seconds"], ge=0, le=86_400
+    )
+    stabilization_window_seconds: float = Field(
+        default=CORE_DEFAULTS["stabilization_window_seconds"], ge=0, le=86_400
+    )
+    scale_down_step: int = Field(default=CORE_DEFAULTS["scale_down_step"], ge=1, le=10_000)
+    scale_down_percent: float = Field(default=CORE_DEFAULTS["scale_down_percent"], gt=0, le=100)
+    activation_threshold: int = Field(default=CORE_DEFAULTS["activation_threshold"], ge=1)
     capacity_cap: int | None = Field(default=None, ge=0)
-    overloading_threshold: float = Field(default=0.8, gt=0, lt=1)
+    overloading_threshold: float = Field(default=CORE_DEFAULTS["overloading_threshold"], gt=0, lt=1)
     recovery_horizon_seconds: float | None = Field(default=None, gt=0)
-    expected_job_seconds: float = Field(default=1.0, gt=0)
-    max_job_seconds: float = Field(default=DEFAULT_MAX_JOB_SECONDS, ge=0.001, le=1_209_600)
+    expected_job_seconds: float = Field(default=CORE_DEFAULTS["expected_job_seconds"], gt=0)
+    max_job_seconds: float = Field(default=CORE_DEFAULTS["max_job_seconds"], ge=0.001, le=1_209_600)
     """Plausibility limit of one job's duration, s: longer `duration_ms` are rejected at ingest
     (at most SQS's 14-day retention)."""
     dry_run: bool = False

@@ -102,6 +102,8 @@ class Action(StrEnum):
     HOLD = "hold"
 
 
+RATE_WINDOW_SECONDS = 300.0
+"""The long arrival-rate window, seconds (core/snapshot.py measures over it)."""
 MIN_RECOVERY_HORIZON_SECONDS = 1.0
 """The shortest recovery horizon the drain sizes with, s (its fleet grows as 1 / horizon)."""
 
@@ -215,7 +217,7 @@ class QueueSnapshot:
     dlq_depth: int | None
     failure_rate: float | None
     """Share of finished jobs that failed in the window, 0..1."""
-    rate_window_seconds: float = 300.0
+    rate_window_seconds: float = RATE_WINDOW_SECONDS
     """Length of the long window the rates were measured over (a setting, not a measure)."""
     pickups: tuple[tuple[int, int, int], ...] = ()
     """(epoch second, jobs started, summed pickup ms) per counter second with starts in the

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from queue_autoscale.core.counters import CounterRow, oldest_age, pickup_seconds, window_rates
-from queue_autoscale.core.models import AgeSource, QueueSnapshot
+from queue_autoscale.core.models import RATE_WINDOW_SECONDS, AgeSource, QueueSnapshot
 
-RATE_WINDOW_SECONDS = 300.0
-"""The long arrival-rate window, seconds."""
 SHORT_WINDOW_SECONDS = 60.0
 """The short arrival-rate window, seconds (a surge shows here first)."""
 
