@@ -360,6 +360,7 @@ def _surge_at(
 
 
 def _winner(terms: Terms) -> tuple[int, Winner]:
+    """The largest term, workers, and its name (0 and `Winner.NONE` when every term is 0)."""
     name, value = Winner.STEADY, terms.steady  # first of equals: steady, then trend
     if terms.trend > value:
         name, value = Winner.TREND, terms.trend

@@ -192,9 +192,9 @@ def update(
     `onset_at` is the last burst onset (epoch s, core/recurrence.py): within W of it the
     headroom does not rise. Late starts within `reaction_seconds` of it, or of `surge_at` (the
     last surge ordered for on the backlog's growth alone, epoch s), spend no budget. Misses
-    after an onset are the reaction bound's; headroom raised on
-    them was spent a window later, on traffic the sizing terms were serving within budget
-    (on the NASA day at SLA 30 s, p95: 134 ticks at +50 % at 98.5 % realized)."""
+    after an onset are the reaction bound's; headroom raised on them was spent a window later,
+    on traffic the sizing terms were serving within budget (on the NASA day at SLA 30 s, p95:
+    134 ticks at +50 % at 98.5 % realized)."""
     window = window_seconds(settings)
     settle = settings.evaluation_interval_seconds
     until = math.floor(now - settle)
