@@ -637,7 +637,7 @@ def suite_markdown(
         "Erlang-C size of the mean rate up to 1.1 x that of the busiest minute (it is handed "
         "the future); `hybrid` its percentile (one run per target); `seed-hybrid` as seeded. "
         "Geometric grids, duplicates dropped; the static size is then bisected to the least "
-        "size meeting each target (sizes under the mean offered load taken to miss).",
+        "size meeting each target (from a size shown to miss by capacity alone).",
         "- `reaction-bound`: the diagnostic of `sim/bound.py` on the same jobs (an ideal "
         "reacting controller on step surges; not a policy).",
         "- Goal per cell (issue 15): hybrid configured for the target meets it wherever the "
