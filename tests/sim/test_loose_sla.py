@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from itertools import pairwise
+
 from queue_autoscale.sim.arrivals import scenario
+from queue_autoscale.sim.bench import SweepOptions, bench_spec
+from queue_autoscale.sim.frontier import sweep_window
 from queue_autoscale.sim.runner import RunSpec, compare
 
 
@@ -39,3 +44,22 @@ def test_a_loose_sla_absorbs_recurring_bursts_in_the_backlog() -> None:
     # AND the whole run is at a utilization above 0.62 (Erlang-C sizing with the burst floor:
     # 0.43; KEDA's cheapest setting that meets the SLA: 0.50)
     assert score.utilization > 0.62
+
+
+def test_a_loose_sla_releases_to_one_worker_under_the_load_and_reorders_little() -> None:
+    # GIVEN the bench's steady window on seed 0 (20.02 jobs/s of 1 s jobs) at a 300 s SLA
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=300.0)
+    counts, _ = sweep_window(scenario("steady").counts(seed=0, length_seconds=None), 14_400)
+    # WHEN hybrid runs it with every decision recorded
+    run = compare("steady", counts, ["hybrid"], spec, record_decisions=True)
+    decisions, score = run.decisions["hybrid"], run.scores[0]
+    scored = [d for d in decisions if d.at - decisions[0].at >= spec.warmup_seconds]
+    added = sum(max(0, b.target - a.target) for a, b in pairwise(scored))
+    # THEN each time the queue empties the fleet steps down to one worker under the load, not
+    # to the step limit's 15 (21 -> 15 twice, then 12 workers ordered back one by one)
+    assert any("load_release" in d.constraints for d in decisions)
+    assert min(d.target for d in scored) >= 19
+    assert added <= 4
+    # AND the backlog still carries the load: every job within the SLA, utilization >= 0.997
+    assert score.sla_compliance == 1.0
+    assert score.utilization >= 0.997

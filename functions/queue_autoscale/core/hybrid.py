@@ -16,6 +16,7 @@ from queue_autoscale.core.constraints import (
     bounds,
     burst_floor,
     confirm_reorder,
+    load_release,
     max_allowed,
     movement,
 )
@@ -107,10 +108,9 @@ def decide(
         why = hot_terms.steady_words(need, steady, onset, m, loop.spare, base)
     why += loop_words(headroom, loop.compliance, rec, settings)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
-    if carried_wait_seconds(settings) == 0:  # a loose SLA's backlog carries a burst's onset
-        recommendation, remembered = burst_floor(
-            rec, recommendation, remembered, m.current, cap, steps
-        )
+    recommendation, remembered = _floors(
+        rec, recommendation, remembered, m, snapshot, settings, cap, steps
+    )
     unread = _reaction_spans(state, rec, settings, now)
     target, moves = movement(recommendation, m.current, snapshot, state, settings, now, unread)
     if paid is not None:  # the budget pays for only `paid` of the idle workers
@@ -164,6 +164,23 @@ def decide(
         ),
     }
     return Evaluation(decision, next_state(state, base, now, m, remembered, decision, loop_state))
+
+
+def _floors(
+    rec: recurrence.Recurrence,
+    recommendation: int,
+    remembered: int,
+    m: Measures,
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    cap: int,
+    steps: list[Step],
+) -> tuple[int, int]:
+    """(recommendation, remembered) after the burst floor, or on a loose SLA, whose backlog
+    carries a burst's onset and the load, after the load release instead."""
+    if carried_wait_seconds(settings) == 0:
+        return burst_floor(rec, recommendation, remembered, m.current, cap, steps)
+    return load_release(recommendation, m, snapshot, steps), remembered
 
 
 def _workers(rate: float, m: Measures, settings: QueueSettings, cap: int) -> int:

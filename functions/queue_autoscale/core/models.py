@@ -88,6 +88,9 @@ class Constraint(StrEnum):
     REORDER_CONFIRM = "reorder_confirm"
     """A scale-out within a flap window of the last scale-in, waiting one interval to be
     confirmed while the miss budget pays for the delay (core/constraints.py confirm_reorder)."""
+    LOAD_RELEASE = "load_release"
+    """On a loose SLA, a scale-down stopped one worker under the load (core/constraints.py
+    load_release)."""
     POST_BREACH_RECOVERY = "post_breach_recovery"
     """The seed hybrid's floor after a breach."""
     COOLDOWN = "cooldown"

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from queue_autoscale.core.constraints import Step, load_release
 from queue_autoscale.core.drain import (
     carried_backlog_workers,
     carried_wait_seconds,
     workers_at_landing,
 )
 from queue_autoscale.core.hybrid import decide
+from queue_autoscale.core.measures import measure
 from queue_autoscale.core.models import Burst, ControllerState, Sample
 from tests.unit.core.builders import NOW, settings, snapshot
 
@@ -167,3 +170,65 @@ def test_a_loose_sla_carries_a_recurring_burst_instead_of_anticipating_it() -> N
     # AND the record says what the steady term did, in the loose SLA's words
     assert "let the 0 waiting carry 2.00 jobs/s (loose SLA)" in loose.reason
     assert "at most 130 s" in loose.reason
+
+
+class Released(NamedTuple):
+    """What load_release returned and the codes of the steps it appended."""
+
+    target: int
+    codes: list[str]
+
+
+def _release(recommendation: int, running: int, long: float, short: float | None) -> Released:
+    """load_release on a tick with `running` workers, both windows' rates, 1 s jobs."""
+    tick = snapshot(arrival_rate=long, arrival_rate_short=short, running=running, desired=running)
+    steps: list[Step] = []
+    target = load_release(recommendation, measure(tick, LOOSE), tick, steps)
+    return Released(target, [step.code for step in steps])
+
+
+def test_a_loose_release_stops_one_worker_under_the_load() -> None:
+    # GIVEN 21 workers on 20.3 jobs/s of 1 s jobs, the queue just emptied, and the carried
+    # term's 8 ((0 + 20.3 x 70) / 200 = 7.1)
+    # THEN the fleet goes to ceil(20.3) - 1 = 20, not to 8 (nor the step limit's 15), and the
+    # record says why
+    assert _release(8, 21, 20.3, 20.3) == Released(20, ["load_release"])
+    # AND a load of exactly 20 jobs/s leaves 19, so the backlog still builds (1 job/s)
+    assert _release(8, 21, 20.0, 20.0).target == 19
+
+
+def test_after_a_burst_the_release_reads_the_short_window() -> None:
+    # GIVEN 45 workers after a burst: the long window still reads 40 jobs/s, the short 12
+    # THEN the release stops at ceil(12) - 1 = 11, not 39
+    assert _release(9, 45, 40.0, 12.0) == Released(11, ["load_release"])
+    # AND with no short window the long one decides (39)
+    assert _release(9, 45, 40.0, None).target == 39
+
+
+def test_the_loose_release_never_raises_or_blocks_what_is_above_it() -> None:
+    # a recommendation already at or above the floor, or no scale-down at all, is unchanged
+    assert _release(20, 21, 20.3, 20.3) == Released(20, [])
+    assert _release(25, 21, 20.3, 20.3) == Released(25, [])
+    # a fleet already under the load keeps what it has: releasing more would only defer work
+    assert _release(8, 15, 20.3, 20.3) == Released(15, ["load_release"])
+    # an idle queue (no arrivals) is released to the recommendation
+    assert _release(0, 3, 0.0, 0.0) == Released(0, [])
+
+
+def test_hybrid_on_a_loose_sla_releases_to_one_under_the_load_when_the_queue_empties() -> None:
+    # GIVEN 21 workers on 20.3 jobs/s, the queue just emptied (15 jobs in flight), and six
+    # minutes of history at the carried term's size, so no window or cooldown holds the fleet
+    samples = tuple(
+        Sample(at=NOW - 10.0 * k, raw_target=8, arrival_rate=20.3, visible=0, dlq_depth=0)
+        for k in range(36, 0, -1)
+    )
+    state = ControllerState("jobs", samples=samples)
+    tick = snapshot(
+        arrival_rate=20.3, arrival_rate_short=20.3, in_flight=15, running=21, desired=21
+    )
+    decision = decide(tick, LOOSE, state, NOW).decision
+    # THEN the carried term asks for 8 and the fleet goes to 20, one under the load
+    assert decision.terms.steady == 8
+    assert decision.target == 20
+    assert "load_release" in decision.constraints
+    assert "one worker under the load of 20.30 jobs/s" in decision.reason
