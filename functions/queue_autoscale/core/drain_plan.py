@@ -94,94 +94,105 @@ def drain_plan(
         )
     if m.visible <= 0:
         return DrainPlan(0, rate, 0.0, ordered, lands_in, False, horizon)
-    lead = settings.provisioning_lead_seconds
-    mu, sla = m.service_rate, settings.sla_seconds
-    carries = carried_wait_seconds(settings) > 0
-    at_landing = backlog_at_landing(
-        backlog=m.visible,
-        arrival_rate=rate,
-        service_rate=mu,
-        lead_seconds=lead,
-        running=m.running,
-        ordered=ordered,
-        ordered_lands_in=lands_in,
-    )
-    ceiling = settings.recovery_horizon
-    clear = landing_clear_seconds(settings)
-    short_default = _short_default(settings)
+    lead, sla = settings.provisioning_lead_seconds, settings.sla_seconds
+    tick = _Tick(m, rate, horizon, settings, cap)
 
-    def sized(
-        backlog: float, latest: float, lead_seconds: float, kept: bool = False
-    ) -> tuple[int, bool]:
-        """Workers needed when those ordered now land after `lead_seconds`, finding `backlog`
-        waiting (`latest` if they land one interval late), and whether the landing-clear limit
-        held the horizon's fleet back."""
-
-        def at(h: float) -> int:
-            return workers_at_landing(
-                at_landing=backlog,
-                oldest_age_seconds=m.oldest_age_seconds,
-                arrival_rate=rate,
-                service_rate=mu,
-                sla_seconds=sla,
-                recovery_horizon_seconds=h,
-                lead_seconds=lead_seconds,
-                max_workers=cap,
-                carries_load=carries,
-            )
-
-        workers = at(horizon)
-        short = short_default and not kept  # orders already placed: the horizon's fleet
-        if horizon >= ceiling and not short:  # sized as the horizon asks
-            return workers, False
-        limit = landing_clear_workers(
-            at_landing=latest,
+    def queue_after(seconds: float, counting_orders: bool = True) -> float:
+        """Jobs waiting `seconds` from now (the orders already placed join when they land)."""
+        return backlog_at_landing(
+            backlog=m.visible,
             arrival_rate=rate,
-            service_rate=mu,
-            clear_seconds=clear,
-            max_workers=cap,
+            service_rate=m.service_rate,
+            lead_seconds=seconds,
+            running=m.running,
+            ordered=ordered if counting_orders else 0,
+            ordered_lands_in=lands_in if counting_orders else None,
         )
-        if workers <= limit:
-            return workers, False
-        return (limit if short else max(limit, at(ceiling))), True
 
-    latest = backlog_at_landing(
-        backlog=m.visible,
-        arrival_rate=rate,
-        service_rate=mu,
-        lead_seconds=lead + clear,
-        running=m.running,
-        ordered=ordered,
-        ordered_lands_in=lands_in,
-    )
-    workers, capped = sized(at_landing, latest, lead)
+    at_landing, latest = queue_after(lead), queue_after(lead + tick.clear)
+    workers, capped = _sized(tick, at_landing, latest, lead)
     # the plan aims at jobs with less than the landing's spread T of their SLA left; when the
     # on-time landing writes none off and one T late finds the head past the SLA, size for both
     late = (
-        horizon < clear
-        and not short_default
+        horizon < tick.clear
+        and not tick.short_default
         and _head_age_seconds(at_landing, rate, m.oldest_age_seconds, lead) <= sla - horizon
-        and _head_age_seconds(latest, rate, m.oldest_age_seconds, lead + clear) > sla
+        and _head_age_seconds(latest, rate, m.oldest_age_seconds, lead + tick.clear) > sla
     )
     if late:
-        workers, capped = max((workers, capped), sized(latest, latest, lead + clear))
+        workers, capped = max((workers, capped), _sized(tick, latest, latest, lead + tick.clear))
     kept = False
     if lands_in is not None:
         # the workers already ordered land first: keep as many as are needed when they do
-        then, latest_then = (
-            backlog_at_landing(
-                backlog=m.visible,
-                arrival_rate=rate,
-                service_rate=mu,
-                lead_seconds=seconds,
-                running=m.running,
-            )
-            for seconds in (lands_in, lands_in + clear)
-        )
-        needed_then = min(sized(then, latest_then, lands_in, kept=True)[0], m.current)
+        then = queue_after(lands_in, counting_orders=False)
+        latest_then = queue_after(lands_in + tick.clear, counting_orders=False)
+        needed_then = min(_sized(tick, then, latest_then, lands_in, kept=True)[0], m.current)
         kept = needed_then > workers
         workers = max(workers, needed_then)
     return DrainPlan(workers, rate, at_landing, ordered, lands_in, kept, horizon, capped, late)
+
+
+class _Tick(NamedTuple):
+    """What every landing the drain sizes for this tick shares."""
+
+    m: Measures
+    rate: float
+    """The drain's arrival rate, jobs/s (`_drain_rate`)."""
+    horizon: float
+    """The recovery horizon sized with, seconds."""
+    settings: QueueSettings
+    cap: int
+
+    @property
+    def clear(self) -> float:
+        """The landing's spread T, seconds (`landing_clear_seconds`)."""
+        return landing_clear_seconds(self.settings)
+
+    @property
+    def short_default(self) -> bool:
+        """True when the default horizon is shorter than T (`_short_default`)."""
+        return _short_default(self.settings)
+
+
+def _sized(
+    tick: _Tick, backlog: float, latest: float, lead_seconds: float, kept: bool = False
+) -> tuple[int, bool]:
+    """Workers needed when those ordered now land after `lead_seconds`, finding `backlog`
+    waiting (`latest` if they land one interval late), and whether the landing-clear limit
+    held the horizon's fleet back. `kept`: sizing the orders already placed, which keep the
+    horizon's fleet at a short default."""
+    ceiling = tick.settings.recovery_horizon
+    workers = _at_landing(tick, backlog, lead_seconds, tick.horizon)
+    short = tick.short_default and not kept  # orders already placed: the horizon's fleet
+    if tick.horizon >= ceiling and not short:  # sized as the horizon asks
+        return workers, False
+    limit = landing_clear_workers(
+        at_landing=latest,
+        arrival_rate=tick.rate,
+        service_rate=tick.m.service_rate,
+        clear_seconds=tick.clear,
+        max_workers=tick.cap,
+    )
+    if workers <= limit:
+        return workers, False
+    if short:
+        return limit, True
+    return max(limit, _at_landing(tick, backlog, lead_seconds, ceiling)), True
+
+
+def _at_landing(tick: _Tick, backlog: float, lead_seconds: float, horizon: float) -> int:
+    """`workers_at_landing` for this tick's queue with `horizon` seconds of recovery."""
+    return workers_at_landing(
+        at_landing=backlog,
+        oldest_age_seconds=tick.m.oldest_age_seconds,
+        arrival_rate=tick.rate,
+        service_rate=tick.m.service_rate,
+        sla_seconds=tick.settings.sla_seconds,
+        recovery_horizon_seconds=horizon,
+        lead_seconds=lead_seconds,
+        max_workers=tick.cap,
+        carries_load=carried_wait_seconds(tick.settings) > 0,
+    )
 
 
 def _head_age_seconds(
