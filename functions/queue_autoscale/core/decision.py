@@ -29,7 +29,8 @@ MAX_SAMPLES = 512
 _VERBS = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}
 
 
-def _action(current: int, target: int) -> Action:
+def action_for(current: int, target: int) -> Action:
+    """Up, down or hold from the `current` worker count to the `target`."""
     if target > current:
         return Action.UP
     if target < current:
@@ -68,7 +69,7 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
     if clamped != target:
         code = Constraint.MAX_WORKERS if clamped < target else Constraint.MIN_WORKERS
         pairs.append((code, f"kept {clamped}"))
-    action = _action(m.current, clamped)
+    action = action_for(m.current, clamped)
     words = [why, *(w for _, w in pairs)]
     verb = _VERBS[action]
     reason = f"{verb} {m.current} -> {clamped}: " + "; ".join(words)

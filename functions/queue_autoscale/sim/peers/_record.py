@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from queue_autoscale.core import (
-    Action,
     Decision,
     QueueSettings,
     QueueSnapshot,
@@ -11,6 +10,7 @@ from queue_autoscale.core import (
     Winner,
     measure,
 )
+from queue_autoscale.core.decision import action_for
 
 
 def mean_job_seconds(snapshot: QueueSnapshot, settings: QueueSettings) -> float:
@@ -29,14 +29,13 @@ def peer_decision(
     """A Decision for a peer's target; rho, urgency and backlog measured by the core's
     `measure`, as for ours."""
     m = measure(snapshot, settings)
-    action = Action.UP if target > m.current else Action.DOWN if target < m.current else Action.HOLD
     return Decision(
         queue=snapshot.queue,
         at=snapshot.taken_at,
         policy=policy,
         current=m.current,
         target=target,
-        action=action,
+        action=action_for(m.current, target),
         terms=Terms(steady=target, trend=0, drain=0),
         raw_target=target,
         winner=winner,
