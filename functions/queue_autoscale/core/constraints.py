@@ -274,6 +274,12 @@ def _anticipation_words(rec: recurrence.Recurrence, floor: int) -> str:
     )
 
 
+def history_covers(state: ControllerState, seconds: float, now: float) -> bool:
+    """Whether the state's samples reach back `seconds` from `now` (epoch s); a fresh state
+    covers no window."""
+    return bool(state.samples) and now - state.samples[0].at >= seconds
+
+
 def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     recommendation: int,
     current: int,
@@ -315,7 +321,7 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
         for s in state.samples
         if now - s.at <= window and not any(start <= s.at < end for start, end in unread)
     ]
-    covered = bool(state.samples) and now - state.samples[0].at >= window
+    covered = history_covers(state, window, now)
     highest = max(seen, default=recommendation)
     if not covered:
         highest = max(highest, current)

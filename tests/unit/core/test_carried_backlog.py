@@ -232,3 +232,38 @@ def test_hybrid_on_a_loose_sla_releases_to_one_under_the_load_when_the_queue_emp
     assert decision.target == 20
     assert "load_release" in decision.constraints
     assert "one worker under the load of 20.30 jobs/s" in decision.reason
+
+
+def _started_state(seconds: int) -> ControllerState:
+    """A controller `seconds` old (a sample every 10 s, each asking for the carried term's 9)
+    with a rich miss budget: 100,000 jobs counted, none late."""
+    samples = tuple(
+        Sample(at=NOW - 10.0 * k, raw_target=9, arrival_rate=24.6, visible=0, dlq_depth=0)
+        for k in range(seconds // 10, 0, -1)
+    )
+    return ControllerState(
+        "jobs",
+        samples=samples,
+        realized_started=100_000.0,
+        realized_late=0.0,
+        realized_through=NOW - 20.0,
+    )
+
+
+def test_a_fresh_controller_on_a_loose_sla_releases_nothing_early() -> None:
+    # GIVEN 34 workers, 27 busy and nothing waiting, 210 s after the controller started: the
+    # long window, not yet full, reads 24.6 jobs/s (the load is 35, as the short window says),
+    # so the carried term asks for (0 + 24.6 x 70) / 200 = 8.6 -> 9; the budget pays for the
+    # 25 idle workers' jobs many times over
+    tick = snapshot(
+        arrival_rate=24.6, arrival_rate_short=35.0, in_flight=27, running=34, desired=34
+    )
+    fresh = decide(tick, replace(LOOSE, percentile=0.95), _started_state(210), NOW).decision
+    # THEN the cold start's hold keeps the fleet: no early release before a whole 300 s window
+    assert fresh.terms.steady == 9
+    assert fresh.target == 34
+    assert "less than 300 s of history" in fresh.reason
+    # AND once the window is covered (310 s), the early release goes down as before: to the 27
+    # busy workers (the in-flight floor; the load release's ceil(24.6) - 1 = 24 is under it)
+    covered = decide(tick, replace(LOOSE, percentile=0.95), _started_state(310), NOW).decision
+    assert covered.target == 27
