@@ -56,7 +56,7 @@ def bounds(
         target = _poison_hold(target, m, steps)
     cap = max_allowed(settings)
     if target > cap:
-        limit = _binding_cap(settings, cap)
+        limit = binding_cap(settings, cap)
         wanted = f"more than {cap}" if target == cap + 1 else str(target)
         steps.append(Step(limit, f"capped at {limit} {cap} (wanted {wanted})"))
         target = cap
@@ -256,7 +256,7 @@ def max_allowed(settings: QueueSettings) -> int:
     return max(settings.min_workers, min(settings.max_workers, *caps))
 
 
-def _binding_cap(settings: QueueSettings, cap: int) -> Constraint:
+def binding_cap(settings: QueueSettings, cap: int) -> Constraint:
     """The constraint code of the ceiling `cap` (the partition cap wins a tie: it says why)."""
     if settings.partition_cap is not None and settings.partition_cap <= cap:
         return Constraint.PARTITION_CAP

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from queue_autoscale.core.constraints import Step, max_allowed
+from queue_autoscale.core.constraints import Step, binding_cap, max_allowed
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import (
     Action,
@@ -185,7 +185,7 @@ def hold_on_bad_inputs(
     fleet_known = snapshot.desired is not None or snapshot.running is not None
     cap = max_allowed(settings)
     if fleet_known and m.current > cap:
-        limit = Constraint.CAPACITY_CAP if cap < settings.max_workers else Constraint.MAX_WORKERS
+        limit = binding_cap(settings, cap)
         steps.append((limit, f"except the lowered {limit} {cap}, which is still enforced"))
         target = cap
     elif fleet_known and m.current < settings.min_workers:

@@ -241,6 +241,13 @@ def test_activation_never_strands_a_job_past_its_sla(sla: float, age: float, tar
             id="lowered capacity cap still enforced",
         ),
         pytest.param(
+            {"running": 12, "desired": 12},
+            {"partition_cap": 6, "capacity_cap": 6},
+            6,
+            "except the lowered partition_cap 6, which is still enforced",
+            id="a partition cap tied with a capacity cap says partition_cap, as in a tick",
+        ),
+        pytest.param(
             {"running": 1, "desired": 1},
             {"min_workers": 3},
             3,
