@@ -63,3 +63,20 @@ def test_a_loose_sla_releases_to_one_worker_under_the_load_and_reorders_little()
     # AND the backlog still carries the load: every job within the SLA, utilization >= 0.997
     assert score.sla_compliance == 1.0
     assert score.utilization >= 0.997
+
+
+def test_a_loose_sla_keeps_the_fleet_through_the_cold_start() -> None:
+    # GIVEN the bench's steady window on seed 3 (19.97 jobs/s) at a 300 s SLA and p99, whose
+    # miss budget paid for an early release 240 s in, on a long window not yet full (15.8 jobs/s)
+    spec = replace(bench_spec(SweepOptions(), 3), sla_seconds=300.0, percentile=0.99)
+    counts, _ = sweep_window(scenario("steady").counts(seed=3, length_seconds=None), 14_400)
+    # WHEN hybrid runs it
+    run = compare("steady", counts, ["hybrid"], spec, record_decisions=True)
+    decisions, result = run.decisions["hybrid"], run.results[0]
+    first = decisions[0].at
+    # THEN nothing is released before a stabilization window (300 s) of history (was 20 -> 16)
+    assert min(d.target for d in decisions if d.at - first < 300.0) == decisions[0].current
+    # AND the warm-up leaves no backlog for the scored window to serve (was 1,672 jobs; static
+    # 20 leaves 260)
+    warm = spec.warmup_seconds
+    assert result.series.visible[warm - 1] + result.series.in_flight[warm - 1] < 500
