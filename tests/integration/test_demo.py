@@ -3,6 +3,7 @@ fleet of real processes, and its 80-column output."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from pathlib import Path
@@ -21,8 +22,10 @@ from queue_autoscale.demo.summary import (
     ArchiveFacts,
     DemoSummary,
     LeftOnQueue,
+    download_archive,
     left_on_queue,
     queue_counts,
+    read_archive,
     summarize,
     summary_table,
 )
@@ -275,3 +278,27 @@ def test_a_stopped_workers_receive_and_a_completed_jobs_dead_letter_are_read_by_
     assert summary.jobs_left_visible == 3 and summary.completed_jobs_left_on_queue == 1
     assert summary.jobs_dead_lettered == 1 and summary.completed_jobs_dead_lettered == 1
     assert summary.messages_lost == 0 and summary.accounted
+
+
+def test_the_archive_download_replaces_a_previous_runs_objects(
+    endpoint: Any, kit: Kit, tmp_path: Path
+) -> None:
+    # GIVEN a demo output folder still holding a previous run's archived events (a second
+    # `make demo` in the same clone) and this run's bucket with one completed job
+    folder = tmp_path / "archive"
+    stale = folder / "events" / "old.jsonl.gz"
+    stale.parent.mkdir(parents=True)
+    with gzip.open(stale, "wt", encoding="utf-8") as stream:
+        stream.write(json.dumps({"event_id": "e0", "job_id": "old", "type": "completed"}) + "\n")
+    bucket = kit.bucket()
+    fresh = json.dumps({"event_id": "e1", "job_id": "new", "type": "completed"}) + "\n"
+    kit.clients.s3.put_object(
+        Bucket=bucket, Key="events/new.jsonl.gz", Body=gzip.compress(fresh.encode())
+    )
+    # WHEN the demo downloads the archive and reads it
+    count = download_archive(kit.clients.s3, bucket, folder)
+    facts = read_archive(folder / "events")
+    # THEN only this run's object is there and read: one job completed, not two
+    assert count == 1
+    assert not stale.exists()
+    assert facts.completed_ids == frozenset({"new"}) and facts.completions == 1
