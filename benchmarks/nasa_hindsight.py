@@ -147,19 +147,18 @@ def _least_sizes(sizes: Array, got: Array, need: int) -> Array | None:
     a multiple-choice knapsack by dynamic programming over the summed size."""
     count = got.shape[1]
     top = int(sizes.max()) * count
-    most = np.full(top + 1, -1.0)  # most on-time jobs at each summed size; -1 unreachable
+    most = np.full(top + 1, -np.inf)  # most on-time jobs at each summed size; -inf unreachable
     most[0] = 0.0
     chosen = np.zeros((count, top + 1), dtype=np.int64)
     for segment in range(count):
-        step = np.full(top + 1, -1.0)
+        best = np.full(top + 1, -np.inf)
         for k, size in enumerate(int(v) for v in sizes):
-            reach = np.full(top + 1, -1.0)
-            reach[size:] = np.where(most[: top + 1 - size] >= 0, most[: top + 1 - size], -np.inf)
-            reach[size:] += got[k, segment]
-            better = reach > step
-            step[better] = reach[better]
+            reach = np.full(top + 1, -np.inf)
+            reach[size:] = most[: top + 1 - size] + got[k, segment]
+            better = reach > best
+            best[better] = reach[better]
             chosen[segment, better] = k
-        most = step
+        most = best
     feasible = np.flatnonzero(most >= need)
     if feasible.size == 0:
         return None

@@ -42,8 +42,8 @@ def _fit(n: int, sx: float, sy: float, sxx: float, sxy: float) -> tuple[float, f
 def _window_points(
     samples: Sequence[Sample], current_rate: float, now: float, window_seconds: float
 ) -> list[tuple[float, float]]:
-    """(seconds before now, rate in jobs/s) of the samples within the window, oldest first, and
-    the point now, (0, `current_rate`)."""
+    """(sample time minus now, seconds, <= 0; rate, jobs/s) of the samples within the window,
+    oldest first, and the point now, (0, `current_rate`)."""
     points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
     points.append((0.0, current_rate))
     return points
