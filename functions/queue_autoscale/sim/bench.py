@@ -239,20 +239,45 @@ def run_sweeps(
     if options.variants > 0 and trace.is_file():
         total = read_trace(trace).size
         console.print(f"NASA variants: {options.variants} one-hour windows")
-        decile = worst_decile(str(trace), total, list(POLICY_NAMES), spec, options.variants)
+        names = [*POLICY_NAMES, BOUND_NAME]
+        decile = worst_decile(str(trace), total, names, spec, options.variants)
+        lines += decile_markdown(decile, options.variants, spec.seed)
+    lines.append(f"Sweeps and variants took {time.perf_counter() - started:.0f} s in all.")
+    return lines
+
+
+def decile_markdown(decile: dict[str, float], variants: int, seed: int) -> list[str]:
+    """The worst-decile section: one row per policy (the 10th percentile of the windows'
+    hourly compliance, a share), the reaction bound's last and marked as the diagnostic, and
+    how many points hybrid is above or below it."""
+    bound = decile.get(BOUND_NAME)
+    rows = [
+        markdown_row([f"{name} (diagnostic)" if name == BOUND_NAME else name, f"{value:.3%}"])
+        for name, value in sorted(decile.items(), key=lambda item: item[0] == BOUND_NAME)
+    ]
+    lines = [
+        f"### Worst-decile hourly compliance over {variants} NASA variants",
+        "",
+        f"One-hour windows at seeded starts anywhere in the trace (seed {seed}), each second's "
+        "count scaled x5, x10 or x20 (seeded), SLA 30 s, documented settings; the 10th "
+        "percentile of the windows' compliance:",
+        "",
+        markdown_row(["policy", "worst-decile hourly compliance"]),
+        markdown_row(["---", "---:"]),
+        *rows,
+        "",
+    ]
+    ours = decile.get("hybrid")
+    if bound is not None and ours is not None:
+        gap = (ours - bound) * 100.0
         lines += [
-            f"### Worst-decile hourly compliance over {options.variants} NASA variants",
-            "",
-            f"One-hour windows at seeded starts anywhere in the trace (seed {spec.seed}), each "
-            "second's count scaled x5, x10 or x20 (seeded), SLA 30 s, documented settings; the "
-            "10th percentile of the windows' compliance:",
-            "",
-            markdown_row(["policy", "worst-decile hourly compliance"]),
-            markdown_row(["---", "---:"]),
-            *(markdown_row([name, f"{value:.3%}"]) for name, value in decile.items()),
+            f"The `{BOUND_NAME}` row is the diagnostic above, on the same windows: what reacting "
+            "to each surge at once with the whole fleet keeps. On the NASA windows it is no "
+            "bound (it scales down the moment the queue empties, and the trace bursts again), "
+            f"but it shows what the worst hours are made of: hybrid is {abs(gap):.2f} points "
+            f"{'above' if gap >= 0 else 'below'} it.",
             "",
         ]
-    lines.append(f"Sweeps and variants took {time.perf_counter() - started:.0f} s in all.")
     return lines
 
 
