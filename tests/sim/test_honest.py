@@ -111,9 +111,9 @@ def test_worst_decile_section_lists_the_bound_last_as_the_diagnostic() -> None:
         f"| {BOUND_NAME} (diagnostic) | 92.359% |",
     ]
     # AND the gap is stated in points, with its sign in words
-    assert any("hybrid is 3.86 points above it" in line for line in lines)
+    assert any("10th percentile is 3.86 points above its" in line for line in lines)
     below = decile_markdown({"hybrid": 0.90, BOUND_NAME: 0.925}, 10, 3)
-    assert any("hybrid is 2.50 points below it" in line for line in below)
+    assert any("10th percentile is 2.50 points below its" in line for line in below)
     assert any("(seed 3)" in line for line in below)
     # AND without the bound there is no sentence about it
     assert not any("points" in line for line in decile_markdown({"hybrid": 0.9}, 10, 0))
