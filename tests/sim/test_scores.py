@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from queue_autoscale.sim.console import score_table
 from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.quality_report import goal_check, scores_markdown
 from queue_autoscale.sim.scores import TASK_HOUR_USD, Score, score
@@ -85,3 +86,19 @@ def test_scores_markdown_has_a_row_per_policy() -> None:
     lines = scores_markdown([_score("hybrid", 1.0, 10, 0.8), _score("keda", 0.5, 5, 0.9)])
     assert len(lines) == 4
     assert lines[2].startswith("| hybrid | 100 | 100.0000% |")
+
+
+def test_the_console_and_markdown_tables_format_a_score_alike() -> None:
+    # GIVEN a score with worker-seconds and a compliance that need rounding
+    s = _score("hybrid", 0.98520912, 199_919.6, 0.72349)
+    # WHEN both tables render it
+    cells = s.cells()
+    row = scores_markdown([s])[2]
+    table = score_table([s], "t")
+    # THEN each column has one format, used by both
+    assert cells["within SLA"] == "98.5209%" and cells["worker-s"] == "199,920"
+    assert cells["utilization"] == "0.723"
+    assert row.startswith("| hybrid | 100 | 98.5209% |") and "| 199,920 |" in row
+    console = {c.header: next(iter(c.cells)) for c in table.columns}
+    assert console["within SLA"] == cells["within SLA"] and console["worker-s"] == "199,920"
+    assert console["util"] == "0.723" and console["p50 s"] == cells["p50 pickup s"]

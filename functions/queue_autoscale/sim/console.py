@@ -18,27 +18,31 @@ LONG_RUN_SECONDS = 4 * 3600
 """Workloads at least this long get a progress bar."""
 
 
+CONSOLE_COLUMNS: dict[str, str] = {
+    "policy": "policy",
+    "jobs": "jobs",
+    "within SLA": "within SLA",
+    "p50 pickup s": "p50 s",
+    "p99 pickup s": "p99 s",
+    "max pickup s": "max s",
+    "worker-s": "worker-s",
+    "busy-s": "busy-s",
+    "utilization": "util",
+    "actions": "actions",
+    "interrupted": "interrupted",
+    "cost $": "cost $",
+}
+"""The console table's columns (`Score.cells` keys) and their short headings."""
+
+
 def score_table(scores: Sequence[Score], title: str) -> Table:
     """One row per policy."""
     table = Table(title=title)
-    for column in ("policy", "jobs", "within SLA", "p50 s", "p99 s", "max s", "worker-s",
-                   "busy-s", "util", "actions", "interrupted", "cost $"):  # fmt: skip
-        table.add_column(column, justify="left" if column == "policy" else "right")
+    for key, heading in CONSOLE_COLUMNS.items():
+        table.add_column(heading, justify="left" if key == "policy" else "right")
     for s in scores:
-        table.add_row(
-            s.policy,
-            f"{s.jobs:,}",
-            f"{s.sla_compliance:.4%}",
-            f"{s.p50_pickup_seconds:.2f}",
-            f"{s.p99_pickup_seconds:.2f}",
-            f"{s.max_pickup_seconds:.1f}",
-            f"{s.worker_seconds:,.0f}",
-            f"{s.busy_seconds:,.0f}",
-            f"{s.utilization:.3f}",
-            str(s.scaling_actions),
-            f"{s.interrupted_jobs:,}",
-            f"{s.cost_usd:.2f}",
-        )
+        cells = s.cells()
+        table.add_row(*(cells[key] for key in CONSOLE_COLUMNS))
     return table
 
 

@@ -27,48 +27,22 @@ def markdown_row(cells: Sequence[object]) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
+MARKDOWN_COLUMNS: tuple[str, ...] = (
+    "policy", "jobs", "within SLA", "p50 pickup s", "p99 pickup s", "max pickup s", "worker-s",
+    "busy-s", "utilization", "actions", "peak workers", "cost $", "wall s",
+)  # fmt: skip
+"""policy_quality.md's score columns (`Score.cells` keys, also the headings)."""
+
+
 def scores_markdown(scores: Sequence[Score]) -> list[str]:
     """A markdown table, one row per policy."""
     lines = [
-        markdown_row(
-            [
-                "policy",
-                "jobs",
-                "within SLA",
-                "p50 pickup s",
-                "p99 pickup s",
-                "max pickup s",
-                "worker-s",
-                "busy-s",
-                "utilization",
-                "actions",
-                "peak workers",
-                "cost $",
-                "wall s",
-            ]
-        ),
-        markdown_row(["---"] + ["---:"] * 12),
+        markdown_row(MARKDOWN_COLUMNS),
+        markdown_row(["---"] + ["---:"] * (len(MARKDOWN_COLUMNS) - 1)),
     ]
     for s in scores:
-        lines.append(
-            markdown_row(
-                [
-                    s.policy,
-                    f"{s.jobs:,}",
-                    f"{s.sla_compliance:.4%}",
-                    f"{s.p50_pickup_seconds:.2f}",
-                    f"{s.p99_pickup_seconds:.2f}",
-                    f"{s.max_pickup_seconds:.1f}",
-                    f"{s.worker_seconds:,.0f}",
-                    f"{s.busy_seconds:,.0f}",
-                    f"{s.utilization:.3f}",
-                    s.scaling_actions,
-                    s.peak_workers,
-                    f"{s.cost_usd:.2f}",
-                    f"{s.wall_seconds:.1f}",
-                ]
-            )
-        )
+        cells = s.cells()
+        lines.append(markdown_row([cells[key] for key in MARKDOWN_COLUMNS]))
     return lines
 
 

@@ -63,6 +63,26 @@ class Score:
         """JSON-safe."""
         return asdict(self)
 
+    def cells(self) -> dict[str, str]:
+        """The score as table text, one format per column for every table that shows it (the
+        `simulate` / `bench` console table and policy_quality.md's markdown)."""
+        return {
+            "policy": self.policy,
+            "jobs": f"{self.jobs:,}",
+            "within SLA": f"{self.sla_compliance:.4%}",
+            "p50 pickup s": f"{self.p50_pickup_seconds:.2f}",
+            "p99 pickup s": f"{self.p99_pickup_seconds:.2f}",
+            "max pickup s": f"{self.max_pickup_seconds:.1f}",
+            "worker-s": f"{self.worker_seconds:,.0f}",
+            "busy-s": f"{self.busy_seconds:,.0f}",
+            "utilization": f"{self.utilization:.3f}",
+            "actions": str(self.scaling_actions),
+            "interrupted": f"{self.interrupted_jobs:,}",
+            "peak workers": str(self.peak_workers),
+            "cost $": f"{self.cost_usd:.2f}",
+            "wall s": f"{self.wall_seconds:.1f}",
+        }
+
 
 def score(result: RunResult, sla_seconds: float) -> Score:
     """Score a run; every scored arrival is served, in service or waiting."""
