@@ -319,7 +319,8 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     seen = [
         s.raw_target
         for s in state.samples
-        if now - s.at <= window and not any(start <= s.at < end for start, end in unread)
+        if now - s.at <= window
+        and (not unread or not any(start <= s.at < end for start, end in unread))
     ]
     covered = history_covers(state, window, now)
     highest = max(seen, default=recommendation)

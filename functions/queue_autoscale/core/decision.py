@@ -5,7 +5,7 @@ scaling times remembered) and `hold_on_bad_inputs`. Pure."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields
 
 from queue_autoscale.core.constraints import Step, binding_cap, max_allowed
 from queue_autoscale.core.measures import Measures
@@ -27,6 +27,7 @@ MAX_SAMPLES = 512
 """Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
 
 _VERBS = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}
+_STATE_FIELDS = tuple(f.name for f in fields(ControllerState))
 
 
 def action_for(current: int, target: int) -> Action:
@@ -70,9 +71,10 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
         code = Constraint.MAX_WORKERS if clamped < target else Constraint.MIN_WORKERS
         pairs.append((code, f"kept {clamped}"))
     action = action_for(m.current, clamped)
-    words = [why, *(w for _, w in pairs)]
     verb = _VERBS[action]
-    reason = f"{verb} {m.current} -> {clamped}: " + "; ".join(words)
+    reason = f"{verb} {m.current} -> {clamped}: {why}"
+    if pairs:
+        reason += "; " + "; ".join([w for _, w in pairs])
     return Decision(
         queue=snapshot.queue,
         at=now,
@@ -84,7 +86,7 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
         raw_target=raw,
         winner=winner,
         reason=reason,
-        constraints=tuple(dict.fromkeys(code for code, _ in pairs)),
+        constraints=tuple(dict.fromkeys([code for code, _ in pairs])) if pairs else (),
         urgency=m.urgency,
         sla_usage=m.sla_usage,
         load_ratio=m.load_ratio,
@@ -159,7 +161,10 @@ def next_state(
         changes["unmet_since"] = now
     if more:
         changes.update(more)
-    return replace(state, **changes)  # type: ignore[arg-type]
+    for name in _STATE_FIELDS:  # dataclasses.replace without its per-field checks: every tick
+        if name not in changes:
+            changes[name] = getattr(state, name)
+    return ControllerState(**changes)  # type: ignore[arg-type]
 
 
 def hold_on_bad_inputs(

@@ -81,21 +81,32 @@ def drain_plan(
     stays the lead's: resizing there too cost the NASA day at SLA 30 s p99.9 +37-49k worker-s
     and the flash crowd at 60 s 3-34 % for at most 0.87 points.)
     """
-    rate = _drain_rate(m, state, settings, now, dispersion)
+    short = _short_default(settings)
+    rate = _drain_rate(m, state, settings, now, dispersion, short)
     ordered, lands_in = _ordered(m, state, settings, now)
-    horizon = settings.recovery_horizon
+    default = horizon = settings.recovery_horizon
     if settings.recovery_horizon_seconds is None:
         horizon = budget_horizon_seconds(
             started=started,
             percentile=settings.percentile,
             arrival_rate=rate,
-            default_seconds=horizon,
+            default_seconds=default,
             longest_seconds=longest_horizon_seconds(settings),
         )
     if m.visible <= 0:
         return DrainPlan(0, rate, 0.0, ordered, lands_in, False, horizon)
     lead, sla = settings.provisioning_lead_seconds, settings.sla_seconds
-    tick = _Tick(m, rate, horizon, settings, cap)
+    tick = _Tick(
+        m,
+        rate,
+        horizon,
+        default,
+        settings,
+        cap,
+        landing_clear_seconds(settings),
+        short,
+        carried_wait_seconds(settings) > 0,
+    )
 
     def queue_after(seconds: float, counting_orders: bool = True) -> float:
         """Jobs waiting `seconds` from now (the orders already placed join when they land)."""
@@ -140,18 +151,17 @@ class _Tick(NamedTuple):
     """The drain's arrival rate, jobs/s (`_drain_rate`)."""
     horizon: float
     """The recovery horizon sized with, seconds."""
+    default: float
+    """The configured or default recovery horizon, seconds (`QueueSettings.recovery_horizon`):
+    the most the landing-clear limit lets a shorter budget horizon's fleet fall back to."""
     settings: QueueSettings
     cap: int
-
-    @property
-    def clear(self) -> float:
-        """The landing's spread T, seconds (`landing_clear_seconds`)."""
-        return landing_clear_seconds(self.settings)
-
-    @property
-    def short_default(self) -> bool:
-        """True when the default horizon is shorter than T (`_short_default`)."""
-        return _short_default(self.settings)
+    clear: float
+    """The landing's spread T, seconds (`landing_clear_seconds`)."""
+    short_default: bool
+    """True when the default horizon is shorter than T (`_short_default`)."""
+    carries_load: bool
+    """True on a loose SLA (`carried_wait_seconds` > 0: `workers_at_landing`'s `carries_load`)."""
 
 
 def _sized(
@@ -161,7 +171,7 @@ def _sized(
     waiting (`latest` if they land one interval late), and whether the landing-clear limit
     held the horizon's fleet back. `kept`: sizing the orders already placed, which keep the
     horizon's fleet at a short default."""
-    ceiling = tick.settings.recovery_horizon
+    ceiling = tick.default
     workers = _at_landing(tick, backlog, lead_seconds, tick.horizon)
     short = tick.short_default and not kept  # orders already placed: the horizon's fleet
     if tick.horizon >= ceiling and not short:  # sized as the horizon asks
@@ -191,7 +201,7 @@ def _at_landing(tick: _Tick, backlog: float, lead_seconds: float, horizon: float
         recovery_horizon_seconds=horizon,
         lead_seconds=lead_seconds,
         max_workers=tick.cap,
-        carries_load=carried_wait_seconds(tick.settings) > 0,
+        carries_load=tick.carries_load,
     )
 
 
@@ -220,20 +230,25 @@ def _short_default(settings: QueueSettings) -> bool:
 
 
 def _drain_rate(
-    m: Measures, state: ControllerState, settings: QueueSettings, now: float, dispersion: float
+    m: Measures,
+    state: ControllerState,
+    settings: QueueSettings,
+    now: float,
+    dispersion: float,
+    short_default: bool,
 ) -> float:
     """lambda for the drain: the windowed rate, or a surge seen in the backlog's growth since
     the last tick (within two intervals) when that is higher.
 
-    When the default horizon is shorter than the landing's spread (`_short_default`), the
-    growth must also exceed batchy arrivals' noise (`dispersion` D): there a burst's own jobs
-    are late long before workers ordered now land, and a growth read as a surge orders a lead
-    of workers for a rate extrapolated from one interval. On the NASA day x10 at SLA 10 s
-    (D 27-36) that was 18 orders of 90-226 workers for bursts of a few seconds: 120,396 of
-    hybrid p95's 862,620 worker-s were billed pending (46,468 now). A persisting surge still
-    shows in the windowed rate an interval or two later. Elsewhere the first sign (Poisson
-    noise) still counts: at SLA 30 s (the bench's 10 s interval) the batches' noise cost
-    NASA p99 0.17 points (99.66 -> 99.49 %) for 930 more worker-s.
+    When the default horizon is shorter than the landing's spread (`short_default`, from
+    `_short_default`), the growth must also exceed batchy arrivals' noise (`dispersion` D):
+    there a burst's own jobs are late long before workers ordered now land, and a growth read
+    as a surge orders a lead of workers for a rate extrapolated from one interval. On the NASA
+    day x10 at SLA 10 s (D 27-36) that was 18 orders of 90-226 workers for bursts of a few
+    seconds: 120,396 of hybrid p95's 862,620 worker-s were billed pending (46,468 now). A
+    persisting surge still shows in the windowed rate an interval or two later. Elsewhere the
+    first sign (Poisson noise) still counts: at SLA 30 s (the bench's 10 s interval) the
+    batches' noise cost NASA p99 0.17 points (99.66 -> 99.49 %) for 930 more worker-s.
     """
     last = state.samples[-1] if state.samples else None
     if last is None or now - last.at > 2 * settings.evaluation_interval_seconds:
@@ -244,7 +259,7 @@ def _drain_rate(
         seconds=now - last.at,
         running=m.running,
         service_rate=m.service_rate,
-        dispersion=dispersion if _short_default(settings) else 1.0,
+        dispersion=dispersion if short_default else 1.0,
     )
     return m.arrival_rate if grown is None else max(m.arrival_rate, grown)
 

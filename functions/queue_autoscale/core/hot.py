@@ -225,6 +225,8 @@ def settled_measures(
 ) -> tuple[Measures, Settled | None]:
     """This tick's measures with the sizing rate at the settled load where it applies
     (`settled_rate`; `window_rate` keeps the windows'), and the settled load to remember."""
+    if not poisson_like(snapshot):  # no settled load (`settle`), so no slope to read
+        return m, None
     rising = slope(state.samples, m, snapshot, settings, now)
     settled = settle(state.settled, rising, snapshot, m, settings, now)
     at_once = early(settled, rising, settings)

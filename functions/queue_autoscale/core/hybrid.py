@@ -75,25 +75,24 @@ def decide(
         state, snapshot.pickups, settings, now, recurrence.last_onset(state.bursts), state.surge_at
     )
     cap = max_allowed(settings)  # every term's search stops just past it: bounded work
-    need = _workers(m.arrival_rate, m, settings, cap)
+    carry = carried_wait_seconds(settings)  # > 0 on a loose SLA (the held settings' too)
+    need = _workers(m.arrival_rate, m, settings, cap, carry)
     rec = recurrence.update(state, need, m.arrival_rate, m.mean_job_seconds, settings, now)
     headroom = _spent_headroom(loop, rec, settings, now)
     steady, lam = need, m.arrival_rate
     hot = headroom <= 0 and hot_terms.allowed(loop, rec, snapshot, settings, now, settled)
     if headroom > 0:  # the SLA loop: sized for a higher rate
         lam = m.arrival_rate * (1.0 + headroom)
-        steady = _workers(lam, m, settings, cap)
+        steady = _workers(lam, m, settings, cap, carry)
     elif hot:  # the SLA loop: budget to spare, so run hotter than Erlang C (core/hot.py)
         steady = min(need, hot_terms.workers(lam, m, snapshot, settings, cap))
     forecast = persistent_forecast_rate(state.samples, lam, now, settings, model)
-    trend = steady if forecast == lam else _workers(forecast, m, settings, cap)
+    trend = steady if forecast == lam else _workers(forecast, m, settings, cap, carry)
     if hot and forecast != lam:
         trend = min(trend, hot_terms.workers(forecast, m, snapshot, settings, cap))
     # the holds of the constraints below (no sizing term reads them)
     base = settings
-    fresh = carried_wait_seconds(settings) > 0 and not history_covers(
-        state, settings.stabilization_window_seconds, now
-    )
+    fresh = carry > 0 and not history_covers(state, settings.stabilization_window_seconds, now)
     settings, paid = _held_settings(settings, loop, rec, headroom, m, max(need, trend), fresh)
     plan = drain_plan(m, state, settings, now, cap, loop.started, hot_terms.dispersion(snapshot))
     surge = hot_terms.surging(plan.arrival_rate, m, snapshot, settings)
@@ -113,9 +112,10 @@ def decide(
     why += loop_words(headroom, loop.compliance, rec, settings)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
     recommendation, remembered = _floors(
-        rec, recommendation, remembered, m, snapshot, settings, cap, steps
+        rec, recommendation, remembered, m, snapshot, cap, steps, carry
     )
-    unread = _reaction_spans(state, rec, settings, now)
+    # the stabilization window reads the reaction spans only on a scale-down (`movement`)
+    unread = _reaction_spans(state, rec, settings, now) if recommendation < m.current else ()
     target, moves = movement(recommendation, m.current, snapshot, state, settings, now, unread)
     if paid is not None:  # the budget pays for only `paid` of the idle workers
         held = movement(recommendation, m.current, snapshot, state, base, now, unread)
@@ -176,22 +176,22 @@ def _floors(
     remembered: int,
     m: Measures,
     snapshot: QueueSnapshot,
-    settings: QueueSettings,
     cap: int,
     steps: list[Step],
+    carry: float,
 ) -> tuple[int, int]:
-    """(recommendation, remembered) after the burst floor, or on a loose SLA, whose backlog
-    carries a burst's onset and the load, after the load release instead."""
-    if carried_wait_seconds(settings) == 0:
+    """(recommendation, remembered) after the burst floor, or on a loose SLA (`carry`, the
+    carried wait, > 0), whose backlog carries a burst's onset and the load, after the load
+    release instead."""
+    if carry == 0:
         return burst_floor(rec, recommendation, remembered, m.current, cap, steps)
     return load_release(recommendation, m, snapshot, steps), remembered
 
 
-def _workers(rate: float, m: Measures, settings: QueueSettings, cap: int) -> int:
-    """Workers for `rate` jobs/s at the measured job time: on a loose SLA those that let the
-    backlog carry the load within the carried wait (core/drain.py), else Erlang C (the search
-    stops past `cap`)."""
-    carry = carried_wait_seconds(settings)
+def _workers(rate: float, m: Measures, settings: QueueSettings, cap: int, carry: float) -> int:
+    """Workers for `rate` jobs/s at the measured job time: on a loose SLA (`carry`, the
+    carried wait `carried_wait_seconds`, > 0) those that let the backlog carry the load within
+    it (core/drain.py), else Erlang C (the search stops past `cap`)."""
     if carry > 0:
         return carried_backlog_workers(
             backlog=m.visible,
@@ -387,8 +387,13 @@ def _surge_at(
     """When the last surge was ordered for on the backlog's growth alone (epoch s): now, if the
     drain won on a surge (`hot.surging`), the fleet goes up for it and no onset or surge came
     within the refractory time (`recurrence.surge_onset`); else the one remembered."""
-    fresh = recurrence.surge_onset(rec.bursts, state.surge_at, settings, now)
-    return now if drain_surge and going_up and fresh else state.surge_at
+    if (
+        drain_surge
+        and going_up
+        and recurrence.surge_onset(rec.bursts, state.surge_at, settings, now)
+    ):
+        return now
+    return state.surge_at
 
 
 def _winner(terms: Terms) -> tuple[int, Winner]:

@@ -48,13 +48,14 @@ class Measures(NamedTuple):
 
 
 def _count(value: int | None) -> int:
-    return max(0, value) if value is not None else 0
+    """The count, 0 when unknown or negative (conditionals, not max(), here and in `_rate`:
+    `measure` calls them seven times a tick)."""
+    return value if value is not None and value > 0 else 0
 
 
 def _rate(value: float | None) -> float:
-    if value is None or not math.isfinite(value):
-        return 0.0
-    return max(0.0, value)
+    """The rate or age, 0.0 when unknown, not finite or negative."""
+    return value if value is not None and value > 0.0 and math.isfinite(value) else 0.0
 
 
 def _plausible_job_seconds(measured: float, settings: QueueSettings) -> tuple[float, str]:
@@ -159,9 +160,9 @@ def input_problems(snapshot: QueueSnapshot, settings: QueueSettings, now: float)
             problems.append(f"{name} = {value} is out of range")
     if snapshot.failure_rate is not None and not 0.0 <= snapshot.failure_rate <= 1.0:
         problems.append(f"failure_rate = {snapshot.failure_rate} is outside 0..1")
-    age = now - snapshot.taken_at
-    if age > settings.stale_after:
-        problems.append(f"snapshot is {age:.0f} s old (stale after {settings.stale_after:g} s)")
-    elif -age > settings.stale_after:
+    age, stale = now - snapshot.taken_at, settings.stale_after
+    if age > stale:
+        problems.append(f"snapshot is {age:.0f} s old (stale after {stale:g} s)")
+    elif -age > stale:
         problems.append(f"snapshot is {-age:.0f} s in the future")
     return problems

@@ -164,7 +164,8 @@ class QueueSettings:
         """Seconds of SLA a job must have left at landing for the drain to size for it."""
         if self.recovery_horizon_seconds is not None:
             return self.recovery_horizon_seconds
-        return max(MIN_RECOVERY_HORIZON_SECONDS, self.sla_seconds / 3.0)
+        third = self.sla_seconds / 3.0  # max(MIN, third) without the builtin's call: hot path
+        return third if third > MIN_RECOVERY_HORIZON_SECONDS else MIN_RECOVERY_HORIZON_SECONDS
 
     @property
     def stale_after(self) -> float:

@@ -7,6 +7,7 @@ A worker runs `concurrency` jobs at once, so it is modelled as that many servers
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 from queue_autoscale.core.models import Urgency
@@ -69,7 +70,8 @@ def erlang_b(servers: int, offered_load: float) -> float:
     if servers < n0:
         n0, blocking = 0, 1.0
     for n in range(n0 + 1, servers + 1):
-        blocking = offered_load * blocking / (n + offered_load * blocking)
+        carried = offered_load * blocking  # A B(n-1), once per step: the walk's inner loop
+        blocking = carried / (n + carried)
     return blocking
 
 
@@ -128,14 +130,15 @@ def servers_for_sla(
         bound = mean_job_seconds * (arrival_rate + math.log(1 / allowed) / sla_seconds)
         if bound <= start:
             return start
-    n, blocking = _erlang_b_start(offered)
+    # Erlang B up to the last unstable n (below the cap: offered < max_servers), then the walk
+    n = start - 1
+    blocking = erlang_b(n, offered)
     while True:
         n += 1
         if max_servers is not None and n > max_servers:
             return max_servers + 1
-        blocking = offered * blocking / (n + offered * blocking)
-        if n < start:
-            continue
+        carried = offered * blocking
+        blocking = carried / (n + carried)
         waiting = n * blocking / (n - offered * (1.0 - blocking))
         decay = n / mean_job_seconds - arrival_rate
         if waiting * math.exp(-decay * sla_seconds) <= allowed + _EPSILON:
@@ -162,9 +165,12 @@ def workers_for_sla(
     return math.ceil(servers / concurrency)
 
 
+@lru_cache(maxsize=64)
 def walk_quantile(percentile: float) -> float:
     """The standard normal quantile of `percentile` (0 at or below the median): how many
-    standard deviations of a random walk a fleet sized at that percentile must absorb."""
+    standard deviations of a random walk a fleet sized at that percentile must absorb.
+    Cached: a pure function of a setting, asked for every tick (NormalDist's inverse is a
+    rational approximation of some 40 float steps)."""
     return max(0.0, NormalDist().inv_cdf(min(max(percentile, 0.5), 1.0 - 1e-12)))
 
 
@@ -219,7 +225,8 @@ def bounded_workers(workers: float, max_workers: int) -> int:
     which absurd but finite inputs can produce, read as `max_workers + 1` ("more than the cap")."""
     if not math.isfinite(workers):
         return max_workers + 1
-    return max(0, math.ceil(workers - 1e-9))
+    count = math.ceil(workers - 1e-9)
+    return count if count > 0 else 0  # max(0, count) without the builtin's call: hot path
 
 
 def urgency_for(oldest_age_seconds: float, sla_seconds: float) -> Urgency:

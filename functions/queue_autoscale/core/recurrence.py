@@ -58,7 +58,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from queue_autoscale.core import sla_loop
-from queue_autoscale.core.models import Burst, ControllerState, QueueSettings
+from queue_autoscale.core.models import Burst, ControllerState, QueueSettings, Sample
 
 MAX_BURSTS = 6
 """Bursts remembered in the state item (each an onset epoch and a need in workers)."""
@@ -157,14 +157,13 @@ def update(
     """
     bursts = state.bursts
     span = settings.forecast_horizon_seconds  # a lead plus an interval
-    recent = [s.arrival_rate for s in state.samples if now - s.at <= span]
     last = bursts[-1] if bursts else None
     onset = False
     # a fresh state's rates may still be filling their windows: no onset before one trend window
     history = max(span, settings.trend_window_seconds)
     covered = bool(state.samples) and now - state.samples[0].at >= history
-    if covered and recent and (last is None or now - last.at >= refractory_seconds(settings)):
-        baseline = min(recent)
+    baseline, peak = _extremes(state.samples, now, span, history) if covered else (None, None)
+    if baseline is not None and (last is None or now - last.at >= refractory_seconds(settings)):
         rise = (rate - baseline) * job_seconds / settings.worker_concurrency  # busy workers
         onset = rate >= ONSET_RATIO * baseline and rise >= MIN_RISE
     if onset:
@@ -173,13 +172,28 @@ def update(
         bursts = (*bursts[:-1], Burst(last.at, need))
     ends = state.burst_ends
     opened = last is not None and (not ends or ends[-1] < last.at)  # no end since the onset
-    window = [s.arrival_rate for s in state.samples if now - s.at <= history]
-    if covered and window and not onset and (opened or (last is None and not ends)):
-        peak = max(window)
+    if peak is not None and not onset and (opened or (last is None and not ends)):
         fall = (peak - rate) * job_seconds / settings.worker_concurrency  # busy workers
         if ONSET_RATIO * rate <= peak and fall >= MIN_RISE:
             ends = (*ends, now)[-MAX_BURSTS:]
     return _read(bursts, ends, onset, need, settings, now)
+
+
+def _extremes(
+    samples: Sequence[Sample], now: float, recent_seconds: float, window_seconds: float
+) -> tuple[float | None, float | None]:
+    """(lowest arrival rate among the samples of the last `recent_seconds`, highest among those
+    of the last `window_seconds`), jobs/s; None where no sample is that recent. One pass over
+    the samples (this runs every tick)."""
+    low: float | None = None
+    high: float | None = None
+    for sample in samples:
+        age, y = now - sample.at, sample.arrival_rate
+        if age <= recent_seconds and (low is None or y < low):
+            low = y
+        if age <= window_seconds and (high is None or y > high):
+            high = y
+    return low, high
 
 
 def _read(

@@ -81,11 +81,24 @@ def slope_sigmas(
     0 with fewer than 3 points or no rate. The windowed rates the samples keep are smoother
     than the arrivals, so on a flat rate this reads about 0.6 of a standard normal: a test at
     3 of these is conservative (measured on the bench's steady run)."""
-    points = _window_points(samples, current_rate, now, window_seconds)
-    if len(points) < 3 or not current_rate > 0:
+    # running sums over the window's samples, then the point now, (0, rate), added last as
+    # linear_fit over `_window_points` would (no point list: this runs every tick)
+    n, sx, sy, sxx, sxy, earliest = 1, 0.0, 0.0, 0.0, 0.0, 0.0
+    for sample in samples:
+        x = sample.at - now
+        if x >= -window_seconds:
+            if n == 1:  # samples are oldest first: the window's first is its earliest
+                earliest = x
+            y = sample.arrival_rate
+            n += 1
+            sx += x
+            sy += y
+            sxx += x * x
+            sxy += x * y
+    if n < 3 or not current_rate > 0:
         return 0.0
-    fit = linear_fit(points)
-    span = -min(x for x, _ in points)
+    fit = _fit(n, sx, sy + current_rate, sxx, sxy)
+    span = -earliest
     variance = 12.0 * current_rate * max(dispersion, 1.0) / span**3 if span > 0 else 0.0
     if fit is None or not variance > 0:  # no span, or a rate so small the variance underflows
         return 0.0
@@ -107,19 +120,10 @@ def persistent_forecast(
     ramp for minutes after the rate has levelled, the recent fit sees the level at once.
     """
     recent_seconds = window_seconds / 5.0
-    # local running sums, no point lists (this runs every tick); the point now is (0, rate)
-    n, sx, sy, sxx, sxy = 1, 0.0, current_rate, 0.0, 0.0
-    for sample in samples:
-        x = sample.at - now
-        if x >= -window_seconds:
-            y = sample.arrival_rate
-            n += 1
-            sx += x
-            sy += y
-            sxx += x * x
-            sxy += x * y
+    # local running sums, no point lists (this runs every tick); the point now is (0, rate).
+    # Samples are oldest first: the recent ones, and the window's, are suffixes.
     rn, rsx, rsy, rsxx, rsxy = 1, 0.0, current_rate, 0.0, 0.0
-    for sample in reversed(samples):  # samples are oldest first: the recent ones are a suffix
+    for sample in reversed(samples):
         x = sample.at - now
         if x < -recent_seconds:
             break
@@ -129,10 +133,22 @@ def persistent_forecast(
         rsy += y
         rsxx += x * x
         rsxy += x * y
-    if rn < 3:
+    recent = _fit(rn, rsx, rsy, rsxx, rsxy) if rn >= 3 else None
+    if recent is None:
         return current_rate
-    whole, recent = _fit(n, sx, sy, sxx, sxy), _fit(rn, rsx, rsy, rsxx, rsxy)
-    if whole is None or recent is None or whole[1] * recent[1] <= 0:
+    first = 0
+    while first < len(samples) and samples[first].at - now < -window_seconds:
+        first += 1
+    n, sx, sy, sxx, sxy = 1 + len(samples) - first, 0.0, current_rate, 0.0, 0.0
+    for sample in samples[first:]:
+        x = sample.at - now
+        y = sample.arrival_rate
+        sx += x
+        sy += y
+        sxx += x * x
+        sxy += x * y
+    whole = _fit(n, sx, sy, sxx, sxy)
+    if whole is None or whole[1] * recent[1] <= 0:
         return current_rate
     slope = min(whole[1], recent[1], key=abs)
     return max(0.0, current_rate + slope * horizon_seconds)

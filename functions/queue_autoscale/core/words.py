@@ -24,8 +24,8 @@ def term_words(
     plan: DrainPlan,
 ) -> str:
     sla = settings.sla_seconds
-    carried = carried_wait_seconds(settings)
-    if winner is Winner.STEADY and carried > 0:
+    carried = carried_wait_seconds(settings) if winner is Winner.STEADY else 0.0
+    if carried > 0:
         return (
             f"steady won: {terms.steady} workers let the {m.visible} waiting carry "
             f"{m.arrival_rate:.2f} jobs/s (loose SLA): a job joining in "

@@ -8,7 +8,7 @@ import pytest
 
 from queue_autoscale.core import ControllerState, Sample, decide
 from queue_autoscale.core.models import Burst
-from queue_autoscale.core.recurrence import MAX_BURSTS, refractory_seconds, update
+from queue_autoscale.core.recurrence import MAX_BURSTS, _extremes, refractory_seconds, update
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
@@ -41,6 +41,27 @@ def test_a_doubling_rate_is_an_onset_and_noise_is_not() -> None:
     assert not update(state, 5, 4.0, 1.0, CFG, NOW).onset
     # 2 -> 3.5 jobs/s with 10 s jobs keeps 15 more busy but does not double
     assert not update(state, 40, 3.5, 10.0, CFG, NOW).onset
+
+
+@pytest.mark.parametrize(
+    ("ages", "expected"),
+    [
+        pytest.param((), (None, None), id="no-samples"),
+        # rates 5, 9, 1, 7 jobs/s at 400, 200, 60, 10 s ago: the lowest of the last 75 s is
+        # 1 (60 and 10 s ago), the highest of the last 300 s is 9 (200 s ago, not 400)
+        pytest.param((400.0, 200.0, 60.0, 10.0), (1.0, 9.0), id="each-its-window"),
+        # nothing within 75 s: no baseline, yet a peak over 300 s
+        pytest.param((400.0, 200.0), (None, 9.0), id="no-recent-sample"),
+        # the window's edges count (age <= window): 75 s and 300 s exactly
+        pytest.param((300.0, 75.0), (9.0, 9.0), id="edges-inclusive"),
+    ],
+)
+def test_extremes_read_the_baseline_and_the_peak_in_one_pass(
+    ages: tuple[float, ...], expected: tuple[float | None, float | None]
+) -> None:
+    rate_at = {400.0: 5.0, 300.0: 5.0, 200.0: 9.0, 75.0: 9.0, 60.0: 1.0, 10.0: 7.0}
+    samples = tuple(Sample(NOW - age, rate_at[age], 0, 3) for age in ages)
+    assert _extremes(samples, NOW, 75.0, 300.0) == expected
 
 
 def test_one_surge_establishes_nothing_and_grows_its_need() -> None:
