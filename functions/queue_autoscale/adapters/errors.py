@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -127,6 +128,8 @@ _SERVER_CODES = frozenset(
 
 def translate(error: Exception, operation: str, resource: str | None = None) -> AdapterError:
     """The project error for a botocore exception raised by `operation` on `resource`."""
+    if isinstance(error, S3UploadFailedError) and isinstance(error.__context__, ClientError):
+        error = error.__context__  # upload_file re-raises PutObject's ClientError without its code
     if isinstance(error, AdapterError):
         return error
     if isinstance(error, ClientError):
@@ -166,5 +169,5 @@ def aws_call(operation: str, resource: str | None = None) -> Iterator[None]:
     """Run one AWS call; botocore errors leave as the project's errors."""
     try:
         yield
-    except (ClientError, BotoCoreError) as error:
+    except (ClientError, BotoCoreError, S3UploadFailedError) as error:
         raise translate(error, operation, resource) from error

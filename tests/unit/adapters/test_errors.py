@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -214,3 +215,20 @@ def test_lambda_config_uses_standard_retries_and_short_timeouts() -> None:
     config: Any = LAMBDA_CONFIG
     assert config.retries == {"mode": "standard", "total_max_attempts": 3}
     assert (config.connect_timeout, config.read_timeout) == (2, 5)
+
+
+def test_upload_tree_to_a_missing_bucket_is_not_found(stubbed: Any, tmp_path: Path) -> None:
+    # GIVEN a folder to upload and a bucket that does not exist (boto3's upload_file wraps
+    # the PutObject error in S3UploadFailedError, which `report --out s3://...` printed as a
+    # traceback)
+    (tmp_path / "report.html").write_text("<html></html>", encoding="utf-8")
+    s3, stub = stubbed("s3")
+    stub.add_client_error("put_object", "NoSuchBucket", "no bucket", http_status_code=404)
+
+    # WHEN it is uploaded
+    with pytest.raises(NotFound) as caught:
+        Archive(s3, "nope").upload_tree(tmp_path, "reports")
+
+    # THEN it is the project's NotFound, naming the call, the object and AWS's code
+    assert caught.value.code == "NoSuchBucket"
+    assert "PutObject on s3://nope/reports/report.html" in str(caught.value)
