@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from queue_autoscale.adapters.aws import make_client
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.config import ConfigError, parse_json, read_text
 from queue_autoscale.operator.live import StackClients, StatusError, read_status
 from queue_autoscale.operator.views import status_view
 
@@ -111,11 +112,13 @@ def report(
     except ImportError as error:
         raise _fail(f"the Spark job is not importable: {error}") from None
     config_json = None
+    config_source = f"--config {config}"
     if config is not None:
-        try:
-            config_json = config.read_text(encoding="utf-8")
-        except OSError as error:
-            raise _fail(f"--config {config}: {error.strerror}") from None
+        try:  # checked before Spark starts, and named as the user gave it
+            config_json = read_text(config, "--config ", ConfigError)
+            parse_json(config_json, config_source)
+        except ConfigError as error:
+            raise _fail(str(error)) from None
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     console = Console(stderr=True)
     with (
@@ -139,7 +142,15 @@ def report(
             target = Path(scratch) / "report" if out.startswith("s3://") else Path(out).resolve()
             spark = local_spark("queue-autoscale-report")
             try:
-                uri = run(str(source), str(target), config_json, interval, spark, progress=step)
+                uri = run(
+                    str(source),
+                    str(target),
+                    config_json,
+                    interval,
+                    spark,
+                    progress=step,
+                    config_source=config_source,
+                )
             finally:
                 spark.stop()
             if out.startswith("s3://"):

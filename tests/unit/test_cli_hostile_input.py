@@ -1,0 +1,76 @@
+"""Hostile input on the user-facing commands: one error line naming what is wrong, exit 2
+(64 for `worker`, sysexits' usage error), never a traceback, and no work started first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import glue_jobs.session
+from queue_autoscale.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stderr
+
+
+def one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(
+            "{bad",
+            "error: --config {path}: invalid JSON at line 1 column 2: "
+            "Expecting property name enclosed in double quotes",
+            id="bad-json",
+        ),
+        pytest.param(
+            '{"queue": "q", "percentile": 1.5}',
+            "error: queue 'q': field 'percentile' = 1.5: Input should be less than 1",
+            id="percentile-1.5",
+        ),
+        pytest.param(
+            None, "error: --config {path}: cannot read: No such file or directory", id="missing"
+        ),
+    ],
+)
+def test_report_checks_its_config_before_starting_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str | None, message: str
+) -> None:
+    # GIVEN an archive folder and a config file that cannot be used
+    (tmp_path / "archive" / "events").mkdir(parents=True)
+    config = tmp_path / "queues.json"
+    if content is not None:
+        config.write_text(content, encoding="utf-8")
+
+    def no_spark(name: str) -> None:
+        raise AssertionError("Spark started before the config was checked")
+
+    monkeypatch.setattr(glue_jobs.session, "local_spark", no_spark)
+
+    # WHEN the report is asked for
+    code, err = run(
+        "report",
+        "--archive",
+        str(tmp_path / "archive"),
+        "--out",
+        str(tmp_path / "out"),
+        "--config",
+        str(config),
+    )
+
+    # THEN one line names the option and the file as given (not the Glue job's
+    # --queues_config), exit 2, before any Spark
+    assert code == 2
+    assert one_line(err) == message.format(path=config)
