@@ -74,3 +74,25 @@ def test_report_checks_its_config_before_starting_spark(
     # --queues_config), exit 2, before any Spark
     assert code == 2
     assert one_line(err) == message.format(path=config)
+
+
+def test_worker_names_every_bad_setting_on_one_line() -> None:
+    # GIVEN settings out of range (pydantic printed four lines and a URL per field)
+    code, err = run(
+        "worker",
+        "--queue-url",
+        "http://127.0.0.1:1/000000000000/jobs",
+        "--job",
+        "json:dumps",
+        "--concurrency",
+        "0",
+        "--drain-seconds",
+        "-1",
+    )
+
+    # THEN one line names each setting, the value and the bound; exit 64 (usage)
+    assert code == 64
+    assert one_line(err) == (
+        "worker: concurrency = 0: Input should be greater than or equal to 1; "
+        "drain_seconds = -1.0: Input should be greater than 0"
+    )

@@ -37,6 +37,14 @@ def load_job(spec: str) -> JobFunction:
     return function  # type: ignore[no-any-return]
 
 
+def settings_error(error: ValidationError) -> str:
+    """Every bad setting on one line: its name, the value given and what is wrong."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc'])} = {item['input']!r}: {item['msg']}"
+        for item in error.errors()
+    )
+
+
 def run_worker(settings: WorkerSettings, job: JobFunction) -> int:
     """Build the clients, install the signal handlers, work, drain; returns the exit code."""
     # boto3 only when a worker really runs (the CLI's other commands do not pay for it)
@@ -130,7 +138,10 @@ def worker(
             ecs_agent_uri=ecs_agent_uri or None,
         )
         function = load_job(job)
-    except (ValidationError, ValueError) as error:
+    except ValidationError as error:
+        typer.echo(f"worker: {settings_error(error)}", err=True)
+        raise typer.Exit(code=64) from None
+    except ValueError as error:
         typer.echo(f"worker: {error}", err=True)
         raise typer.Exit(code=64) from None
     raise typer.Exit(code=run_worker(settings, function))
