@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from botocore.exceptions import NoRegionError
 
 from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
@@ -31,12 +32,20 @@ operator_commands.register(app)
 
 def main() -> None:
     """Console-script entry point: a bad input the commands did not name themselves is still
-    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError)."""
+    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError, and
+    no AWS region for a command that calls AWS)."""
+    command = " ".join(sys.argv[1:2]) or "queue-autoscale"
     try:
         app()
     except (ValueError, ArithmeticError, RecursionError) as error:
-        command = " ".join(sys.argv[1:2]) or "queue-autoscale"
         typer.echo(f"error: {command}: {type(error).__name__}: {error}", err=True)
+        raise SystemExit(2) from None
+    except NoRegionError:  # boto3 reads AWS_DEFAULT_REGION, not AWS_REGION, outside Lambda
+        typer.echo(
+            f"error: {command}: no AWS region: set AWS_DEFAULT_REGION (or a region in the "
+            "AWS_PROFILE's config)",
+            err=True,
+        )
         raise SystemExit(2) from None
 
 

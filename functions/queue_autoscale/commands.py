@@ -393,7 +393,7 @@ def validate_config(
             "--parameter",
             help="Check the document in a stack's config store instead: its SSM parameter "
             "name (output QueueConfigParameterName; an s3:// pointer in it is followed). "
-            "AWS_ENDPOINT_URL and AWS_REGION apply.",
+            "AWS_ENDPOINT_URL and AWS_DEFAULT_REGION apply.",
         ),
     ] = None,
     evaluation_interval_seconds: Annotated[

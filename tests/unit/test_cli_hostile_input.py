@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import glue_jobs.session
-from queue_autoscale.cli import app
+from queue_autoscale.cli import app, main
 
 runner = CliRunner()
 
@@ -95,4 +96,35 @@ def test_worker_names_every_bad_setting_on_one_line() -> None:
     assert one_line(err) == (
         "worker: concurrency = 0: Input should be greater than or equal to 1; "
         "drain_seconds = -1.0: Input should be greater than 0"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["status", "--stack", "nope"], id="status"),
+        pytest.param(["explain", "--stack", "nope", "--queue", "q"], id="explain-stack"),
+        pytest.param(["validate-config", "--parameter", "/nope/queues-config"], id="parameter"),
+    ],
+)
+def test_no_aws_region_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    # GIVEN no region anywhere boto3 looks (AWS_REGION alone is not read outside Lambda)
+    for name in ("AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    monkeypatch.setattr(sys, "argv", ["queue-autoscale", *args])
+
+    # WHEN the command runs as the console script does
+    with pytest.raises(SystemExit) as exited:
+        main()
+
+    # THEN it says what to set, in one line (it was botocore's NoRegionError traceback)
+    assert exited.value.code == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"error: {args[0]}: no AWS region: set AWS_DEFAULT_REGION (or a region in the "
+        "AWS_PROFILE's config)"
     )
