@@ -128,3 +128,27 @@ def test_no_aws_region_is_one_line_exit_2(
         f"error: {args[0]}: no AWS region: set AWS_DEFAULT_REGION (or a region in the "
         "AWS_PROFILE's config)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        pytest.param("counts.tbz2", "not a bzip2 file", id="tbz2"),
+        pytest.param("counts.tar.gz", "not a gzip file", id="tar.gz"),
+        pytest.param("counts.gz", "Not a gzipped file (b'1 ')", id="gz"),
+    ],
+)
+def test_simulate_names_one_reason_for_a_trace_archive_it_cannot_open(
+    tmp_path: Path, name: str, reason: str
+) -> None:
+    # GIVEN plain counts behind an archive's name (tarfile tried every compression and
+    # listed each failure, five lines)
+    trace = tmp_path / name
+    trace.write_text("1 2 3\n", encoding="utf-8")
+
+    # WHEN it is simulated
+    code, err = run("simulate", "--trace", str(trace), "--policy", "hybrid")
+
+    # THEN one line gives the file and the reason for the compression its name says
+    assert code == 2
+    assert one_line(err) == f"error: {trace}: cannot read trace: {reason}"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -29,10 +30,25 @@ class ArrivalError(ValueError):
 # --------------------------------------------------------------------------- traces
 
 
+TarMode = Literal["r:bz2", "r:gz", "r:xz", "r:"]
+
+TAR_MODES: dict[str, TarMode] = {
+    ".tbz2": "r:bz2",
+    ".tar.bz2": "r:bz2",
+    ".tar.gz": "r:gz",
+    ".tgz": "r:gz",
+    ".tar.xz": "r:xz",
+    ".txz": "r:xz",
+    ".tar": "r:",
+}
+"""Each archive suffix's tarfile mode: one compression tried, so a bad file is one reason."""
+
+
 def _read_bytes(path: Path) -> bytes:
     name = path.name.lower()
-    if name.endswith((".tbz2", ".tar.bz2", ".tar.gz", ".tgz", ".tar", ".tar.xz", ".txz")):
-        with tarfile.open(path) as archive:
+    mode = next((m for suffix, m in TAR_MODES.items() if name.endswith(suffix)), None)
+    if mode is not None:
+        with tarfile.open(path, mode) as archive:
             members = [member for member in archive.getmembers() if member.isfile()]
             if not members:
                 raise ArrivalError(f"{path}: the archive holds no file")
