@@ -205,8 +205,8 @@ class QueueConfig(BaseModel):
         raw_profile = data.get("profile", Profile.BALANCED.value)
         try:
             profile = Profile(raw_profile)
-        except ValueError:
-            return data  # the field validator reports the bad profile
+        except ValueError:  # the field validator reports it; the default's fields stand in,
+            profile = Profile.BALANCED  # so the profile is the one error, not five
         merged = dict(PROFILE_DEFAULTS[profile])
         merged.update(data)
         if not merged.get("service"):

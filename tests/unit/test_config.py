@@ -124,3 +124,16 @@ def test_any_config_parses_or_names_a_field(data: dict[str, object]) -> None:
         parse_config(data)
     except ConfigError as error:
         assert str(error).startswith("queue ")  # names the queue (and the field, when one)
+
+
+def test_an_unknown_profile_is_the_one_error() -> None:
+    # GIVEN a queue whose profile is misspelt (its four fields then read as missing too, and
+    # validate-config printed five errors, four of them about fields the user never set)
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"queue": "q", "profile": "turbo"})
+
+    # THEN the message is the profile's alone
+    assert str(caught.value) == (
+        "queue 'q': field 'profile' = \"turbo\": "
+        "Input should be 'critical', 'balanced', 'bursty' or 'background'"
+    )
