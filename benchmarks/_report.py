@@ -61,7 +61,7 @@ def bench_trace_defaults() -> dict[str, object]:
     """The bench command's trace, scale, start and length (its own defaults, not restated)."""
     import typer
 
-    from queue_autoscale.sim.commands import register
+    from queue_autoscale.sim.commands import DEFAULT_TRACE, register
 
     app = typer.Typer()
     register(app)
@@ -69,5 +69,5 @@ def bench_trace_defaults() -> dict[str, object]:
         c for c in app.registered_commands if getattr(c.callback, "__name__", "") == "bench"
     )
     params = inspect.signature(command.callback).parameters  # type: ignore[arg-type]
-    names = ("trace", "trace_scale", "trace_start", "trace_length")
-    return {name: params[name].default for name in names}
+    names = ("trace_scale", "trace_start", "trace_length")
+    return {"trace": DEFAULT_TRACE, **{name: params[name].default for name in names}}

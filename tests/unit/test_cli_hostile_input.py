@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import glue_jobs.session
 from queue_autoscale.cli import app, main
+from queue_autoscale.sim import commands as sim_commands
 
 runner = CliRunner()
 
@@ -152,3 +153,22 @@ def test_simulate_names_one_reason_for_a_trace_archive_it_cannot_open(
     # THEN one line gives the file and the reason for the compression its name says
     assert code == 2
     assert one_line(err) == f"error: {trace}: cannot read trace: {reason}"
+
+
+def test_bench_with_a_missing_trace_it_was_given_stops_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a --trace that does not exist (the bench ran every workload without the NASA day
+    # and exit 0, as it does when the default trace is absent)
+    def no_bench(**_: object) -> Path:
+        raise AssertionError("the bench ran")
+
+    monkeypatch.setattr(sim_commands, "run_bench", no_bench)
+    missing = tmp_path / "nasa.tbz2"
+
+    # WHEN the bench is asked for
+    code, err = run("bench", "--quick", "--trace", str(missing))
+
+    # THEN it says so in one line, exit 2, before any run
+    assert code == 2
+    assert one_line(err) == f"error: trace file not found: {missing}"

@@ -19,6 +19,9 @@ from queue_autoscale.sim.runner import Comparison, RunSpec, load_arrivals
 from queue_autoscale.sim.scores import PRICE_NOTE
 from queue_autoscale.sim.workload import FleetSpec
 
+DEFAULT_TRACE = Path("../shared/traces/nasa-1995-per-second.tbz2")
+"""`bench`'s NASA trace, relative to the repository root (the shared folder beside it)."""
+
 
 def _console() -> Console:
     """Rich console; a wide one when output is not a terminal, so tables are not truncated."""
@@ -165,9 +168,14 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option(help="Markdown results file.")] = Path(
             "benchmarks/results/policy_quality.md"
         ),
-        trace: Annotated[Path, typer.Option(help="The NASA per-second trace.")] = Path(
-            "../shared/traces/nasa-1995-per-second.tbz2"
-        ),
+        trace: Annotated[
+            Path | None,
+            typer.Option(
+                help=f"The NASA per-second trace. [default: {DEFAULT_TRACE}; the NASA rows are "
+                "skipped when it is absent]",
+                show_default=False,
+            ),
+        ] = None,
         trace_scale: Annotated[int, typer.Option(help="Scale factor for the trace.")] = 10,
         trace_start: Annotated[
             int, typer.Option(help="Trace window start, s (day 13).")
@@ -200,6 +208,8 @@ def register(app: typer.Typer) -> None:
         policy over its main knob at every profile's SLA -> the frontier file."""
         console = _console()
         command = " ".join(["queue-autoscale", "bench", *sys.argv[2:]])
+        if trace is not None and not trace.is_file():  # only the default may be absent
+            raise _fail(f"trace file not found: {trace}")
         try:
             sweep = SweepOptions(
                 quick=quick,
@@ -210,7 +220,7 @@ def register(app: typer.Typer) -> None:
             )
             path = run_bench(
                 out=out,
-                trace=trace,
+                trace=trace or DEFAULT_TRACE,
                 trace_scale=trace_scale,
                 trace_start=trace_start,
                 trace_length=trace_length,
