@@ -400,9 +400,9 @@ def validate_config(
         float, typer.Option("--interval", min=5, max=60, help="Evaluation interval, s.")
     ] = DEFAULT_EVALUATION_INTERVAL_SECONDS,
 ) -> None:
-    """Check a config file (or the document in a config store): print what is wrong, or the
-    effective settings of every queue and a warning for each SLA the poll interval and
-    start-up lead make unreachable (exit 0)."""
+    """Check a config FILE (JSON: one queue, a list, or {"queues": [...]}) or the document in
+    a config store: print what is wrong, or the effective settings of every queue and a
+    warning for each SLA the poll interval and start-up lead make unreachable (exit 0)."""
     if (file is None) == (parameter is None):
         raise _fail("give a config FILE or --parameter NAME (one of them)")
     try:

@@ -275,3 +275,12 @@ def test_validate_config_warns_when_the_floors_make_the_sla_unreachable(tmp_path
     assert "'fast'" in warnings[0] and "an SLA of at least 5 s is needed" in warnings[0]
     assert "'idle'" in warnings[1] and "30 s poll interval + 60 s start-up lead" in warnings[1]
     assert "set min_workers >= 1, or an SLA of at least 95 s" in warnings[1]
+
+
+def test_validate_config_help_says_what_file_holds() -> None:
+    # typer 0.20 under click 8.5 drops an Argument's own help (click's Parameter.__init__
+    # resets it), so the command's text says what FILE is
+    code, out, _ = run("validate-config", "--help")
+    assert code == 0
+    text = " ".join(out.replace("│", " ").split())
+    assert 'Check a config FILE (JSON: one queue, a list, or {"queues": [...]})' in text
