@@ -172,3 +172,31 @@ def test_bench_with_a_missing_trace_it_was_given_stops_at_once(
     # THEN it says so in one line, exit 2, before any run
     assert code == 2
     assert one_line(err) == f"error: trace file not found: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["--percentile", "1.5"],
+            "error: --percentile = 1.5: out of range (must be between 0 and 1, exclusive)",
+            id="percentile-1.5",
+        ),
+        pytest.param(
+            ["--sla", "-5"], "error: --sla = -5.0: out of range (must be > 0 s)", id="sla-neg"
+        ),
+        pytest.param(
+            ["--sla", "0"], "error: --sla = 0.0: out of range (must be > 0 s)", id="sla-zero"
+        ),
+        pytest.param(
+            ["--prefetch", "20", "--concurrency", "30"],
+            "error: --prefetch = 20: out of range (must be >= --concurrency (30))",
+            id="prefetch-below-concurrency",
+        ),
+    ],
+)
+def test_simulate_says_the_bound_an_option_broke(args: list[str], message: str) -> None:
+    # 'prefetch = 20: out of range' did not say that the bound was the concurrency
+    code, err = run("simulate", "--scenario", "steady", "--policy", "hybrid", *args)
+    assert code == 2
+    assert one_line(err) == message

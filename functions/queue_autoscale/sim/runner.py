@@ -127,45 +127,55 @@ class RunSpec:
     """RabbitMQ: each worker's prefetch count, >= concurrency (None: a shared FIFO, as SQS)."""
 
     def __post_init__(self) -> None:
-        checks = {
-            "sla": self.sla_seconds > 0,
-            "service-time": self.service_seconds > 0,
-            "service-cv": self.service_cv >= 0,
-            "concurrency": self.concurrency >= 1,
-            "provision-delay": self.provision_delay_seconds >= 0,
-            "provision-jitter": self.provision_jitter_seconds >= 0,
-            "interval": self.interval_seconds >= 1,
-            "percentile": 0 < self.percentile < 1,
-            "min-workers": 0 <= self.min_workers <= self.max_workers,
-            "max-workers": self.max_workers >= 1,
-            "short-window": 1 <= self.short_window_seconds <= 300,
-            "recovery-horizon": self.recovery_horizon_seconds is None
-            or self.recovery_horizon_seconds > 0,
-            "scale-down-percent": self.scale_down_percent is None
-            or 0 < self.scale_down_percent <= 100,
-            "partitions": self.partitions is None or self.partitions >= 1,
-            "prefetch": self.prefetch is None or self.prefetch >= self.concurrency,
+        horizon, percent = self.recovery_horizon_seconds, self.scale_down_percent
+        checks: dict[str, tuple[bool, object, str]] = {  # option: (ok, value, the bound)
+            "sla": (self.sla_seconds > 0, self.sla_seconds, "> 0 s"),
+            "service-time": (self.service_seconds > 0, self.service_seconds, "> 0 s"),
+            "service-cv": (self.service_cv >= 0, self.service_cv, ">= 0"),
+            "concurrency": (self.concurrency >= 1, self.concurrency, ">= 1"),
+            "provision-delay": (
+                self.provision_delay_seconds >= 0,
+                self.provision_delay_seconds,
+                ">= 0 s",
+            ),
+            "provision-jitter": (
+                self.provision_jitter_seconds >= 0,
+                self.provision_jitter_seconds,
+                ">= 0 s",
+            ),
+            "interval": (self.interval_seconds >= 1, self.interval_seconds, ">= 1 s"),
+            "percentile": (0 < self.percentile < 1, self.percentile, "between 0 and 1, exclusive"),
+            "min-workers": (
+                0 <= self.min_workers <= self.max_workers,
+                self.min_workers,
+                f"0..--max-workers ({self.max_workers})",
+            ),
+            "max-workers": (self.max_workers >= 1, self.max_workers, ">= 1"),
+            "short-window": (
+                1 <= self.short_window_seconds <= 300,
+                self.short_window_seconds,
+                "1..300 s",
+            ),
+            "recovery-horizon": (horizon is None or horizon > 0, horizon, "> 0 s"),
+            "scale-down-percent": (
+                percent is None or 0 < percent <= 100,
+                percent,
+                "> 0 and <= 100",
+            ),
+            "partitions": (
+                self.partitions is None or self.partitions >= 1,
+                self.partitions,
+                ">= 1",
+            ),
+            "prefetch": (
+                self.prefetch is None or self.prefetch >= self.concurrency,
+                self.prefetch,
+                f">= --concurrency ({self.concurrency})",
+            ),
         }
-        values = {
-            "sla": self.sla_seconds,
-            "service-time": self.service_seconds,
-            "service-cv": self.service_cv,
-            "concurrency": self.concurrency,
-            "provision-delay": self.provision_delay_seconds,
-            "provision-jitter": self.provision_jitter_seconds,
-            "interval": self.interval_seconds,
-            "percentile": self.percentile,
-            "min-workers": self.min_workers,
-            "max-workers": self.max_workers,
-            "short-window": self.short_window_seconds,
-            "recovery-horizon": self.recovery_horizon_seconds,
-            "scale-down-percent": self.scale_down_percent,
-            "partitions": self.partitions,
-            "prefetch": self.prefetch,
-        }
-        for name, ok in checks.items():
+        for name, (ok, value, bound) in checks.items():
             if not ok:
-                raise ArrivalError(f"{name} = {values[name]}: out of range")
+                raise ArrivalError(f"--{name} = {value}: out of range (must be {bound})")
 
     def fleet(self) -> FleetSpec:
         """The engine's fleet spec."""
