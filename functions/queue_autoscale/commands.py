@@ -123,11 +123,19 @@ def read_state(path: Path | None, queue: str) -> ControllerState:
         raise InputError(f"state {path}: {type(error).__name__}: {error}") from None
 
 
-def read_model(path: Path | None) -> TrendModel | None:
-    """The trend model file (model_to_dict's shape), if given."""
+def read_model(path: Path | None, queue: str) -> TrendModel | None:
+    """The trend model file, if given: one model (model_to_dict's shape), or trend_fit's
+    trend_model.json ({"models": [...]}), whose entry for `queue` is taken."""
     if path is None:
         return None
     data = _read_json(path, "model")
+    if isinstance(data, dict) and isinstance(data.get("models"), list):
+        models = [m for m in data["models"] if isinstance(m, dict)]
+        entry = next((m for m in models if m.get("queue") == queue), None)
+        if entry is None:
+            names = ", ".join(repr(m.get("queue")) for m in models) or "none"
+            raise InputError(f"model {path}: no model for queue {queue!r} (it has: {names})")
+        data = entry
     try:
         return model_from_dict(data)
     except Exception as error:  # any malformed file is one line naming it, never a traceback
@@ -172,7 +180,7 @@ def explain_one(
     settings = config.settings(evaluation_interval_seconds)
     if policy in POLICIES:
         state = read_state(state_path, snapshot.queue)
-        model = read_model(model_path)
+        model = read_model(model_path, snapshot.queue)
         return POLICIES[policy](snapshot, settings, state, snapshot.taken_at, model).decision
     peers = peer_explainers()
     if policy in peers:

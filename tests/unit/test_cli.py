@@ -284,3 +284,53 @@ def test_validate_config_help_says_what_file_holds() -> None:
     assert code == 0
     text = " ".join(out.replace("│", " ").split())
     assert 'Check a config FILE (JSON: one queue, a list, or {"queues": [...]})' in text
+
+
+def test_explain_reads_the_snapshots_queue_from_trend_fits_model_file(tmp_path: Path) -> None:
+    # GIVEN trend_fit's trend_model.json ({"models": [...]}, what the job writes) with a model
+    # for another queue first and one for the snapshot's queue ('reports', 4 jobs/s now)
+    snapshot = EXAMPLES / "seed000-ex1-normal.snapshot.json"
+    model = {
+        "queue": "reports",
+        "fitted_at": 1_767_222_000.0,
+        "level": 50.0,
+        "slope_per_hour": 0.0,
+        "seasonal": [1.0] * 168,
+        "mase": 0.1,
+        "naive_mase": 1.0,
+    }
+    models = tmp_path / "trend_model.json"
+    models.write_text(json.dumps({"models": [{**model, "queue": "other"}, model]}))
+
+    # WHEN hybrid explains the snapshot with it (the file was read as one model: KeyError)
+    code, out, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed000-ex1-normal.config.json"),
+        "--snapshot",
+        str(snapshot),
+        "--model",
+        str(models),
+        "--json",
+    )
+
+    # THEN the queue's own model drives the trend: skill 1 - 0.1 / 1.0 = 0.9, capped at the
+    # weight 0.8, forecasts 4 + 0.8 x (50 - 4) = 40.8 jobs/s; at 5 jobs/s a worker, 9 workers
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["forecast_rate"] == pytest.approx(40.8)
+    assert data["terms"]["trend"] == 9
+
+    # AND a file without the snapshot's queue says which queues it has
+    models.write_text(json.dumps({"models": [{**model, "queue": "other"}]}))
+    code, _, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed000-ex1-normal.config.json"),
+        "--snapshot",
+        str(snapshot),
+        "--model",
+        str(models),
+    )
+    assert code == 2
+    assert err.strip() == f"error: model {models}: no model for queue 'reports' (it has: 'other')"
