@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import typer
-from botocore.exceptions import NoRegionError
+from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
 from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
@@ -32,8 +32,8 @@ operator_commands.register(app)
 
 def main() -> None:
     """Console-script entry point: a bad input the commands did not name themselves is still
-    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError, and
-    no AWS region for a command that calls AWS)."""
+    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError, no
+    AWS region, or an AWS call that failed where no command caught it)."""
     command = " ".join(sys.argv[1:2]) or "queue-autoscale"
     try:
         app()
@@ -46,6 +46,9 @@ def main() -> None:
             "AWS_PROFILE's config)",
             err=True,
         )
+        raise SystemExit(2) from None
+    except (BotoCoreError, ClientError) as error:  # an AWS call no command translated
+        typer.echo(f"error: {command}: {type(error).__name__}: {error}", err=True)
         raise SystemExit(2) from None
 
 

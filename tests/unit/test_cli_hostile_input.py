@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from botocore.exceptions import EndpointConnectionError
 from typer.testing import CliRunner
 
 import glue_jobs.session
 from queue_autoscale.cli import app, main
+from queue_autoscale.demo import run as demo_run
 from queue_autoscale.sim import commands as sim_commands
 
 runner = CliRunner()
@@ -200,3 +202,31 @@ def test_simulate_says_the_bound_an_option_broke(args: list[str], message: str) 
     code, err = run("simulate", "--scenario", "steady", "--policy", "hybrid", *args)
     assert code == 2
     assert one_line(err) == message
+
+
+def test_an_aws_error_no_command_caught_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an endpoint that does not answer (`demo --endpoint-url http://127.0.0.1:1` ended
+    # in botocore's EndpointConnectionError traceback, exit 1)
+    def unreachable(options: object) -> None:
+        raise EndpointConnectionError(endpoint_url="http://127.0.0.1:1/")
+
+    monkeypatch.setattr(demo_run, "run_demo", unreachable)
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["queue-autoscale", "demo", "--endpoint-url", "http://127.0.0.1:1", "--no-report",
+         "--output", str(tmp_path)],
+    )  # fmt: skip
+
+    # WHEN the command runs as the console script does
+    with pytest.raises(SystemExit) as exited:
+        main()
+
+    # THEN one line names the command and the error
+    assert exited.value.code == 2
+    assert one_line(capsys.readouterr().err) == (
+        "error: demo: EndpointConnectionError: Could not connect to the endpoint URL: "
+        '"http://127.0.0.1:1/"'
+    )
