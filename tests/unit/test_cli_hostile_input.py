@@ -14,6 +14,7 @@ import glue_jobs.session
 from queue_autoscale.cli import app, main
 from queue_autoscale.demo import run as demo_run
 from queue_autoscale.sim import commands as sim_commands
+from queue_autoscale.worker import command as worker_command
 
 runner = CliRunner()
 
@@ -230,3 +231,31 @@ def test_an_aws_error_no_command_caught_is_one_line_exit_2(
         "error: demo: EndpointConnectionError: Could not connect to the endpoint URL: "
         '"http://127.0.0.1:1/"'
     )
+
+
+def test_the_worker_image_entry_point_prints_plain_tracebacks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN `python -m queue_autoscale.worker` (the image's ENTRYPOINT) failing unexpectedly
+    secret = "wJalrXUtnFEMI-not-a-real-key"
+
+    def failing(settings: object, job: object) -> int:
+        credentials = {"aws_secret_access_key": secret}  # a local, as a boto3 client holds one
+        raise RuntimeError(f"boom with {len(credentials)} local")
+
+    monkeypatch.setattr(worker_command, "run_worker", failing)
+    monkeypatch.setattr(
+        sys, "argv", ["worker", "--queue-url", "http://127.0.0.1:1/0/q", "--job", "json:dumps"]
+    )
+    with pytest.raises(RuntimeError) as raised:
+        worker_command.standalone()
+
+    # WHEN the interpreter reports it (typer's hook decides how)
+    sys.excepthook(RuntimeError, raised.value, raised.value.__traceback__)
+
+    # THEN it is Python's own traceback, not typer.run's rich one with every frame's locals
+    # (which printed the secret, and 41,556 lines over 14 s for a missing region)
+    err = capsys.readouterr().err
+    assert secret not in err
+    assert err.startswith("Traceback (most recent call last):"), err[:200]
+    assert err.rstrip().endswith("RuntimeError: boom with 1 local")

@@ -153,5 +153,9 @@ def register(app: typer.Typer) -> None:
 
 
 def standalone() -> None:
-    """`python -m queue_autoscale.worker`."""
-    typer.run(worker)
+    """`python -m queue_autoscale.worker` (the image's entry point). Plain tracebacks, as the
+    CLI's: typer.run's default renders every frame's local variables (41,556 lines over 14 s
+    for a missing region, botocore's objects), and any secret a local holds, into the log."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app.command()(worker)
+    app()
