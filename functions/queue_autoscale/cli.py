@@ -32,12 +32,13 @@ operator_commands.register(app)
 
 def main() -> None:
     """Console-script entry point: a bad input the commands did not name themselves is still
-    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError, no
-    AWS region, or an AWS call that failed where no command caught it)."""
+    one line and exit 2, never a traceback (ValueError, ArithmeticError, RecursionError, an
+    input too large to hold in memory, no AWS region, or an AWS call that failed where no
+    command caught it)."""
     command = " ".join(sys.argv[1:2]) or "queue-autoscale"
     try:
         app()
-    except (ValueError, ArithmeticError, RecursionError) as error:
+    except (ValueError, ArithmeticError, RecursionError, MemoryError) as error:
         typer.echo(f"error: {command}: {type(error).__name__}: {error}", err=True)
         raise SystemExit(2) from None
     except NoRegionError:  # boto3 reads AWS_DEFAULT_REGION, not AWS_REGION, outside Lambda

@@ -259,3 +259,30 @@ def test_the_worker_image_entry_point_prints_plain_tracebacks(
     assert secret not in err
     assert err.startswith("Traceback (most recent call last):"), err[:200]
     assert err.rstrip().endswith("RuntimeError: boom with 1 local")
+
+
+def test_an_input_too_large_for_memory_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a workload numpy cannot allocate (`simulate --scenario steady --length
+    # 10000000000000` ended in numpy's _ArrayMemoryError traceback, exit 1); raised here
+    # without allocating anything
+    def too_large(*_: object) -> None:
+        raise MemoryError("Unable to allocate 72.8 TiB for an array with shape (10000000000000,)")
+
+    monkeypatch.setattr(sim_commands, "load_arrivals", too_large)
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["queue-autoscale", "simulate", "--scenario", "steady", "--policy", "hybrid",
+         "--length", "10000000000000"],
+    )  # fmt: skip
+
+    with pytest.raises(SystemExit) as exited:
+        main()
+
+    assert exited.value.code == 2
+    assert one_line(capsys.readouterr().err) == (
+        "error: simulate: MemoryError: Unable to allocate 72.8 TiB for an array with shape "
+        "(10000000000000,)"
+    )
