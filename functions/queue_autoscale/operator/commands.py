@@ -156,6 +156,8 @@ def report(
             if out.startswith("s3://"):
                 step("uploading the report")
                 bucket, prefix = split_s3_uri(out)
+                for checksum in target.rglob("*.crc"):  # local Spark's; S3 output has none
+                    checksum.unlink()
                 Archive(make_client("s3"), bucket).upload_tree(target, prefix)
                 uri = f"s3://{bucket}/{prefix.strip('/') + '/' if prefix.strip('/') else ''}"
                 uri += "report.html"
