@@ -16,6 +16,7 @@ from queue_autoscale.core.models import (
     QueueSnapshot,
     Terms,
 )
+from queue_autoscale.core.text import n_workers
 
 POISON_FAILURE_RATIO = 0.5
 """A failure share at or above this (with work in flight) suspects poison messages."""
@@ -69,7 +70,7 @@ def bounds(
     if target < busy:
         busy = min(busy, cap)
         steps.append(
-            Step(Constraint.IN_FLIGHT, f"kept {busy} workers busy with {m.in_flight} jobs")
+            Step(Constraint.IN_FLIGHT, f"kept {n_workers(busy)} busy with {m.in_flight} jobs")
         )
         target = busy
     return target, steps, remembered
@@ -192,7 +193,7 @@ def burst_floor(
             Step(
                 Constraint.BURST_HOLD,
                 f"delayed off: the last bursts came {rec.held_for or 0:.0f} s apart; kept "
-                f"{recommendation} workers, the last one's need, from a lead before another "
+                f"{n_workers(recommendation)}, the last one's need, from a lead before another "
                 f"as far after it is due (and the lead it takes to start workers) until that "
                 f"gap plus a lead has passed since its onset",
             )
@@ -270,7 +271,7 @@ def _anticipation_words(rec: recurrence.Recurrence, floor: int) -> str:
     due = f"due in {when:.0f} s" if when >= 0 else f"{-when:.0f} s overdue"
     return (
         f"anticipation: bursts recur every {rec.period or 0:.0f} s, the next {due}; kept at "
-        f"least {floor} workers, its expected need, so they run when it starts"
+        f"least {n_workers(floor)}, its expected need, so they run when it starts"
     )
 
 
@@ -328,7 +329,7 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
         highest = max(highest, current)
     if highest >= current:
         why = (
-            f"stabilization: {highest} workers recommended within the last {window:g} s"
+            f"stabilization: {n_workers(highest)} recommended within the last {window:g} s"
             if covered
             else f"stabilization: less than {window:g} s of history, not scaling down yet"
         )

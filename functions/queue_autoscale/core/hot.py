@@ -62,6 +62,7 @@ from queue_autoscale.core.models import (
 )
 from queue_autoscale.core.queueing import bounded_workers, hot_workers, walk_quantile
 from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
+from queue_autoscale.core.text import n_workers
 
 LOAD_Z = NormalDist().inv_cdf(0.95)
 """Standard errors of the measured load the hot size may sit below it (one-sided 95 %)."""
@@ -340,7 +341,7 @@ def words(need: int, steady: int, m: Measures, settings: QueueSettings) -> str:
     reaction = settings.forecast_horizon_seconds
     rho = m.arrival_rate / (steady * m.service_rate) if steady > 0 and m.service_rate > 0 else 0.0
     return (
-        f"steady won, running hot: {steady} workers (Erlang C: {need}) at "
+        f"steady won, running hot: {n_workers(steady)} (Erlang C: {need}) at "
         f"{m.arrival_rate:.2f} jobs/s, rho {rho:.2f}: realized compliance within its budget and "
         f"Poisson-like arrivals, so only the backlog one reaction time ({reaction:g} s) ahead "
         f"must make the {settings.sla_seconds:g} s SLA at its {settings.percentile:.1%} "
@@ -404,7 +405,7 @@ def steady_words(
         return words(need, steady, m, settings)
     reaction = settings.forecast_horizon_seconds
     return (
-        f"steady won: {onset} workers serve {m.arrival_rate:.2f} jobs/s and drain the "
+        f"steady won: {n_workers(onset, 'serve')} {m.arrival_rate:.2f} jobs/s and drain the "
         f"{m.visible} waiting to {onset_backlog(m, spare, settings):.0f} (the unspent miss budget "
         f"or one interval's pickups) within {reaction:g} s: a burst's first jobs wait past the "
         f"{settings.sla_seconds:g} s SLA for new workers, and each job waiting when it begins "

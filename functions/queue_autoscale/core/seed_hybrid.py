@@ -35,6 +35,7 @@ from queue_autoscale.core.models import (
     Winner,
 )
 from queue_autoscale.core.queueing import bounded_workers
+from queue_autoscale.core.text import n_workers
 from queue_autoscale.core.trend import linear_forecast_rate
 
 POLICY = "seed-hybrid"
@@ -142,7 +143,7 @@ def decide_seed_hybrid(
             steps.append(
                 (
                     Constraint.POST_BREACH_RECOVERY,
-                    f"post-breach recovery: at least {floor} workers (80% of max) for "
+                    f"post-breach recovery: at least {n_workers(floor)} (80% of max) for "
                     f"{settings.stabilization_window_seconds:g} s after the breach at "
                     f"{breached_at:.0f}",
                 )

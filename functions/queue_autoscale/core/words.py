@@ -13,6 +13,7 @@ from queue_autoscale.core.drain import (
 from queue_autoscale.core.drain_plan import DrainPlan
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import QueueSettings, Terms, Winner
+from queue_autoscale.core.text import n_workers
 
 
 def term_words(
@@ -27,14 +28,14 @@ def term_words(
     carried = carried_wait_seconds(settings) if winner is Winner.STEADY else 0.0
     if carried > 0:
         return (
-            f"steady won: {terms.steady} workers let the {m.visible} waiting carry "
+            f"steady won: {n_workers(terms.steady, 'let')} the {m.visible} waiting carry "
             f"{m.arrival_rate:.2f} jobs/s (loose SLA): a job joining in "
             f"{settings.forecast_horizon_seconds:g} s waits at most {carried:g} s "
             f"({m.service_rate:.3g} jobs/s per worker){m.prior_note}"
         )
     if winner is Winner.STEADY:
         return (
-            f"steady won: {terms.steady} workers keep P(pickup > {sla:g} s) <= "
+            f"steady won: {n_workers(terms.steady, 'keep')} P(pickup > {sla:g} s) <= "
             f"{1 - settings.percentile:.0%} at {m.arrival_rate:.2f} jobs/s "
             f"(Erlang C, {m.service_rate:.3g} jobs/s per worker){m.prior_note}"
         )
@@ -42,7 +43,7 @@ def term_words(
         return (
             f"trend won: {forecast:.2f} jobs/s forecast in "
             f"{settings.forecast_horizon_seconds:g} s (now {m.arrival_rate:.2f}) needs "
-            f"{terms.trend} workers{m.prior_note}"
+            f"{n_workers(terms.trend)}{m.prior_note}"
         )
     if winner is Winner.DRAIN:
         return _drain_words(terms, m, settings, plan)
@@ -85,7 +86,7 @@ def _drain_words(terms: Terms, m: Measures, settings: QueueSettings, plan: Drain
     if m.sla_usage >= WARNING_USAGE:
         margin = f", safety margin x{safety_margin(m.sla_usage):.2f}"
     return (
-        f"drain won: {terms.drain} workers; {state}, {m.visible} waiting; {landing}{earlier} "
+        f"drain won: {n_workers(terms.drain)}; {state}, {m.visible} waiting; {landing}{earlier} "
         f"and find about {plan.at_landing:.0f} waiting; every job up to {aim:g} s old then "
         f"(at least the {horizon:g} s recovery horizon left) is picked up in time{late}{capped}"
         f"{rate}"

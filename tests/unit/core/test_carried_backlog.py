@@ -168,7 +168,7 @@ def test_a_loose_sla_carries_a_recurring_burst_instead_of_anticipating_it() -> N
     assert "anticipation" not in loose.constraints and "burst_hold" not in loose.constraints
     assert loose.terms.steady == 1
     # AND the record says what the steady term did, in the loose SLA's words
-    assert "let the 0 waiting carry 2.00 jobs/s (loose SLA)" in loose.reason
+    assert "1 worker lets the 0 waiting carry 2.00 jobs/s (loose SLA)" in loose.reason
     assert "at most 130 s" in loose.reason
 
 
