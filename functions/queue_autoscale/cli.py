@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 
 import typer
-from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
 from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
+from queue_autoscale.adapters.errors import UNTRANSLATED, untranslated_line
 from queue_autoscale.operator import commands as operator_commands
 from queue_autoscale.sim import commands as sim_commands
 from queue_autoscale.worker import command as worker_command
@@ -41,15 +41,8 @@ def main() -> None:
     except (ValueError, ArithmeticError, RecursionError, MemoryError) as error:
         typer.echo(f"error: {command}: {type(error).__name__}: {error}", err=True)
         raise SystemExit(2) from None
-    except NoRegionError:  # boto3 reads AWS_DEFAULT_REGION, not AWS_REGION, outside Lambda
-        typer.echo(
-            f"error: {command}: no AWS region: set AWS_DEFAULT_REGION (or a region in the "
-            "AWS_PROFILE's config)",
-            err=True,
-        )
-        raise SystemExit(2) from None
-    except (BotoCoreError, ClientError) as error:  # an AWS call no command translated
-        typer.echo(f"error: {command}: {type(error).__name__}: {error}", err=True)
+    except UNTRANSLATED as error:  # no region, or an AWS call no command translated
+        typer.echo(f"error: {command}: {untranslated_line(error)}", err=True)
         raise SystemExit(2) from None
 
 

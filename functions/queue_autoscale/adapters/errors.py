@@ -21,9 +21,14 @@ from botocore.exceptions import (
     ConnectionError,
     ConnectTimeoutError,
     EndpointConnectionError,
+    NoRegionError,
     ParamValidationError,
     ReadTimeoutError,
 )
+
+UNTRANSLATED: tuple[type[Exception], ...] = (BotoCoreError, ClientError)
+"""botocore's errors, for the one place that catches what no adapter call translated: the
+command line's last resort (queue_autoscale/cli.py, `untranslated_line`)."""
 
 
 class AdapterError(Exception):
@@ -171,3 +176,12 @@ def aws_call(operation: str, resource: str | None = None) -> Iterator[None]:
         yield
     except (ClientError, BotoCoreError, S3UploadFailedError) as error:
         raise translate(error, operation, resource) from error
+
+
+def untranslated_line(error: Exception) -> str:
+    """One line for a botocore error no adapter call translated (`UNTRANSLATED`): what to set
+    when no region is configured (boto3 reads AWS_DEFAULT_REGION, not AWS_REGION, outside
+    Lambda), else the error's class and message."""
+    if isinstance(error, NoRegionError):
+        return "no AWS region: set AWS_DEFAULT_REGION (or a region in the AWS_PROFILE's config)"
+    return f"{type(error).__name__}: {error}"

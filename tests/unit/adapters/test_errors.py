@@ -232,3 +232,19 @@ def test_upload_tree_to_a_missing_bucket_is_not_found(stubbed: Any, tmp_path: Pa
     # THEN it is the project's NotFound, naming the call, the object and AWS's code
     assert caught.value.code == "NoSuchBucket"
     assert "PutObject on s3://nope/reports/report.html" in str(caught.value)
+
+
+def test_an_untranslated_error_is_one_line_and_no_region_says_what_to_set() -> None:
+    from botocore.exceptions import ClientError, NoRegionError
+
+    from queue_autoscale.adapters.errors import UNTRANSLATED, untranslated_line
+
+    assert isinstance(NoRegionError(), UNTRANSLATED)
+    assert untranslated_line(NoRegionError()) == (
+        "no AWS region: set AWS_DEFAULT_REGION (or a region in the AWS_PROFILE's config)"
+    )
+    denied = ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetObject")
+    assert isinstance(denied, UNTRANSLATED)
+    assert untranslated_line(denied) == (
+        "ClientError: An error occurred (AccessDenied) when calling the GetObject operation: no"
+    )
