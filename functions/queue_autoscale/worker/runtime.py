@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from queue_autoscale.adapters.errors import NotFound, translate
 from queue_autoscale.client import EventRecorder
 from queue_autoscale.worker.protection import TaskProtection
 from queue_autoscale.worker.settings import WorkerSettings
@@ -30,6 +31,9 @@ LOOP_SECONDS = 0.1
 EXIT_OK = 0
 EXIT_HUNG = 2
 """A job passed the hard limit: its message was released; the process asks to be replaced."""
+EXIT_NO_QUEUE = 3
+"""SQS answered that the queue does not exist: no poll can succeed, so the worker stops (ECS
+shows the task exiting, not running idle) instead of retrying every second forever."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ class _Shared:
 
 class Worker:
     """Runs `job` on messages from `settings.queue_url` until stopped; `run()` returns the exit
-    code (0 after a clean drain, 2 after a hung job)."""
+    code (0 after a clean drain, 2 after a hung job, 3 when the queue does not exist)."""
 
     def __init__(
         self,
@@ -156,6 +160,7 @@ class Worker:
         self._shared = _Shared()
         self._stop = threading.Event()
         self._hung = False
+        self._no_queue = False
         self.stats = WorkerStats()
 
     # -- control -----------------------------------------------------------------------------
@@ -224,6 +229,11 @@ class Worker:
                     MessageAttributeNames=["All"],
                 )
             except Exception as error:  # throttling, a network blip: retry after a pause
+                if isinstance(translate(error, "ReceiveMessage", s.queue_url), NotFound):
+                    LOG.error("the queue %s does not exist: stopping (%s)", s.queue_url, error)
+                    self._no_queue = True
+                    self._stop.set()
+                    return
                 LOG.warning("receive failed: %s", error)
                 self._stop.wait(1.0)
                 continue
@@ -407,6 +417,8 @@ class Worker:
             self.recorder.close()
         self.stats.drain_seconds = round(self._clock() - began, 3)
         LOG.info("drained in %.2f s: %s", self.stats.drain_seconds, self.stats.to_dict())
+        if self._no_queue:
+            return EXIT_NO_QUEUE
         return EXIT_HUNG if self._hung else EXIT_OK
 
     def _until(self, deadline: float) -> Iterator[int]:
