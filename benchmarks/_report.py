@@ -11,6 +11,10 @@ import shlex
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from queue_autoscale.sim.arrivals import Counts
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -48,12 +52,14 @@ def header(title: str, packages: tuple[str, ...] = ()) -> str:
 
 
 def write(name: str, text: str) -> Path:
-    """Print the table and save it under benchmarks/results/."""
+    """Print the table and save it under benchmarks/results/ (`name` may also be a path of
+    its own: an absolute one is written where it says)."""
     print(text)
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / name
     path.write_text(text + "\n", encoding="utf-8")
-    print(f"written to {path.relative_to(RESULTS.parent.parent)}")
+    root = RESULTS.parent.parent
+    print(f"written to {path.relative_to(root) if path.is_relative_to(root) else path}")
     return path
 
 
@@ -71,3 +77,23 @@ def bench_trace_defaults() -> dict[str, object]:
     params = inspect.signature(command.callback).parameters  # type: ignore[arg-type]
     names = ("trace_scale", "trace_start", "trace_length")
     return {"trace": DEFAULT_TRACE, **{name: params[name].default for name in names}}
+
+
+def bench_workloads(seed: int, length: int | None) -> tuple[list[tuple[str, Counts, str]], str]:
+    """The bench's workloads at `seed` (`sim.bench._workloads` on the bench command's trace
+    defaults, a relative trace taken from the repository root; `length` s of each scenario, or
+    all): (label, per-second counts, description) each, and the note when the trace was
+    skipped."""
+    from queue_autoscale.sim.bench import _workloads
+
+    trace = bench_trace_defaults()
+    path = Path(str(trace["trace"]))
+    root = Path(__file__).resolve().parents[1]
+    return _workloads(
+        seed,
+        length,
+        path if path.is_absolute() else root / path,
+        int(str(trace["trace_scale"])),
+        int(str(trace["trace_start"])),
+        int(str(trace["trace_length"])),
+    )

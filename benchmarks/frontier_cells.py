@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import bench_trace_defaults  # noqa: E402
+from _report import bench_workloads  # noqa: E402
 
 from queue_autoscale.sim.arrivals import Counts  # noqa: E402
-from queue_autoscale.sim.bench import SweepOptions, _workloads, bench_spec  # noqa: E402
+from queue_autoscale.sim.bench import SweepOptions, bench_spec  # noqa: E402
 from queue_autoscale.sim.bound import NAME as BOUND_NAME  # noqa: E402
 from queue_autoscale.sim.engine import run_policy  # noqa: E402
 from queue_autoscale.sim.frontier import (  # noqa: E402
@@ -55,16 +55,7 @@ from queue_autoscale.sim.workload import build_workload  # noqa: E402
 def chosen_workloads(names: str, seed: int) -> list[tuple[str, Counts]]:
     """The bench's workloads (label, per-second counts) whose label starts with one of the
     comma-separated `names` (`all`: every one)."""
-    trace = bench_trace_defaults()
-    path = Path(str(trace["trace"]))
-    workloads, note = _workloads(
-        seed,
-        None,
-        path if path.is_absolute() else ROOT / path,
-        int(str(trace["trace_scale"])),
-        int(str(trace["trace_start"])),
-        int(str(trace["trace_length"])),
-    )
+    workloads, note = bench_workloads(seed, None)
     wanted = [name.strip() for name in names.split(",") if name.strip()]
     picked = [
         (label, counts)

@@ -31,12 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import bench_trace_defaults, header, write  # noqa: E402
+from _report import bench_workloads, header, write  # noqa: E402
 
 from queue_autoscale.sim.bench import (  # noqa: E402
     QUICK_SCENARIO_SECONDS,
     SweepOptions,
-    _workloads,
     bench_spec,
 )
 from queue_autoscale.sim.frontier import (  # noqa: E402
@@ -66,16 +65,7 @@ class Outcome:
 
 def run_seed(seed: int, options: SweepOptions) -> dict[Cell, Outcome]:
     """The bench's frontier sweeps at `seed`: every cell's verdict and slack."""
-    trace = bench_trace_defaults()
-    path = Path(str(trace["trace"]))
-    workloads, note = _workloads(
-        seed,
-        QUICK_SCENARIO_SECONDS if options.quick else None,
-        path if path.is_absolute() else ROOT / path,
-        int(str(trace["trace_scale"])),
-        int(str(trace["trace_start"])),
-        int(str(trace["trace_length"])),
-    )
+    workloads, note = bench_workloads(seed, QUICK_SCENARIO_SECONDS if options.quick else None)
     if note:
         raise SystemExit(f"{note} Every workload incl. the NASA day is needed here.")
     suite = run_suite(
