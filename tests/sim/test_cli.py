@@ -48,6 +48,23 @@ def test_simulate_a_trace_window(tmp_path: Path) -> None:
     assert json.loads(out.read_text())[0]["jobs"] == 600 // 4 * 6 * 3
 
 
+def test_a_length_past_the_trace_says_it_was_cut(tmp_path: Path) -> None:
+    # GIVEN a 1,200 s trace and a window asked from second 100 for 5,000 s
+    trace = tmp_path / "t.txt"
+    trace.write_text(" ".join(["2", "0", "1", "3"] * 300))
+    result = runner.invoke(
+        app,
+        ["simulate", "--trace", str(trace), "--start", "100", "--length", "5000", "--policy",
+         "static"],
+    )  # fmt: skip
+    # THEN it runs the 1,100 s there are, and says so
+    assert result.exit_code == 0, result.output
+    assert "note: --length 5,000 s cut to the 1,100 s the trace holds from second 100" in (
+        " ".join(result.output.split())
+    )
+    assert "[100s +1100s]" in result.output
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -143,6 +143,12 @@ def register(app: typer.Typer) -> None:
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
         except ArrivalError as error:
             raise _fail(str(error)) from None
+        if trace is not None and length is not None and counts.size < length:
+            console.print(
+                f"note: --length {length:,} s cut to the {counts.size:,} s the trace holds "
+                f"from second {start:,}",
+                highlight=False,
+            )
         comparison = run_comparison(
             label, counts, names, spec, console, record_decisions=decisions_out is not None
         )
