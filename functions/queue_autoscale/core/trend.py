@@ -68,6 +68,30 @@ def linear_forecast(
     return max(0.0, intercept + slope * horizon_seconds)
 
 
+def _window_sums(
+    samples: Sequence[Sample], now: float, window_seconds: float, y0: float
+) -> tuple[int, float, float, float, float, float]:
+    """Running sums for a least-squares line over the samples within the window and the point
+    now: (points counting the point now, sum x, y0 + sum y, sum x^2, sum xy, the earliest x),
+    x the sample time minus now (s, <= 0), y its rate (jobs/s); the earliest x is 0 with no
+    sample in the window. Samples are oldest first, so the window's are a suffix; no point list
+    (this runs every tick). `y0` is where the sum of y starts: the callers keep the order their
+    float additions had."""
+    first = 0
+    while first < len(samples) and samples[first].at - now < -window_seconds:
+        first += 1
+    n, sx, sy, sxx, sxy = 1 + len(samples) - first, 0.0, y0, 0.0, 0.0
+    earliest = samples[first].at - now if first < len(samples) else 0.0
+    for sample in samples[first:]:
+        x = sample.at - now
+        y = sample.arrival_rate
+        sx += x
+        sy += y
+        sxx += x * x
+        sxy += x * y
+    return n, sx, sy, sxx, sxy, earliest
+
+
 def slope_sigmas(
     samples: Sequence[Sample],
     current_rate: float,
@@ -81,20 +105,8 @@ def slope_sigmas(
     0 with fewer than 3 points or no rate. The windowed rates the samples keep are smoother
     than the arrivals, so on a flat rate this reads about 0.6 of a standard normal: a test at
     3 of these is conservative (measured on the bench's steady run)."""
-    # running sums over the window's samples, then the point now, (0, rate), added last as
-    # linear_fit over `_window_points` would (no point list: this runs every tick)
-    n, sx, sy, sxx, sxy, earliest = 1, 0.0, 0.0, 0.0, 0.0, 0.0
-    for sample in samples:
-        x = sample.at - now
-        if x >= -window_seconds:
-            if n == 1:  # samples are oldest first: the window's first is its earliest
-                earliest = x
-            y = sample.arrival_rate
-            n += 1
-            sx += x
-            sy += y
-            sxx += x * x
-            sxy += x * y
+    # the point now, (0, rate), added last as linear_fit over `_window_points` would
+    n, sx, sy, sxx, sxy, earliest = _window_sums(samples, now, window_seconds, 0.0)
     if n < 3 or not current_rate > 0:
         return 0.0
     fit = _fit(n, sx, sy + current_rate, sxx, sxy)
@@ -136,17 +148,7 @@ def persistent_forecast(
     recent = _fit(rn, rsx, rsy, rsxx, rsxy) if rn >= 3 else None
     if recent is None:
         return current_rate
-    first = 0
-    while first < len(samples) and samples[first].at - now < -window_seconds:
-        first += 1
-    n, sx, sy, sxx, sxy = 1 + len(samples) - first, 0.0, current_rate, 0.0, 0.0
-    for sample in samples[first:]:
-        x = sample.at - now
-        y = sample.arrival_rate
-        sx += x
-        sy += y
-        sxx += x * x
-        sxy += x * y
+    n, sx, sy, sxx, sxy, _ = _window_sums(samples, now, window_seconds, current_rate)
     whole = _fit(n, sx, sy, sxx, sxy)
     if whole is None or whole[1] * recent[1] <= 0:
         return current_rate
