@@ -36,6 +36,7 @@ from glue_jobs.io import (
     write_days,
     write_text,
 )
+from glue_jobs.layout import COMPACTED, REJECTED, STATE_FILE
 from glue_jobs.schemas import RAW_DAY_COLUMN
 from glue_jobs.state import (
     FolderPrint,
@@ -47,9 +48,6 @@ from glue_jobs.state import (
 from glue_jobs.transforms.events import EVENT_COLUMNS, dedupe_events, split_events
 from glue_jobs.transforms.periods import HOUR_MS
 
-COMPACTED = "compacted_events"
-REJECTED = "rejected_events"
-STATE_FILE = "_state.json"
 DEFAULT_LATE_DAYS = 2
 SORT_KEY = ("queue", "job_id", "attempt", "at")
 

@@ -65,6 +65,14 @@ def list_files(spark: SparkSession, uri: str) -> list[FileInfo]:
     return found
 
 
+def relative_files(spark: SparkSession, uri: str) -> list[str]:
+    """The '/'-separated paths, relative to `uri`, of every file under it ('' when `uri` is
+    itself a file), [] when it is absent."""
+    path, filesystem = _filesystem(spark, uri)
+    base = str(filesystem.makeQualified(path))
+    return [found.uri[len(base) :].lstrip("/") for found in list_files(spark, uri)]
+
+
 def read_text(spark: SparkSession, uri: str) -> str | None:
     """The UTF-8 text of the file at `uri`, or None when there is none."""
     path, filesystem = _filesystem(spark, uri)

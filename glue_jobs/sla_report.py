@@ -7,7 +7,8 @@ given), --config (a local JSON file) or --queues_config (the JSON text), --inter
 (backlog interval, default 60).
 
 Writes Parquet tables under <output_uri>/ (sla_hourly, sla_daily, cost_hourly, cost_daily,
-backlog, rejected_events) and the self-contained <output_uri>/report.html.
+backlog, rejected_events), the self-contained <output_uri>/report.html and, last, the
+manifest of every file it has there (glue_jobs/layout.py).
 """
 
 from __future__ import annotations
@@ -25,9 +26,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as sf
 
 from glue_jobs.compact import (
-    COMPACTED,
     DEFAULT_LATE_DAYS,
-    REJECTED,
     compact,
     list_changes,
     load_state,
@@ -40,8 +39,19 @@ from glue_jobs.io import (
     list_day_folders,
     read_days,
     read_decisions,
+    relative_files,
     write_days,
     write_text,
+)
+from glue_jobs.layout import (
+    CARRY,
+    COMPACTED,
+    MANIFEST_FILE,
+    OUTPUTS,
+    REJECTED,
+    REPORT_FILE,
+    is_output,
+    manifest_json,
 )
 from glue_jobs.options import (
     CONFIG_OPTIONS,
@@ -169,7 +179,7 @@ def with_day(df: DataFrame, stamp: str) -> DataFrame:
 def carried_backlog(spark: SparkSession, output_uri: str, first_day: str) -> DataFrame | None:
     """Per queue, the last backlog row (queue, stamp, backlog_microjobs, workers) of the week
     before `first_day`, from the `backlog_carry` table; None when there is none."""
-    uri = join_uri(output_uri, "backlog_carry")
+    uri = join_uri(output_uri, CARRY)
     week = {shift_day(first_day, -days) for days in range(1, 8)}
     days = [folder.removeprefix("dt=") for folder in list_day_folders(spark, uri)]
     carry = read_days(spark, uri, [day for day in days if day in week])
@@ -203,7 +213,7 @@ def write_backlog_carry(
     days = [folder.removeprefix("dt=") for folder in list_day_folders(spark, uri)]
     backlog = read_days(spark, uri, [day for day in days if day >= first_day])
     if backlog is not None:
-        write_days(backlog_carry(backlog), join_uri(output_uri, "backlog_carry"), replace_all)
+        write_days(backlog_carry(backlog), join_uri(output_uri, CARRY), replace_all)
 
 
 def build_tables(
@@ -350,7 +360,9 @@ def run(  # noqa: PLR0913 - the Glue job's arguments, one each
     )
     save_state(spark, output_uri, state)
     step(STEPS[3])
-    return render(spark, input_uri, output_uri, settings, state, report_days, percentiles, step)
+    report = render(spark, input_uri, output_uri, settings, state, report_days, percentiles, step)
+    write_manifest(spark, output_uri)
+    return report
 
 
 def render(
@@ -433,7 +445,19 @@ def render(
         percentiles,
         detail,
     )
-    return write_text(spark, join_uri(output_uri, "report.html"), html)
+    return write_text(spark, join_uri(output_uri, REPORT_FILE), html)
+
+
+def write_manifest(spark: SparkSession, output_uri: str) -> str:
+    """List every file the job has under `output_uri` (the layout's OUTPUTS, nothing else
+    there) into <output_uri>/_manifest.json; return its URI."""
+    files = [
+        "/".join(part for part in (name, relative) if part)
+        for name in OUTPUTS
+        for relative in relative_files(spark, join_uri(output_uri, name))
+    ]
+    text = manifest_json([path for path in files if is_output(path)])
+    return write_text(spark, join_uri(output_uri, MANIFEST_FILE), text)
 
 
 def main(argv: Sequence[str] | None = None) -> str:

@@ -8,12 +8,16 @@ progress bar reaches "done", and a missing archive is one error line with exit c
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from queue_autoscale.adapters.s3 import Archive
@@ -79,3 +83,59 @@ def test_report_from_an_s3_archive_is_uploaded_with_a_progress_bar(
     missing = run_cli(endpoint.url, "--archive", f"s3://{bucket}/nothing", "--out", str(tmp_path))
     assert missing.returncode == 2
     assert "no objects under events/ or decisions/" in missing.stderr
+
+
+def sla_daily_rows(s3: Any, bucket: str, files: list[str], folder: Path) -> list[tuple[str, str]]:
+    """(day, queue) of every row of the sla_daily files named (the day from the dt= folder)."""
+    rows = []
+    for index, key in enumerate(files):
+        local = folder / f"{index}.parquet"
+        s3.download_file(bucket, key, str(local))
+        day = key.split("dt=", 1)[1].split("/", 1)[0]
+        rows += [(day, queue) for queue in pq.read_table(local).column("queue").to_pylist()]
+    return sorted(rows)
+
+
+def test_an_s3_output_at_a_bucket_root_is_continued_and_other_objects_are_left_alone(
+    endpoint: Any, clients: Any, suffix: str, tmp_path: Path
+) -> None:
+    bucket = f"report-{suffix}"
+    clients.s3.create_bucket(Bucket=bucket)
+    others = {"notes.txt": b"the team's notes", "team/data.csv": b"a,b\n1,2\n"}
+    for key, body in others.items():
+        clients.s3.put_object(Bucket=bucket, Key=key, Body=body)
+    before = {key: clients.s3.head_object(Bucket=bucket, Key=key) for key in others}
+    day = 86_400.0
+    first, second = tmp_path / "first", tmp_path / "second"
+    # a queue a day (one queue's job ids would repeat, and its events be taken for
+    # redeliveries); the first run's archive holds days 0 and 1, the second's 1 and 2
+    for folder, nths in ((first, (0, 1)), (second, (1, 2))):
+        for nth in nths:
+            queue = (replace(QUEUE[0], name=f"day-{nth}"),)
+            write_archive(folder, START + nth * day, 120.0, queues=queue, tick_seconds=5.0)
+    days = [datetime.fromtimestamp(START + n * day, UTC).strftime("%Y-%m-%d") for n in range(3)]
+
+    one = run_cli(endpoint.url, "--archive", str(first), "--out", f"s3://{bucket}")
+    two = run_cli(endpoint.url, "--archive", str(second), "--out", f"s3://{bucket}/")
+
+    assert one.returncode == 0, one.stderr[-3000:]
+    assert two.returncode == 0, two.stderr[-3000:]
+    assert two.stdout.strip().endswith(f"report: s3://{bucket}/report.html")
+    assert "(every table replaced)" in one.stdout and "(incremental)" in two.stdout
+    manifest = json.loads(clients.s3.get_object(Bucket=bucket, Key="_manifest.json")["Body"].read())
+    tables = [path for path in manifest["files"] if path.startswith("sla_daily/")]
+    store = Archive(clients.s3, bucket)
+    assert sorted(store.keys("sla_daily/")) == sorted(tables)  # no earlier run's part files
+    # the first run's day 1 is kept though the second archive no longer holds it; each once
+    rows = sla_daily_rows(
+        clients.s3, bucket, [p for p in tables if p.endswith(".parquet")], tmp_path
+    )
+    assert rows == [(day, f"day-{nth}") for nth, day in enumerate(days)]
+    for key, body in others.items():
+        now = clients.s3.head_object(Bucket=bucket, Key=key)
+        assert (now["ETag"], now["LastModified"]) == (
+            before[key]["ETag"],
+            before[key]["LastModified"],
+        )
+        assert clients.s3.get_object(Bucket=bucket, Key=key)["Body"].read() == body
+    assert " superseded ones deleted" in " ".join(two.stderr.split())

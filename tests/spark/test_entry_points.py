@@ -13,6 +13,7 @@ import pytest
 from moto import mock_aws
 
 from glue_jobs import sla_report, trend_fit
+from glue_jobs.layout import MANIFEST_FILE, parse_manifest
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -131,6 +132,22 @@ def test_sla_report_main_writes_tables_and_a_self_contained_html(spark, archive,
     assert cost["emails"].worker_seconds == pytest.approx(2 * 60 * 180)
     assert 0 < cost["emails"].utilization < 0.1
     assert f"duplicates dropped (same event_id)</th><td>{expected['duplicates']}<" in html
+
+
+def test_the_manifest_names_every_file_the_job_wrote(reported):
+    # what `report --out s3://` brings down and puts back: all of the job's files, and only them
+    out, _ = reported
+    written = {
+        path.relative_to(out).as_posix()
+        for path in out.rglob("*")
+        if path.is_file() and not path.name.endswith(".crc")
+    }
+
+    manifest = parse_manifest((out / MANIFEST_FILE).read_text(encoding="utf-8"), "manifest")
+
+    assert set(manifest.files) == written - {MANIFEST_FILE}
+    assert {"report.html", "_state.json"} <= set(manifest.files)
+    assert [path for path in manifest.files if path.startswith("sla_daily/dt=2026-11-02/part-")]
 
 
 def test_trend_fit_writes_parquet_json_and_model_items(spark, reported, tmp_path):

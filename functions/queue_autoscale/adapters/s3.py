@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from queue_autoscale.adapters.errors import aws_call
+from queue_autoscale.adapters.errors import AdapterError, NotFound, aws_call
 
 JSONL_CONTENT_TYPE = "application/x-ndjson"
 
@@ -138,6 +138,48 @@ class Archive:
             records.extend(self.get_records(key))
         return records, len(found) > len(chosen)
 
+    def get_bytes(self, key: str) -> bytes | None:
+        """The object's bytes, or None when the bucket has no such key (a missing bucket and
+        every other failure raise)."""
+        try:
+            with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
+                response = self._client.get_object(Bucket=self.bucket, Key=key)
+        except NotFound as error:
+            if error.code == "NoSuchKey":
+                return None
+            raise
+        return bytes(response["Body"].read())
+
+    def download(self, key: str, target: Path) -> None:
+        """Copy one object to the file `target` (its folders made)."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
+            self._client.download_file(self.bucket, key, str(target))
+
+    def upload(self, path: Path, key: str) -> None:
+        """Copy the file at `path` to `key`."""
+        with aws_call("PutObject", f"s3://{self.bucket}/{key}"):
+            self._client.upload_file(str(path), self.bucket, key)
+
+    def delete(self, keys: Sequence[str]) -> int:
+        """Delete exactly these keys (1,000 a request); return how many. A key S3 refuses to
+        delete raises, naming it."""
+        for start in range(0, len(keys), 1000):
+            batch = keys[start : start + 1000]
+            with aws_call("DeleteObjects", f"s3://{self.bucket}/{batch[0]}"):
+                response = self._client.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True},
+                )
+            for failed in response.get("Errors", []):
+                raise AdapterError(
+                    "DeleteObjects",
+                    str(failed.get("Message", "")),
+                    code=str(failed.get("Code", "")),
+                    resource=f"s3://{self.bucket}/{failed.get('Key', '')}",
+                )
+        return len(keys)
+
     def download_tree(self, prefix: str, folder: Path, *, limit: int = 1_000_000) -> int:
         """Copy every object under `prefix` to `folder`, keeping the key below the prefix as
         the relative path; return how many were copied."""
@@ -146,10 +188,7 @@ class Archive:
             relative = key[len(prefix) :].lstrip("/")
             if not relative or relative.endswith("/"):
                 continue
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
-                self._client.download_file(self.bucket, key, str(target))
+            self.download(key, folder / relative)
             count += 1
         return count
 
@@ -159,7 +198,6 @@ class Archive:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 key = "/".join([prefix.rstrip("/"), path.relative_to(folder).as_posix()])
-                with aws_call("PutObject", f"s3://{self.bucket}/{key}"):
-                    self._client.upload_file(str(path), self.bucket, key.lstrip("/"))
+                self.upload(path, key.lstrip("/"))
                 count += 1
         return count

@@ -103,12 +103,15 @@ def report(
 ) -> None:
     """Build the SLA report from an archive with local Spark (the Glue job's own code).
 
-    An s3:// archive is copied to a temporary folder first (boto3, AWS_ENDPOINT_URL honoured),
-    and an s3:// output is uploaded after: local Spark then needs no S3 connector.
+    An s3:// archive is copied to a temporary folder first (boto3, AWS_ENDPOINT_URL honoured).
+    An s3:// output is brought down first (only the files its manifest names) and put back
+    after, so the job runs incrementally there as in a local folder; local Spark then needs
+    no S3 connector.
     """
     try:
         from glue_jobs.session import local_spark  # noqa: PLC0415 - Spark only here
         from glue_jobs.sla_report import STEPS, run  # noqa: PLC0415
+        from queue_autoscale.operator import report_output  # noqa: PLC0415 - the job's layout
     except ImportError as error:
         raise _fail(f"the Spark job is not importable: {error}") from None
     config_json = None
@@ -121,6 +124,7 @@ def report(
             raise _fail(str(error)) from None
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     console = Console(stderr=True)
+    to_s3 = out.startswith("s3://")
     with (
         tempfile.TemporaryDirectory(prefix="queue-autoscale-report-") as scratch,
         Progress(
@@ -138,8 +142,12 @@ def report(
 
         try:
             source = _local_archive(archive, Path(scratch) / "archive")
+            target = Path(scratch) / "report" if to_s3 else Path(out).resolve()
+            if to_s3:
+                store = Archive(make_client("s3"), split_s3_uri(out)[0])
+                base = _key_base(out)
+                previous = report_output.pull(store, base, target, progress.console.print)
             step("starting local Spark")
-            target = Path(scratch) / "report" if out.startswith("s3://") else Path(out).resolve()
             spark = local_spark("queue-autoscale-report")
             try:
                 uri = run(
@@ -153,14 +161,10 @@ def report(
                 )
             finally:
                 spark.stop()
-            if out.startswith("s3://"):
+            if to_s3:
                 step("uploading the report")
-                bucket, prefix = split_s3_uri(out)
-                for checksum in target.rglob("*.crc"):  # local Spark's; S3 output has none
-                    checksum.unlink()
-                Archive(make_client("s3"), bucket).upload_tree(target, prefix)
-                uri = f"s3://{bucket}/{prefix.strip('/') + '/' if prefix.strip('/') else ''}"
-                uri += "report.html"
+                report_output.push(store, base, target, previous, progress.console.print)
+                uri = f"s3://{store.bucket}/{base}{Path(uri).relative_to(target).as_posix()}"
             progress.update(task, description="done", completed=len(STEPS) + 3)
         except (AdapterError, ValueError, OSError) as error:
             raise _fail(f"{type(error).__name__}: {error}") from None
@@ -176,6 +180,12 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     return bucket, prefix
 
 
+def _key_base(uri: str) -> str:
+    """The key prefix of s3://bucket[/prefix]: '' at the bucket's root, else 'prefix/'."""
+    prefix = split_s3_uri(uri)[1].strip("/")
+    return prefix + "/" if prefix else ""
+
+
 def _local_archive(archive: str, scratch: Path) -> Path:
     """The archive as a local folder: itself, or a copy of events/ and decisions/ from S3."""
     if not archive.startswith("s3://"):
@@ -183,9 +193,8 @@ def _local_archive(archive: str, scratch: Path) -> Path:
         if not (folder / "events").is_dir():
             raise ValueError(f"--archive {archive}: no events/ folder in it")
         return folder
-    bucket, prefix = split_s3_uri(archive)
-    reader = Archive(make_client("s3"), bucket)
-    base = prefix.strip("/") + "/" if prefix.strip("/") else ""
+    reader = Archive(make_client("s3"), split_s3_uri(archive)[0])
+    base = _key_base(archive)
     copied = sum(reader.download_tree(base + kind + "/", scratch / kind) for kind in KINDS)
     if copied == 0:
         raise ValueError(f"--archive {archive}: no objects under events/ or decisions/")

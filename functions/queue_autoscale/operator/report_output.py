@@ -1,0 +1,105 @@
+"""`report --out s3://bucket[/prefix]`: the previous report is brought down before local Spark
+runs and the new one put back after, so the job runs incrementally as in a local folder.
+
+Only what the job's own manifest names (`_manifest.json`, glue_jobs/layout.py) is read or
+written under the prefix, which may be a bucket's root: other objects there are never listed
+for download, read, replaced or deleted. After the upload, the files the previous manifest
+named and the new one does not (day partitions Spark rewrote under new part-file names) are
+deleted, as Spark deletes them in a local folder; without that, every run would leave its
+predecessor's part files beside the new ones, and a reader of the S3 tables would count
+their rows twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from glue_jobs.layout import MANIFEST_FILE, STATE_FILE, Manifest, ManifestError, parse_manifest
+from queue_autoscale.adapters.s3 import Archive
+
+Say = Callable[[str], None]
+"""Prints one line to the user (the progress bar's console)."""
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The report found under the prefix: the files its manifest names, each with its
+    (size in bytes, modification time in ns) as brought down."""
+
+    files: tuple[str, ...]
+    stamps: Mapping[str, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What the upload did: files uploaded, files left as they were, files deleted."""
+
+    uploaded: int
+    unchanged: int
+    deleted: int
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
+
+
+def _read(text: bytes | str, uri: str) -> Manifest:
+    try:
+        decoded = text if isinstance(text, str) else text.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ManifestError(f"{uri}: not UTF-8 text") from None
+    return parse_manifest(decoded, uri)
+
+
+def pull(store: Archive, base: str, folder: Path, say: Say) -> Previous | None:
+    """Bring the report under the key prefix `base` ('' or ending in '/') down into `folder`:
+    the files its manifest names, nothing else. None when there is no manifest (a first run:
+    `say` notes a report an older version left there). A manifest this version cannot use
+    raises ManifestError, one line, before anything is changed."""
+    where = f"s3://{store.bucket}/{base}"
+    data = store.get_bytes(base + MANIFEST_FILE)
+    if data is None:
+        if store.keys(base + STATE_FILE, limit=1) == [base + STATE_FILE]:
+            say(
+                f"note: {where} holds a report without a manifest (written by an older "
+                "version): every table is rebuilt, and its earlier files are left as they are"
+            )
+        return None
+    try:
+        manifest = _read(data, where + MANIFEST_FILE)
+    except ManifestError as error:
+        raise ManifestError(
+            f"{error}; not a report this version continues, nothing under {where} was "
+            "changed (choose another --out)"
+        ) from None
+    stamps: dict[str, tuple[int, int]] = {}
+    for relative in manifest.files:
+        store.download(base + relative, folder / relative)
+        stamps[relative] = _stamp(folder / relative)
+    return Previous(manifest.files, stamps)
+
+
+def push(store: Archive, base: str, folder: Path, previous: Previous | None, say: Say) -> Pushed:
+    """Upload the files the job's manifest in `folder` names (those brought down and left as
+    they were excepted), then the manifest, then delete what only `previous` named; `say`
+    how many of each."""
+    manifest = _read((folder / MANIFEST_FILE).read_bytes(), str(folder / MANIFEST_FILE))
+    before = previous.stamps if previous is not None else {}
+    changed = [path for path in manifest.files if before.get(path) != _stamp(folder / path)]
+    for relative in changed:
+        store.upload(folder / relative, base + relative)
+    store.upload(folder / MANIFEST_FILE, base + MANIFEST_FILE)
+    gone = sorted(set(previous.files) - set(manifest.files)) if previous is not None else []
+    pushed = Pushed(
+        len(changed),
+        len(manifest.files) - len(changed),
+        store.delete([base + relative for relative in gone]),
+    )
+    say(
+        f"s3://{store.bucket}/{base}: {pushed.uploaded:,} files uploaded, "
+        f"{pushed.unchanged:,} unchanged, {pushed.deleted:,} superseded ones deleted"
+    )
+    return pushed

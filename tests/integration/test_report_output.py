@@ -1,0 +1,136 @@
+"""`report --out s3://...`: what is brought down before the run and put back after, on the
+endpoint (no Spark: the job's output folder is written by hand).
+
+GIVEN a previous report under a prefix (or at a bucket's root) with its manifest, next to
+objects that are not the report's (at the root, under the prefix, inside a table's folder),
+WHEN the report is pulled, changed locally as a run changes it, and pushed,
+THEN only the manifest's files come down, only the new run's changed files go up, only the
+files the old manifest named and the new one does not are deleted, and every other object
+keeps its bytes, ETag and modification time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glue_jobs.layout import MANIFEST_FILE, ManifestError, manifest_json
+from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.operator.report_output import pull, push
+
+pytestmark = pytest.mark.integration
+
+OLD_PART = "sla_daily/dt=2026-11-01/part-00000-aaaa.snappy.parquet"
+NEW_PART = "sla_daily/dt=2026-11-02/part-00000-bbbb.snappy.parquet"
+KEPT_PART = "compacted_events/dt=2026-11-01/hour=9/part-00000-cccc.snappy.parquet"
+PREVIOUS = {OLD_PART: b"old day", KEPT_PART: b"events", "_state.json": b"{}", "report.html": b"v1"}
+OTHERS = ("notes.txt", "team/data.csv", "sla_daily/stray.parquet")
+"""Not the report's: at the prefix's level, below it, and inside a table's folder."""
+
+
+def heads(s3: Any, bucket: str, keys: list[str]) -> dict[str, tuple[bytes, str, Any]]:
+    found = {}
+    for key in keys:
+        answer = s3.get_object(Bucket=bucket, Key=key)
+        found[key] = (answer["Body"].read(), answer["ETag"], answer["LastModified"])
+    return found
+
+
+@pytest.mark.parametrize("base", ["reports/", ""], ids=["under-a-prefix", "at-the-bucket-root"])
+def test_only_the_manifests_files_come_down_and_only_superseded_ones_are_deleted(
+    clients: Any, suffix: str, tmp_path: Path, base: str
+) -> None:
+    bucket = f"report-{suffix}"
+    clients.s3.create_bucket(Bucket=bucket)
+    for relative, body in PREVIOUS.items():
+        clients.s3.put_object(Bucket=bucket, Key=base + relative, Body=body)
+    manifest = manifest_json(PREVIOUS).encode()
+    clients.s3.put_object(Bucket=bucket, Key=base + MANIFEST_FILE, Body=manifest)
+    others = [*(base + other for other in OTHERS), "outside.txt"]
+    for key in others:
+        clients.s3.put_object(Bucket=bucket, Key=key, Body=f"not the report's: {key}".encode())
+    before = heads(clients.s3, bucket, others)
+    store, folder, said = Archive(clients.s3, bucket), tmp_path / "report", []
+
+    previous = pull(store, base, folder, said.append)
+
+    assert previous is not None
+    found = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*"))
+    assert [path for path in found if (folder / path).is_file()] == sorted(PREVIOUS)
+    assert (folder / OLD_PART).read_bytes() == b"old day"
+    # a run: day 2026-11-01 rewritten under a new part-file name, the report rewritten,
+    # the compacted hour and the state left as they were; then the job's new manifest
+    (folder / OLD_PART).unlink()
+    (folder / NEW_PART).parent.mkdir(parents=True)
+    (folder / NEW_PART).write_bytes(b"new day")
+    (folder / "report.html").write_bytes(b"v2")
+    (folder / ".report.html.crc").write_bytes(b"local Spark's")
+    (folder / MANIFEST_FILE).write_text(
+        manifest_json([NEW_PART, KEPT_PART, "_state.json", "report.html"])
+    )
+
+    pushed = push(store, base, folder, previous, said.append)
+
+    assert (pushed.uploaded, pushed.unchanged, pushed.deleted) == (2, 2, 1)
+    keys = set(store.keys(""))
+    assert keys == {
+        *(base + path for path in (NEW_PART, KEPT_PART, "_state.json", "report.html")),
+        base + MANIFEST_FILE,
+        *others,
+    }
+    assert heads(clients.s3, bucket, [base + "report.html"])[base + "report.html"][0] == b"v2"
+    assert heads(clients.s3, bucket, others) == before
+    assert said == [
+        f"s3://{bucket}/{base}: 2 files uploaded, 2 unchanged, 1 superseded ones deleted"
+    ]
+
+
+def test_a_first_run_finds_nothing_and_an_older_reports_state_is_noted(
+    clients: Any, suffix: str, tmp_path: Path
+) -> None:
+    bucket = f"report-{suffix}"
+    clients.s3.create_bucket(Bucket=bucket)
+    store, said = Archive(clients.s3, bucket), []
+
+    assert pull(store, "fresh/", tmp_path / "a", said.append) is None
+    assert said == []
+
+    clients.s3.put_object(Bucket=bucket, Key="old/_state.json", Body=b"{}")
+    assert pull(store, "old/", tmp_path / "b", said.append) is None
+    assert said == [
+        f"note: s3://{bucket}/old/ holds a report without a manifest (written by an older "
+        "version): every table is rebuilt, and its earlier files are left as they are"
+    ]
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        pytest.param(json.dumps({"version": 9, "files": []}), "version 9, this report writes 1"),
+        pytest.param(b"\xff\xfe", "not UTF-8 text"),
+        pytest.param(json.dumps({"version": 1, "files": ["../x"]}), "'../x' is not one of"),
+    ],
+    ids=["another-version", "not-text", "outside-the-layout"],
+)
+def test_an_unusable_manifest_stops_before_anything_is_read_or_changed(
+    clients: Any, suffix: str, tmp_path: Path, body: str | bytes, reason: str
+) -> None:
+    bucket = f"report-{suffix}"
+    clients.s3.create_bucket(Bucket=bucket)
+    clients.s3.put_object(Bucket=bucket, Key="r/_manifest.json", Body=body)
+    clients.s3.put_object(Bucket=bucket, Key="r/report.html", Body=b"v1")
+
+    with pytest.raises(ManifestError) as caught:
+        pull(Archive(clients.s3, bucket), "r/", tmp_path / "out", print)
+
+    assert str(caught.value).startswith(f"s3://{bucket}/r/_manifest.json: {reason}")
+    assert str(caught.value).endswith(
+        f"; not a report this version continues, nothing under s3://{bucket}/r/ was changed "
+        "(choose another --out)"
+    )
+    assert not (tmp_path / "out").exists()
+    assert sorted(Archive(clients.s3, bucket).keys("r/")) == ["r/_manifest.json", "r/report.html"]
