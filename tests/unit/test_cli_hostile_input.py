@@ -98,8 +98,19 @@ def test_worker_names_every_bad_setting_on_one_line() -> None:
     # THEN one line names each setting, the value and the bound; exit 64 (usage)
     assert code == 64
     assert one_line(err) == (
-        "worker: concurrency = 0: Input should be greater than or equal to 1; "
-        "drain_seconds = -1.0: Input should be greater than 0"
+        "worker: field 'concurrency' = 0: Input should be greater than or equal to 1; "
+        "field 'drain_seconds' = -1.0: Input should be greater than 0"
+    )
+
+
+def test_worker_shows_a_bad_text_setting_as_the_events_validator_does() -> None:
+    # GIVEN an empty queue URL (a text value: JSON's quotes, the same formatter as an event's)
+    code, err = run("worker", "--queue-url", "", "--job", "json:dumps")
+
+    # THEN exit 64 and one line, as events.describe_error words it
+    assert code == 64
+    assert one_line(err) == (
+        "worker: field 'queue_url' = \"\": String should have at least 1 character"
     )
 
 

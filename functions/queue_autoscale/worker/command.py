@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from queue_autoscale.events import describe_error
 from queue_autoscale.worker.runtime import JobFunction, Worker
 from queue_autoscale.worker.settings import WorkerSettings
 
@@ -35,14 +36,6 @@ def load_job(spec: str) -> JobFunction:
     if not callable(function):
         raise ValueError(f"job {spec!r}: {attribute} is not a function of {module_name}")
     return function  # type: ignore[no-any-return]
-
-
-def settings_error(error: ValidationError) -> str:
-    """Every bad setting on one line: its name, the value given and what is wrong."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc'])} = {item['input']!r}: {item['msg']}"
-        for item in error.errors()
-    )
 
 
 def run_worker(settings: WorkerSettings, job: JobFunction) -> int:
@@ -139,7 +132,7 @@ def worker(
         )
         function = load_job(job)
     except ValidationError as error:
-        typer.echo(f"worker: {settings_error(error)}", err=True)
+        typer.echo(f"worker: {describe_error(error)}", err=True)
         raise typer.Exit(code=64) from None
     except ValueError as error:
         typer.echo(f"worker: {error}", err=True)
