@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from queue_autoscale.core import recurrence
 from queue_autoscale.core.measures import Measures
@@ -26,9 +26,9 @@ REVISIT_SECONDS = 300.0
 sees as a task stopped and another started."""
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One constraint that changed (or pinned) the target."""
+class Step(NamedTuple):
+    """One constraint that changed (or pinned) the target (a tuple: made on most ticks, and
+    read as the (code, words) pair the decision record keeps)."""
 
     code: Constraint
     words: str

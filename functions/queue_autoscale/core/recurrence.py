@@ -134,7 +134,8 @@ def surge_onset(
     by well under the doubling it asks; the drain sees the rush in the backlog's growth and
     orders for it, and the jobs that arrived with it wait for that landing as an onset's do
     (core/sla_loop.py excuses their misses)."""
-    last = max((t for t in (last_onset(bursts), surge_at) if t is not None), default=None)
+    onset = last_onset(bursts)  # the later of the two known (no generator: every tick)
+    last = surge_at if onset is None or (surge_at is not None and surge_at > onset) else onset
     return last is None or now - last >= refractory_seconds(settings)
 
 
