@@ -110,6 +110,14 @@ def read_snapshot(path: Path) -> QueueSnapshot:
         raise InputError(f"snapshot {path}: key {key!r} = {shown}: {first['msg']}") from None
 
 
+def _malformed(what: str, path: Path, error: Exception) -> InputError:
+    """One line for a `what` file of the wrong shape: a missing key by its name (a bare
+    KeyError printed only the name), any other error by its class and message."""
+    if isinstance(error, KeyError):
+        return InputError(f"{what} {path}: missing key {error.args[0]!r}")
+    return InputError(f"{what} {path}: {type(error).__name__}: {error}")
+
+
 def read_state(path: Path | None, queue: str) -> ControllerState:
     """The controller state file (state_to_dict's shape), or a fresh state."""
     if path is None:
@@ -120,7 +128,7 @@ def read_state(path: Path | None, queue: str) -> ControllerState:
     try:
         return state_from_dict({"queue": queue, **data})
     except Exception as error:  # any malformed file is one line naming it, never a traceback
-        raise InputError(f"state {path}: {type(error).__name__}: {error}") from None
+        raise _malformed("state", path, error) from None
 
 
 def read_model(path: Path | None, queue: str) -> TrendModel | None:
@@ -129,7 +137,11 @@ def read_model(path: Path | None, queue: str) -> TrendModel | None:
     if path is None:
         return None
     data = _read_json(path, "model")
-    if isinstance(data, dict) and isinstance(data.get("models"), list):
+    if not isinstance(data, dict):
+        raise InputError(
+            f'model {path}: expected a JSON object: one model, or trend_fit\'s {{"models": [...]}}'
+        )
+    if isinstance(data.get("models"), list):
         models = [m for m in data["models"] if isinstance(m, dict)]
         entry = next((m for m in models if m.get("queue") == queue), None)
         if entry is None:
@@ -139,7 +151,7 @@ def read_model(path: Path | None, queue: str) -> TrendModel | None:
     try:
         return model_from_dict(data)
     except Exception as error:  # any malformed file is one line naming it, never a traceback
-        raise InputError(f"model {path}: {type(error).__name__}: {error}") from None
+        raise _malformed("model", path, error) from None
 
 
 def pick_queue(configs: list[QueueConfig], queue: str, path: Path) -> QueueConfig:

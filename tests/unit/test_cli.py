@@ -334,3 +334,41 @@ def test_explain_reads_the_snapshots_queue_from_trend_fits_model_file(tmp_path: 
     )
     assert code == 2
     assert err.strip() == f"error: model {models}: no model for queue 'reports' (it has: 'other')"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(
+            '"hello"',
+            'expected a JSON object: one model, or trend_fit\'s {"models": [...]}',
+            id="a-string",
+        ),
+        pytest.param(
+            "[]", 'expected a JSON object: one model, or trend_fit\'s {"models": [...]}', id="list"
+        ),
+        pytest.param('{"queue": "reports", "level": 1}', "missing key 'fitted_at'", id="no-time"),
+    ],
+)
+def test_explain_names_a_malformed_model_file_in_one_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    # GIVEN a --model file of the wrong shape (it said "KeyError: 'fitted_at'" or
+    # "AttributeError: 'str' object has no attribute 'get'")
+    model = tmp_path / "model.json"
+    model.write_text(content, encoding="utf-8")
+
+    # WHEN explain reads it
+    code, _, err = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed000-ex1-normal.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "seed000-ex1-normal.snapshot.json"),
+        "--model",
+        str(model),
+    )
+
+    # THEN one line names the file and what is wrong, exit 2
+    assert code == 2
+    assert err.strip() == f"error: model {model}: {message}"
