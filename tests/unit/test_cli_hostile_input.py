@@ -216,6 +216,63 @@ def test_simulate_says_the_bound_an_option_broke(args: list[str], message: str) 
     assert one_line(err) == message
 
 
+def test_simulate_bounds_a_scenarios_length_in_its_own_words() -> None:
+    # GIVEN a scenario length beyond anything numpy can draw ('simulate: ValueError: Maximum
+    # allowed size exceeded'); a month is the bound, checked before any array is made
+    code, err = run(
+        "simulate", "--scenario", "spike", "--policy", "static", "--length", str(10**20)
+    )
+    assert code == 2
+    assert one_line(err) == (
+        "error: length = 100,000,000,000,000,000,000: a scenario runs at most 2,678,400 s (31 days)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "where", "reason"),
+    [
+        pytest.param("--json", "", "it is a folder", id="json-at-a-folder"),
+        pytest.param("--decisions", "trace.txt/d.jsonl", "a part of its folder is a file",
+                     id="decisions-in-a-file"),
+        pytest.param("--plot", "trace.txt/p.png", "a part of its folder is a file",
+                     id="plot-in-a-file"),
+    ],
+)  # fmt: skip
+def test_simulate_checks_where_it_will_write_before_it_runs(
+    tmp_path: Path, option: str, where: str, reason: str
+) -> None:
+    # GIVEN an output path that cannot be written (the run finished, then a traceback:
+    # IsADirectoryError, FileExistsError; hours lost on a long trace)
+    trace = tmp_path / "trace.txt"
+    trace.write_text("1\n2\n3\n", encoding="utf-8")
+    target = tmp_path / where
+
+    # WHEN it is simulated
+    result = runner.invoke(
+        app, ["simulate", "--trace", str(trace), "--policy", "static", option, str(target)]
+    )
+
+    # THEN one line names the option, the path and why, exit 2, and nothing ran
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == f"error: {option} {target}: cannot write: {reason}"
+    assert "static" not in result.stdout
+
+
+def test_simulate_plots_at_the_path_given(tmp_path: Path) -> None:
+    # GIVEN --plot without '.png' (matplotlib appended '.png' and the command named the path
+    # it did not write)
+    trace = tmp_path / "trace.txt"
+    trace.write_text("1\n2\n3\n", encoding="utf-8")
+    plot = tmp_path / "run-plot"
+
+    code, _ = run("simulate", "--trace", str(trace), "--policy", "static", "--plot", str(plot))
+
+    # THEN the PNG is where it was asked for, and only there
+    assert code == 0
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run-plot", "trace.txt"]
+
+
 def test_an_aws_error_no_command_caught_is_one_line_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -65,6 +65,20 @@ def _read_bytes(path: Path) -> bytes:
 
 MAX_JOBS_PER_SECOND = 10**9
 """The most jobs one second of a trace may hold, after scaling (int64 and the engine's sanity)."""
+MAX_SCENARIO_SECONDS = 31 * 86_400
+"""The longest synthetic workload, a month: its counts are drawn in memory for every second
+(a day at 20 jobs/s is 1.7M jobs to simulate per policy), where a trace is cut to its file."""
+
+
+def check_length(length: int | None, most: int | None = None) -> None:
+    """ArrivalError unless `length` (seconds; None: the default) is at least 1 and at most
+    `most`."""
+    if length is not None and length < 1:
+        raise ArrivalError(f"length = {length}: must be >= 1 second")
+    if length is not None and most is not None and length > most:
+        raise ArrivalError(
+            f"length = {length:,}: a scenario runs at most {most:,} s ({most / 86_400:g} days)"
+        )
 
 
 @lru_cache(maxsize=4)
@@ -119,8 +133,7 @@ def read_trace(
         raise ArrivalError(f"scale = {scale}: must be a whole number >= 1")
     if start < 0:
         raise ArrivalError(f"start = {start}: must be >= 0 seconds")
-    if length is not None and length < 1:
-        raise ArrivalError(f"length = {length}: must be >= 1 second")
+    check_length(length)
     counts = _parse_trace(str(file.resolve()), file.stat().st_mtime_ns)
     if start >= counts.size:
         raise ArrivalError(f"start = {start}: the trace {file} has only {counts.size} seconds")
@@ -162,8 +175,7 @@ class Scenario:
     def counts(self, seed: int = 0, length_seconds: int | None = None) -> Counts:
         """Per-second Poisson counts with mean rate(t); the same seed gives the same counts."""
         length = self.default_length_seconds if length_seconds is None else length_seconds
-        if length < 1:
-            raise ArrivalError(f"length = {length}: must be >= 1 second")
+        check_length(length, MAX_SCENARIO_SECONDS)
         rng = np.random.default_rng(seed)
         seconds = np.arange(length, dtype=np.float64)
         rate = np.clip(self.rate(seconds, rng), 0.0, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -32,6 +33,27 @@ def _console() -> Console:
 def _fail(message: str) -> typer.Exit:
     Console(stderr=True, soft_wrap=True).print(f"error: {message}", markup=False, highlight=False)
     return typer.Exit(code=2)
+
+
+def check_output(option: str, path: Path | None) -> None:
+    """Fail at once, not after a run of hours, when `path` cannot be written: its folders are
+    made and it is opened for appending (and removed again if it was not there)."""
+    if path is None:
+        return
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "it is a folder")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file where a folder of the path should be
+            raise NotADirectoryError(errno.ENOTDIR, "a part of its folder is a file") from None
+        existed = path.exists()
+        with path.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as error:
+        raise _fail(f"{option} {path}: cannot write: {error.strerror or error}") from None
 
 
 def write_decisions(comparison: Comparison, path: Path) -> int:
@@ -143,6 +165,9 @@ def register(app: typer.Typer) -> None:
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
         except ArrivalError as error:
             raise _fail(str(error)) from None
+        outputs = (("--json", json_out), ("--decisions", decisions_out), ("--plot", plot_out))
+        for option, path in outputs:
+            check_output(option, path)
         if trace is not None and length is not None and counts.size < length:
             console.print(
                 f"note: --length {length:,} s cut to the {counts.size:,} s the trace holds "

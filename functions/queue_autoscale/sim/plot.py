@@ -70,6 +70,6 @@ def plot(comparison: Comparison, path: str | Path, sla_seconds: float) -> Path:
     figure.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=110)
+    figure.savefig(out, dpi=110, format="png")  # at `path` as given: no '.png' appended
     plt.close(figure)
     return out
