@@ -81,6 +81,42 @@ def test_report_checks_its_config_before_starting_spark(
     assert one_line(err) == message.format(path=config)
 
 
+def test_report_checks_its_interval_before_starting_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN an interval that does not divide a day (the job said so after Spark had started,
+    # naming its own interval_seconds)
+    (tmp_path / "archive" / "events").mkdir(parents=True)
+
+    def no_spark(name: str) -> None:
+        raise AssertionError("Spark started before the interval was checked")
+
+    monkeypatch.setattr(glue_jobs.session, "local_spark", no_spark)
+
+    code, err = run(
+        "report", "--archive", str(tmp_path / "archive"), "--out", str(tmp_path / "out"),
+        "--interval", "7",
+    )  # fmt: skip
+
+    assert code == 2
+    assert one_line(err) == (
+        "error: --interval 7: interval_seconds must be > 0 and divide a day (86,400 s), got 7"
+    )
+
+
+def test_a_report_error_is_the_last_line_after_the_progress_bar(tmp_path: Path) -> None:
+    # GIVEN an --out that is no S3 URI, found once the progress bar is up (its last frame
+    # was drawn below the error)
+    (tmp_path / "archive" / "events").mkdir(parents=True)
+
+    code, err = run("report", "--archive", str(tmp_path / "archive"), "--out", "s3://")
+
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (
+        "error: ValueError: 's3://' is not an s3://bucket[/prefix] URI"
+    )
+
+
 def test_worker_names_every_bad_setting_on_one_line() -> None:
     # GIVEN settings out of range (pydantic printed four lines and a URL per field)
     code, err = run(

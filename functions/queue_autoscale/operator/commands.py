@@ -110,7 +110,7 @@ def report(
     """
     try:
         from glue_jobs.session import local_spark  # noqa: PLC0415 - Spark only here
-        from glue_jobs.sla_report import STEPS, run  # noqa: PLC0415
+        from glue_jobs.sla_report import STEPS, Settings, run  # noqa: PLC0415
         from queue_autoscale.operator import report_output  # noqa: PLC0415 - the job's layout
     except ImportError as error:
         raise _fail(f"the Spark job is not importable: {error}") from None
@@ -122,25 +122,29 @@ def report(
             parse_json(config_json, config_source)
         except ConfigError as error:
             raise _fail(str(error)) from None
+    try:  # the job's own rule for the interval, before Spark starts, named by the option
+        Settings(interval_seconds=interval)
+    except ValueError as error:
+        raise _fail(f"--interval {interval}: {error}") from None
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     console = Console(stderr=True)
     to_s3 = out.startswith("s3://")
-    with (
-        tempfile.TemporaryDirectory(prefix="queue-autoscale-report-") as scratch,
-        Progress(
-            TextColumn("{task.description:<30}"),
-            BarColumn(),
-            TextColumn("{task.completed}/{task.total}"),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress,
-    ):
-        task = progress.add_task("reading the archive", total=len(STEPS) + 3)
+    try:  # an error is printed after the progress bar's last frame, so it is the last line
+        with (
+            tempfile.TemporaryDirectory(prefix="queue-autoscale-report-") as scratch,
+            Progress(
+                TextColumn("{task.description:<30}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                TimeElapsedColumn(),
+                console=console,
+            ) as progress,
+        ):
+            task = progress.add_task("reading the archive", total=len(STEPS) + 3)
 
-        def step(name: str) -> None:
-            progress.update(task, description=name, advance=1)
+            def step(name: str) -> None:
+                progress.update(task, description=name, advance=1)
 
-        try:
             source = _local_archive(archive, Path(scratch) / "archive")
             target = Path(scratch) / "report" if to_s3 else Path(out).resolve()
             if to_s3:
@@ -166,8 +170,8 @@ def report(
                 report_output.push(store, base, target, previous, progress.console.print)
                 uri = f"s3://{store.bucket}/{base}{Path(uri).relative_to(target).as_posix()}"
             progress.update(task, description="done", completed=len(STEPS) + 3)
-        except (AdapterError, ValueError, OSError) as error:
-            raise _fail(f"{type(error).__name__}: {error}") from None
+    except (AdapterError, ValueError, OSError) as error:
+        raise _fail(f"{type(error).__name__}: {error}") from None
     print(f"report: {uri}")
 
 
