@@ -139,6 +139,25 @@ def test_worker_names_every_bad_setting_on_one_line() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("option", "field"),
+    [
+        pytest.param("--job-timeout", "job_timeout_seconds", id="job-timeout"),
+        pytest.param("--retry-base", "retry_base_seconds", id="retry-base"),
+    ],
+)
+def test_worker_refuses_an_infinite_time(option: str, field: str) -> None:
+    # GIVEN an infinite time (--job-timeout inf passed, then ECS protection's minutes
+    # overflowed: OverflowError: cannot convert float infinity to integer)
+    code, err = run(
+        "worker", "--queue-url", "http://127.0.0.1:1/0/q", "--job", "json:dumps", option, "inf"
+    )
+
+    # THEN exit 64 and one line naming the setting
+    assert code == 64
+    assert one_line(err) == f"worker: field {field!r} = Infinity: Input should be a finite number"
+
+
 def test_worker_shows_a_bad_text_setting_as_the_events_validator_does() -> None:
     # GIVEN an empty queue URL (a text value: JSON's quotes, the same formatter as an event's)
     code, err = run("worker", "--queue-url", "", "--job", "json:dumps")

@@ -13,7 +13,8 @@ ECS_STOP_TIMEOUT_MAX_SECONDS = 120
 class WorkerSettings(BaseModel):
     """What one worker process does; every field has a `WORKER_*` environment variable."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # infinity is no time limit here: --job-timeout inf overflowed the protection's minutes
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     queue_url: str = Field(min_length=1)
     queue: str = ""
