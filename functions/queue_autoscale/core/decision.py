@@ -26,17 +26,20 @@ from queue_autoscale.core.sla_loop import MAX_HOLD_FACTOR
 MAX_SAMPLES = 512
 """Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
 
-_VERBS = {Action.UP: "scale up", Action.DOWN: "scale down", Action.HOLD: "hold"}
+_UP, _DOWN, _HOLD = Action.UP, Action.DOWN, Action.HOLD
+"""The actions as module constants, read every tick: an enum member read through its class costs
+~70 ns on Python 3.11 (`EnumType.__getattr__`), a module constant ~15 ns."""
+_VERBS = {_UP: "scale up", _DOWN: "scale down", _HOLD: "hold"}
 _STATE_FIELDS = tuple(f.name for f in fields(ControllerState))
 
 
 def action_for(current: int, target: int) -> Action:
     """Up, down or hold from the `current` worker count to the `target`."""
     if target > current:
-        return Action.UP
+        return _UP
     if target < current:
-        return Action.DOWN
-    return Action.HOLD
+        return _DOWN
+    return _HOLD
 
 
 def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
@@ -148,10 +151,10 @@ def next_state(
         start += 1
     samples = (*kept[start:], sample)[-MAX_SAMPLES:]
     changes: dict[str, object] = {"samples": samples}
-    action = decision.action  # one read of each member at most: an enum's is slow (~70 ns)
-    if action is not Action.HOLD:
+    action = decision.action
+    if action is not _HOLD:
         changes["last_set_desired"] = decision.target
-        if action is Action.UP:
+        if action is _UP:
             changes["last_scale_up_at"] = now
         elif decision.target < m.running:  # down
             changes["last_scale_down_at"] = now

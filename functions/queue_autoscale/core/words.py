@@ -15,6 +15,10 @@ from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import QueueSettings, Terms, Winner
 from queue_autoscale.core.text import n_workers
 
+_STEADY, _TREND, _DRAIN = Winner.STEADY, Winner.TREND, Winner.DRAIN
+"""The winners as module constants, read every tick: an enum member read through its class costs
+~70 ns on Python 3.11 (`EnumType.__getattr__`), a module constant ~15 ns."""
+
 
 def term_words(
     winner: Winner,
@@ -24,7 +28,7 @@ def term_words(
     settings: QueueSettings,
     plan: DrainPlan,
 ) -> str:
-    if winner is Winner.STEADY:  # each enum member read once at most: they are slow (~70 ns)
+    if winner is _STEADY:
         carried = carried_wait_seconds(settings)
         if carried > 0:
             return (
@@ -39,13 +43,13 @@ def term_words(
             f"{m.arrival_rate:.2f} jobs/s (Erlang C, {m.service_rate:.3g} jobs/s per worker)"
             f"{m.prior_note}"
         )
-    if winner is Winner.TREND:
+    if winner is _TREND:
         return (
             f"trend won: {forecast:.2f} jobs/s forecast in "
             f"{settings.forecast_horizon_seconds:g} s (now {m.arrival_rate:.2f}) needs "
             f"{n_workers(terms.trend)}{m.prior_note}"
         )
-    if winner is Winner.DRAIN:
+    if winner is _DRAIN:
         return _drain_words(terms, m, settings, plan)
     return "no work: nothing waiting or arriving"
 
