@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import bench_workloads  # noqa: E402
 
-from queue_autoscale.sim.arrivals import Counts  # noqa: E402
-from queue_autoscale.sim.bench import SweepOptions, bench_spec  # noqa: E402
+from queue_autoscale.sim.arrivals import ArrivalError, Counts  # noqa: E402
+from queue_autoscale.sim.bench import SweepOptions, bench_spec, parse_slas  # noqa: E402
 from queue_autoscale.sim.bound import NAME as BOUND_NAME  # noqa: E402
 from queue_autoscale.sim.engine import run_policy  # noqa: E402
 from queue_autoscale.sim.frontier import (  # noqa: E402
+    SLAS,
     TARGETS,
     WINDOW_SECONDS,
     Frontier,
@@ -91,15 +92,21 @@ def main() -> None:
     """Print one line per workload x SLA x target."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("workloads", help="comma-separated names (steady, ..., nasa) or all")
-    parser.add_argument("--slas", default="10,30,60,300", help="seconds, comma-separated")
+    parser.add_argument(
+        "--slas", default=",".join(f"{sla:g}" for sla in SLAS), help="seconds, comma-separated"
+    )
     parser.add_argument("--hybrid-only", action="store_true", help="no peers, no verdict")
     parser.add_argument("--seed", type=int, default=0, help="the bench's --seed (default 0)")
     args = parser.parse_args()
+    try:  # the bench's own rule, before any workload is loaded or run
+        slas = parse_slas(args.slas)
+    except ArrivalError as error:
+        parser.error(str(error))
     spec0 = bench_spec(SweepOptions(), args.seed)
     started = time.perf_counter()
     for label, full in chosen_workloads(args.workloads, args.seed):
         counts, _ = sweep_window(full, WINDOW_SECONDS)
-        for sla in (float(s) for s in args.slas.split(",")):
+        for sla in slas:
             frontier = cell_frontier(
                 label, counts, replace(spec0, sla_seconds=sla), args.hybrid_only
             )

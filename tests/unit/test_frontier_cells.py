@@ -1,10 +1,12 @@
 """The bench's cells for chosen workloads (benchmarks/frontier_cells.py, issue 15)."""
 
+import sys
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from benchmarks import frontier_cells
 from benchmarks.frontier_cells import cell_frontier, chosen_workloads
 from queue_autoscale.sim.bench import SweepOptions, bench_spec
 from queue_autoscale.sim.frontier import TARGETS, hybrid_for
@@ -29,3 +31,29 @@ def test_hybrid_only_runs_hybrid_at_each_target_and_the_bound() -> None:
     assert frontier.bound is not None and frontier.bound.jobs == frontier.points[0].score.jobs
     # AND flat traffic, sized for from its first tick, keeps every job within the SLA
     assert all(p.score.sla_compliance == 1.0 for p in frontier.points)
+
+
+@pytest.mark.parametrize(
+    ("slas", "message"),
+    [
+        pytest.param("abc", "slas = 'abc': give seconds, comma-separated", id="not-a-number"),
+        pytest.param("0", "slas = '0': give SLAs > 0 seconds, comma-separated", id="zero"),
+    ],
+)
+def test_bad_slas_stop_before_any_cell_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], slas: str, message: str
+) -> None:
+    # GIVEN --slas the bench would refuse (a ValueError or ArrivalError traceback, after the
+    # workloads were loaded); no workload may be loaded before the check
+    def no_workloads(*_: object) -> None:
+        raise AssertionError("workloads loaded before --slas was checked")
+
+    monkeypatch.setattr(frontier_cells, "chosen_workloads", no_workloads)
+    monkeypatch.setattr(sys, "argv", ["frontier_cells.py", "steady", "--slas", slas])
+
+    with pytest.raises(SystemExit) as exited:
+        frontier_cells.main()
+
+    # THEN argparse's usage error: exit 2, the bench's words for what is wrong
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(f"frontier_cells.py: error: {message}")
