@@ -85,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="zip to write")
     args = parser.parse_args(argv)
-    out = build(args.out)
+    try:
+        out = build(args.out)
+    except OSError as error:  # --out a folder, a file where its folder should be, ...
+        parser.error(f"{error.strerror or error}: {error.filename}")
     print(out)
     return 0
 

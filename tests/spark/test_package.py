@@ -7,7 +7,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from infra.package_glue import build
+import pytest
+
+from infra.package_glue import build, main
 
 CHECK = """
 import sys
@@ -40,3 +42,15 @@ def test_zip_is_reproducible_and_self_sufficient(tmp_path: Path) -> None:
         check=True,
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_an_out_that_cannot_be_written_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN --out at a folder (docs/deploy.md's command; it ended in IsADirectoryError's traceback)
+    with pytest.raises(SystemExit) as exited:
+        main(["--out", str(tmp_path)])
+
+    # THEN argparse's usage error naming what and where, exit 2
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(f"error: Is a directory: {tmp_path}")
