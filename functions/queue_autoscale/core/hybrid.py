@@ -26,6 +26,9 @@ from queue_autoscale.core.drain import carried_backlog_workers, carried_wait_sec
 from queue_autoscale.core.drain_plan import drain_plan
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
+    DRAIN,
+    STEADY,
+    TREND,
     Constraint,
     ControllerState,
     Evaluation,
@@ -40,9 +43,6 @@ from queue_autoscale.core.trend import persistent_forecast_rate
 from queue_autoscale.core.words import loop_words, term_words
 
 POLICY = "hybrid"
-_STEADY, _TREND, _DRAIN = Winner.STEADY, Winner.TREND, Winner.DRAIN
-"""The winners as module constants, read every tick: an enum member read through its class costs
-~70 ns on Python 3.11 (`EnumType.__getattr__`), a module constant ~15 ns."""
 MIN_EARLY_RELEASE = 2
 """Workers above the sustained need before a budget-paid early release (`_held_settings`): one
 idle worker is the rate window's noise (Erlang C moves 21..23 at a steady 20 jobs/s), and
@@ -110,7 +110,7 @@ def decide(
     terms = Terms(steady=max(steady, onset), trend=trend, drain=drain)
     raw, winner = _winner(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)
-    if winner is _STEADY and (onset > steady or steady < need):  # not Erlang C's size
+    if winner is STEADY and (onset > steady or steady < need):  # not Erlang C's size
         why = hot_terms.steady_words(need, steady, onset, m, loop.spare, base)
     why += loop_words(headroom, loop.compliance, rec, settings)
     recommendation, steps, remembered = bounds(raw, terms, m, snapshot, state, settings)
@@ -164,7 +164,7 @@ def decide(
         "surge_at": _surge_at(
             state,
             rec,
-            winner is _DRAIN and surge,
+            winner is DRAIN and surge,
             target > m.current,
             settings,
             now,
@@ -401,9 +401,9 @@ def _surge_at(
 
 def _winner(terms: Terms) -> tuple[int, Winner]:
     """The largest term, workers, and its name (0 and `Winner.NONE` when every term is 0)."""
-    name, value = _STEADY, terms.steady  # first of equals: steady, then trend
+    name, value = STEADY, terms.steady  # first of equals: steady, then trend
     if terms.trend > value:
-        name, value = _TREND, terms.trend
+        name, value = TREND, terms.trend
     if terms.drain > value:
-        name, value = _DRAIN, terms.drain
+        name, value = DRAIN, terms.drain
     return (value, name) if value > 0 else (0, Winner.NONE)
