@@ -313,6 +313,17 @@ def test_simulate_checks_where_it_will_write_before_it_runs(
     assert "static" not in result.stdout
 
 
+@pytest.mark.parametrize("where", ["folder", "/dev/null"], ids=["a-folder", "a-device"])
+def test_simulate_says_a_trace_that_is_no_file_is_no_file(tmp_path: Path, where: str) -> None:
+    # GIVEN a trace path that exists but is not a file ('trace file not found: /tmp/x')
+    trace = tmp_path if where == "folder" else Path(where)
+
+    code, err = run("simulate", "--trace", str(trace), "--policy", "static")
+
+    assert code == 2
+    assert one_line(err) == f"error: trace {trace}: not a file (a folder or a device)"
+
+
 def test_simulate_plots_at_the_path_given(tmp_path: Path) -> None:
     # GIVEN --plot without '.png' (matplotlib appended '.png' and the command named the path
     # it did not write)

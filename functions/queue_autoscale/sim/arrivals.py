@@ -127,8 +127,10 @@ def read_trace(
     `length` (seconds) cut a window out of the trace.
     """
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise ArrivalError(f"trace file not found: {file}")
+    if not file.is_file():  # a folder or a device (reading /dev/zero would never end)
+        raise ArrivalError(f"trace {file}: not a file (a folder or a device)")
     if scale < 1:
         raise ArrivalError(f"scale = {scale}: must be a whole number >= 1")
     if start < 0:
