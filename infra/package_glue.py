@@ -28,6 +28,7 @@ SOURCES: list[tuple[Path, str]] = [
     (ROOT / "functions" / "queue_autoscale" / "__init__.py", "queue_autoscale/__init__.py"),
     (ROOT / "functions" / "queue_autoscale" / "config.py", "queue_autoscale/config.py"),
     (ROOT / "functions" / "queue_autoscale" / "constants.py", "queue_autoscale/constants.py"),
+    (ROOT / "functions" / "queue_autoscale" / "validation.py", "queue_autoscale/validation.py"),
     (ROOT / "functions" / "queue_autoscale" / "core", "queue_autoscale/core"),
     (
         ROOT / "functions" / "queue_autoscale" / "adapters" / "__init__.py",

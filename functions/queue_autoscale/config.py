@@ -23,6 +23,7 @@ from queue_autoscale.core.models import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
     QueueSettings,
 )
+from queue_autoscale.validation import error_parts
 
 ENV_VAR = "QUEUES_CONFIG"
 """Environment variable holding the JSON config (what the Lambda functions read)."""
@@ -369,14 +370,7 @@ class QueueConfig(BaseModel):
 
 
 def _describe(error: ValidationError, queue: str) -> str:
-    lines = []
-    for item in error.errors():
-        loc = ".".join(str(part) for part in item["loc"]) or "(config)"
-        value = item.get("input")
-        shown = json.dumps(value, default=str) if loc != "(config)" else ""
-        where = f"queue {queue!r}: field {loc!r}" if loc != "(config)" else f"queue {queue!r}"
-        lines.append(f"{where}{' = ' + shown if shown else ''}: {item['msg']}")
-    return "; ".join(lines)
+    return "; ".join(f"queue {queue!r}: {part}" for part in error_parts(error))
 
 
 def parse_queue(data: Any, index: int = 0) -> QueueConfig:

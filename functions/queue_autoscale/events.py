@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from queue_autoscale.core.models import DEFAULT_MAX_JOB_SECONDS
+from queue_autoscale.validation import describe_error, shown
 
 EventType = Literal["queued", "started", "completed", "failed"]
 MAX_BODY_BYTES = 256 * 1024
@@ -170,30 +171,10 @@ class ParsedBody:
     rejected: list[Rejection] = field(default_factory=list)
 
 
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def describe_error(error: ValidationError) -> str:
-    """A pydantic error as 'field 'x' = value: message; ...'."""
-    parts = []
-    for item in error.errors():
-        loc = ".".join(str(part) for part in item["loc"])
-        message = str(item["msg"]).removeprefix("Value error, ")
-        if item["type"] == "missing":
-            parts.append(f"field {loc!r} is missing")
-        elif loc:
-            parts.append(f"field {loc!r} = {_shown(item.get('input'))}: {message}")
-        else:
-            parts.append(message)
-    return "; ".join(parts)
-
-
 def validate_event(data: Any, context: ValidationContext) -> Event:
     """One event object -> Event; raises ValueError with a reason naming field and value."""
     if not isinstance(data, Mapping):
-        raise ValueError(f"event = {_shown(data)}: expected a JSON object")
+        raise ValueError(f"event = {shown(data)}: expected a JSON object")
     try:
         return Event.model_validate(data, context=context)
     except ValidationError as error:

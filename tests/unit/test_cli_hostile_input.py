@@ -162,7 +162,7 @@ def test_worker_shows_a_bad_text_setting_as_the_events_validator_does() -> None:
     # GIVEN an empty queue URL (a text value: JSON's quotes, the same formatter as an event's)
     code, err = run("worker", "--queue-url", "", "--job", "json:dumps")
 
-    # THEN exit 64 and one line, as events.describe_error words it
+    # THEN exit 64 and one line, as validation.describe_error words it
     assert code == 64
     assert one_line(err) == (
         "worker: field 'queue_url' = \"\": String should have at least 1 character"

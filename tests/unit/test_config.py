@@ -61,6 +61,24 @@ def test_fields_override_the_profile_and_balanced_is_default() -> None:
         pytest.param({"queue": "q", "colour": "red"}, "field 'colour'", id="unknown field"),
         pytest.param({"queue": "bad name!"}, "queue 'bad name!': field 'queue'", id="queue name"),
         pytest.param({"sla_seconds": 5}, "queue '#0': field 'queue'", id="no queue"),
+        # one formatter with the events and the worker (validation.error_parts): a missing
+        # field said "= {the whole source object}: Field required", a rule over the whole
+        # queue "Value error, ...", and a long value was printed whole
+        pytest.param(
+            {"queue": "q", "source": {"type": "kafka", "topic": "t", "consumer_group": "g"}},
+            "queue 'q': field 'source.kafka.cluster_name' is missing",
+            id="missing-field",
+        ),
+        pytest.param(
+            {"queue": "q", "min_workers": 9, "max_workers": 2},
+            "queue 'q': min_workers = 9 is above max_workers = 2",
+            id="whole-object-rule",
+        ),
+        pytest.param(
+            {"queue": "q", "note": "x" * 500},
+            "queue 'q': field 'note' = \"" + "x" * 116 + "...: Extra inputs are not permitted",
+            id="long-value-cut",
+        ),
     ],
 )
 def test_errors_name_queue_field_and_value(data: dict[str, object], message: str) -> None:

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from queue_autoscale.events import describe_error
+from queue_autoscale.validation import describe_error
 from queue_autoscale.worker.runtime import JobFunction, Worker
 from queue_autoscale.worker.settings import WorkerSettings
 
