@@ -104,6 +104,27 @@ def test_report_checks_its_interval_before_starting_spark(
     )
 
 
+def test_report_refuses_an_out_that_is_a_file_before_starting_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN --out naming a file (Spark started, then a 117-line Py4JJavaError:
+    # ParentNotDirectoryException)
+    (tmp_path / "archive" / "events").mkdir(parents=True)
+    out = tmp_path / "notes.txt"
+    out.write_text("mine", encoding="utf-8")
+
+    def no_spark(name: str) -> None:
+        raise AssertionError("Spark started before --out was checked")
+
+    monkeypatch.setattr(glue_jobs.session, "local_spark", no_spark)
+
+    code, err = run("report", "--archive", str(tmp_path / "archive"), "--out", str(out))
+
+    assert code == 2
+    assert one_line(err) == f"error: --out {out}: a file, not a folder"
+    assert out.read_text(encoding="utf-8") == "mine"
+
+
 def test_a_report_error_is_the_last_line_after_the_progress_bar(tmp_path: Path) -> None:
     # GIVEN an --out that is no S3 URI, found once the progress bar is up (its last frame
     # was drawn below the error)

@@ -126,9 +126,12 @@ def report(
         Settings(interval_seconds=interval)
     except ValueError as error:
         raise _fail(f"--interval {interval}: {error}") from None
+    to_s3 = out.startswith("s3://")
+    if not to_s3 and Path(out).exists() and not Path(out).is_dir():
+        # Spark would fail on it after starting, in a 100-line Java stack trace
+        raise _fail(f"--out {out}: a file, not a folder")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     console = Console(stderr=True)
-    to_s3 = out.startswith("s3://")
     try:  # an error is printed after the progress bar's last frame, so it is the last line
         with (
             tempfile.TemporaryDirectory(prefix="queue-autoscale-report-") as scratch,
