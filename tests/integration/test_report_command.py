@@ -139,3 +139,21 @@ def test_an_s3_output_at_a_bucket_root_is_continued_and_other_objects_are_left_a
         )
         assert clients.s3.get_object(Bucket=bucket, Key=key)["Body"].read() == body
     assert " superseded ones deleted" in " ".join(two.stderr.split())
+
+
+def test_a_failure_inside_spark_is_one_line_last_exit_2(endpoint: Any, tmp_path: Path) -> None:
+    # GIVEN an archive object that is not gzip (a truncated upload): the command ended in a
+    # 225-line Py4JJavaError traceback, exit 1
+    bad = tmp_path / "archive" / "events" / "dt=2026-11-02" / "hour=09" / "b.jsonl.gz"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"garbage, not gzip")
+
+    answer = run_cli(
+        endpoint.url, "--archive", str(tmp_path / "archive"), "--out", str(tmp_path / "out")
+    )
+
+    # THEN the innermost Java cause and the file it was reading, as the last line, exit 2
+    assert answer.returncode == 2, answer.stderr[-2000:]
+    last = answer.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: SparkFailed: java.io.IOException: not a gzip file ("), last
+    assert last.endswith(f"Encountered error while reading file file://{bad}.)"), last

@@ -6,8 +6,9 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console, RenderableType
@@ -109,8 +110,7 @@ def report(
     no S3 connector.
     """
     try:
-        from glue_jobs.session import local_spark  # noqa: PLC0415 - Spark only here
-        from glue_jobs.sla_report import STEPS, Settings, run  # noqa: PLC0415
+        from glue_jobs.sla_report import STEPS, Settings, run  # noqa: PLC0415 - Spark only here
         from queue_autoscale.operator import report_output  # noqa: PLC0415 - the job's layout
     except ImportError as error:
         raise _fail(f"the Spark job is not importable: {error}") from None
@@ -155,9 +155,8 @@ def report(
                 base = _key_base(out)
                 previous = report_output.pull(store, base, target, progress.console.print)
             step("starting local Spark")
-            spark = local_spark("queue-autoscale-report")
-            try:
-                uri = run(
+            uri = _with_local_spark(
+                lambda spark: run(
                     str(source),
                     str(target),
                     config_json,
@@ -166,16 +165,53 @@ def report(
                     progress=step,
                     config_source=config_source,
                 )
-            finally:
-                spark.stop()
+            )
             if to_s3:
                 step("uploading the report")
                 report_output.push(store, base, target, previous, progress.console.print)
                 uri = f"s3://{store.bucket}/{base}{Path(uri).relative_to(target).as_posix()}"
             progress.update(task, description="done", completed=len(STEPS) + 3)
-    except (AdapterError, ValueError, OSError) as error:
+    except (AdapterError, ValueError, OSError, SparkFailed) as error:
         raise _fail(f"{type(error).__name__}: {error}") from None
     print(f"report: {uri}")
+
+
+def _with_local_spark(job: Callable[[Any], str]) -> str:
+    """`job(spark)` on a local Spark session, stopped after; a failure inside Spark leaves as
+    SparkFailed, one line."""
+    from py4j.protocol import Py4JError  # noqa: PLC0415 - Spark only here
+    from pyspark.errors import PySparkException  # noqa: PLC0415
+
+    from glue_jobs.session import local_spark  # noqa: PLC0415
+
+    spark = local_spark("queue-autoscale-report")
+    try:
+        return job(spark)
+    except (Py4JError, PySparkException) as error:  # read while the JVM still runs
+        raise SparkFailed(spark_line(error)) from None
+    finally:
+        spark.stop()
+
+
+class SparkFailed(Exception):  # noqa: N818 - read as what happened: "SparkFailed: ..."
+    """The report job failed inside Spark; the message is `spark_line`'s."""
+
+
+def spark_line(error: Exception) -> str:
+    """One line for a failure inside Spark: the innermost Java cause (what went wrong) and the
+    one around it (where: a file, a table), not the JVM's stack trace of a hundred lines."""
+    java = getattr(error, "java_exception", None)
+    if java is None:  # pyspark's own (AnalysisException, ...): its message's first line
+        return (str(error).strip() or type(error).__name__).splitlines()[0]
+    causes: list[str] = []
+    while java is not None and len(causes) < MAX_CAUSES:
+        causes.append(str(java.toString()).splitlines()[0].removesuffix(" Details:"))
+        java = java.getCause()
+    return causes[-1] if len(causes) == 1 else f"{causes[-1]} ({causes[-2]})"
+
+
+MAX_CAUSES = 20
+"""Java causes followed at most (a cycle would otherwise never end)."""
 
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
