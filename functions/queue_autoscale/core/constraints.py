@@ -155,7 +155,8 @@ def load_release(
     short = snapshot.arrival_rate_short
     if short is not None and math.isfinite(short):
         rate = min(rate, max(0.0, short))
-    floor = min(m.current, math.ceil(rate / m.service_rate - 1e-9) - 1)
+    load = rate / m.service_rate  # workers' worth; inf for a rate near the float maximum
+    floor = m.current if load >= m.current + 1 else min(m.current, math.ceil(load - 1e-9) - 1)
     if floor <= recommendation:
         return recommendation
     steps.append(

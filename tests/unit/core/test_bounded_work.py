@@ -106,6 +106,35 @@ def test_a_denormal_lead_does_not_overflow_the_early_release() -> None:
     assert decision.target == 0
 
 
+def test_a_rate_near_the_float_maximum_does_not_overflow_the_load_release() -> None:
+    # GIVEN the falsifying example CI's hypothesis run found: 1.8e308 jobs/s arriving at one
+    # running worker of 2 s jobs (mu 0.5/s), a 0 s lead (the SLA is loose: the load release
+    # applies) and max_workers 0 (so the recommendation is 0)
+    cfg = QueueSettings(
+        queue="jobs",
+        sla_seconds=45.0,
+        percentile=0.5,
+        min_workers=0,
+        max_workers=0,
+        provisioning_lead_seconds=0.0,
+        expected_job_seconds=2.0,
+    )
+    unknown = dict.fromkeys(
+        ("mean_job_seconds", "completion_rate", "desired", "pending", "delayed", "failure_rate")
+    )
+    snap = snapshot(
+        running=1,
+        arrival_rate=1.7976931348623157e308,
+        oldest_age_source=AgeSource.EMPTY,
+        deployment_in_progress=None,
+        **unknown,
+    )
+    # WHEN hybrid decides (lambda / mu overflowed to inf: math.ceil raised OverflowError)
+    decision = POLICIES["hybrid"](snap, cfg, ControllerState("jobs"), NOW, None).decision
+    # THEN it answers within the bounds: max_workers 0
+    assert decision.target == 0
+
+
 @settings(max_examples=300, deadline=None)
 @given(any_float, any_float, positive, st.floats(min_value=0.0, max_value=0.9999999999999999))
 def test_the_capped_search_never_answers_beyond_the_cap_plus_one(
