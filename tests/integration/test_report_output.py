@@ -134,3 +134,64 @@ def test_an_unusable_manifest_stops_before_anything_is_read_or_changed(
     )
     assert not (tmp_path / "out").exists()
     assert sorted(Archive(clients.s3, bucket).keys("r/")) == ["r/_manifest.json", "r/report.html"]
+
+
+class FailingUpload(Archive):
+    """The endpoint's archive, but the upload of `failing` raises (a dropped connection)."""
+
+    def __init__(self, client: Any, bucket: str, failing: str) -> None:
+        super().__init__(client, bucket)
+        self.failing = failing
+
+    def upload(self, path: Path, key: str) -> None:
+        if key == self.failing:
+            raise OSError(f"connection reset uploading {key}")
+        super().upload(path, key)
+
+
+def test_an_upload_that_fails_half_way_is_recovered_by_the_next_run(
+    clients: Any, suffix: str, tmp_path: Path
+) -> None:
+    # GIVEN a report under r/ whose day 2026-11-01 a run rewrote (new part file, new state)
+    bucket, base = f"report-{suffix}", "r/"
+    clients.s3.create_bucket(Bucket=bucket)
+    for relative, body in PREVIOUS.items():
+        clients.s3.put_object(Bucket=bucket, Key=base + relative, Body=body)
+    clients.s3.put_object(Bucket=bucket, Key=base + MANIFEST_FILE, Body=manifest_json(PREVIOUS))
+    clients.s3.put_object(Bucket=bucket, Key="r/notes.txt", Body=b"not the report's")
+    store, said = Archive(clients.s3, bucket), []
+    first = tmp_path / "first"
+    previous = pull(store, base, first, said.append)
+    (first / OLD_PART).unlink()
+    (first / NEW_PART).parent.mkdir(parents=True)
+    (first / NEW_PART).write_bytes(b"new day")
+    (first / "_state.json").write_text('{"new": true}')
+    (first / "report.html").write_bytes(b"v2")
+    (first / MANIFEST_FILE).write_text(
+        manifest_json([NEW_PART, KEPT_PART, "_state.json", "report.html"])
+    )
+
+    # WHEN its upload fails at report.html
+    with pytest.raises(OSError, match="connection reset"):
+        push(FailingUpload(clients.s3, bucket, base + "report.html"), base, first, previous, print)
+
+    # THEN the next run does not continue from a state newer than the tables beside it: it
+    # brings nothing down (every table rebuilt) and says why
+    second = tmp_path / "second"
+    again = pull(store, base, second, said.append)
+    assert not second.exists()
+    assert said[-1] == (
+        f"note: s3://{bucket}/{base}: an earlier upload there did not finish: every table is "
+        "rebuilt, and the files it may have left are deleted after"
+    )
+    # AND once that run is up, exactly its files, the manifest and the others are left
+    rebuilt = [NEW_PART.replace("bbbb", "dddd"), KEPT_PART, "_state.json", "report.html"]
+    for relative in rebuilt:
+        (second / relative).parent.mkdir(parents=True, exist_ok=True)
+        (second / relative).write_bytes(b"rebuilt")
+    (second / MANIFEST_FILE).write_text(manifest_json(rebuilt))
+    pushed = push(store, base, second, again, said.append)
+    assert sorted(store.keys(base)) == sorted(
+        [*(base + path for path in rebuilt), base + MANIFEST_FILE, "r/notes.txt"]
+    )
+    assert (pushed.uploaded, pushed.unchanged) == (4, 0)

@@ -8,6 +8,12 @@ named and the new one does not (day partitions Spark rewrote under new part-file
 deleted, as Spark deletes them in a local folder; without that, every run would leave its
 predecessor's part files beside the new ones, and a reader of the S3 tables would count
 their rows twice.
+
+An upload is not atomic: `_state.json` and `report.html` are replaced in place, so one that
+fails half way can leave a state newer than the tables beside it. `PENDING_FILE`, put before
+the first upload and deleted after the last delete, marks that: the next run finding it
+brings nothing down (every table rebuilt, as a first run) and deletes, after its own upload,
+every file the unfinished one or the manifest named that it does not.
 """
 
 from __future__ import annotations
@@ -16,8 +22,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from glue_jobs.layout import MANIFEST_FILE, STATE_FILE, Manifest, ManifestError, parse_manifest
+from glue_jobs.layout import (
+    MANIFEST_FILE,
+    STATE_FILE,
+    Manifest,
+    ManifestError,
+    manifest_json,
+    parse_manifest,
+)
 from queue_autoscale.adapters.s3 import Archive
+
+PENDING_FILE = "_manifest.pending.json"
+"""Under the prefix while an upload runs: the manifest of every file it may leave there (the
+previous manifest's and the new one's)."""
 
 Say = Callable[[str], None]
 """Prints one line to the user (the progress bar's console)."""
@@ -54,27 +71,43 @@ def _read(text: bytes | str, uri: str) -> Manifest:
     return parse_manifest(decoded, uri)
 
 
+def _continued(data: bytes, uri: str, where: str) -> Manifest:
+    """The manifest in `data` read from `uri`; ManifestError saying nothing was changed."""
+    try:
+        return _read(data, uri)
+    except ManifestError as error:
+        raise ManifestError(
+            f"{error}; not a report this version continues, nothing under {where} was "
+            "changed (choose another --out)"
+        ) from None
+
+
 def pull(store: Archive, base: str, folder: Path, say: Say) -> Previous | None:
     """Bring the report under the key prefix `base` ('' or ending in '/') down into `folder`:
     the files its manifest names, nothing else. None when there is no manifest (a first run:
     `say` notes a report an older version left there). A manifest this version cannot use
-    raises ManifestError, one line, before anything is changed."""
+    raises ManifestError, one line, before anything is changed. After an upload that did not
+    finish (`PENDING_FILE`), nothing is brought down: what it and the manifest named is
+    returned, with no stamps, to be replaced and deleted by `push`."""
     where = f"s3://{store.bucket}/{base}"
     data = store.get_bytes(base + MANIFEST_FILE)
-    if data is None:
+    manifest = None if data is None else _continued(data, where + MANIFEST_FILE, where)
+    pending = store.get_bytes(base + PENDING_FILE)
+    if pending is not None:
+        unfinished = _continued(pending, where + PENDING_FILE, where)
+        say(
+            f"note: {where}: an earlier upload there did not finish: every table is rebuilt, "
+            "and the files it may have left are deleted after"
+        )
+        named = set(unfinished.files) | set(manifest.files if manifest is not None else ())
+        return Previous(tuple(sorted(named)), {})
+    if manifest is None:
         if store.keys(base + STATE_FILE, limit=1) == [base + STATE_FILE]:
             say(
                 f"note: {where} holds a report without a manifest (written by an older "
                 "version): every table is rebuilt, and its earlier files are left as they are"
             )
         return None
-    try:
-        manifest = _read(data, where + MANIFEST_FILE)
-    except ManifestError as error:
-        raise ManifestError(
-            f"{error}; not a report this version continues, nothing under {where} was "
-            "changed (choose another --out)"
-        ) from None
     stamps: dict[str, tuple[int, int]] = {}
     for relative in manifest.files:
         store.download(base + relative, folder / relative)
@@ -83,21 +116,26 @@ def pull(store: Archive, base: str, folder: Path, say: Say) -> Previous | None:
 
 
 def push(store: Archive, base: str, folder: Path, previous: Previous | None, say: Say) -> Pushed:
-    """Upload the files the job's manifest in `folder` names (those brought down and left as
-    they were excepted), then the manifest, then delete what only `previous` named; `say`
-    how many of each."""
+    """Mark the upload pending, upload the files the job's manifest in `folder` names (those
+    brought down and left as they were excepted), then the manifest, delete what only
+    `previous` named, and the mark last; `say` how many of each."""
     manifest = _read((folder / MANIFEST_FILE).read_bytes(), str(folder / MANIFEST_FILE))
     before = previous.stamps if previous is not None else {}
+    named = previous.files if previous is not None else ()
     changed = [path for path in manifest.files if before.get(path) != _stamp(folder / path)]
+    mark = folder / PENDING_FILE
+    mark.write_text(manifest_json({*named, *manifest.files}), encoding="utf-8")
+    store.upload(mark, base + PENDING_FILE)
     for relative in changed:
         store.upload(folder / relative, base + relative)
     store.upload(folder / MANIFEST_FILE, base + MANIFEST_FILE)
-    gone = sorted(set(previous.files) - set(manifest.files)) if previous is not None else []
+    gone = sorted(set(named) - set(manifest.files))
     pushed = Pushed(
         len(changed),
         len(manifest.files) - len(changed),
         store.delete([base + relative for relative in gone]),
     )
+    store.delete([base + PENDING_FILE])
     say(
         f"s3://{store.bucket}/{base}: {pushed.uploaded:,} files uploaded, "
         f"{pushed.unchanged:,} unchanged, {pushed.deleted:,} superseded ones deleted"
