@@ -19,6 +19,7 @@ import pytest
 
 from glue_jobs.layout import MANIFEST_FILE, ManifestError, manifest_json
 from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.operator import report_output
 from queue_autoscale.operator.report_output import pull, push
 
 pytestmark = pytest.mark.integration
@@ -195,3 +196,22 @@ def test_an_upload_that_fails_half_way_is_recovered_by_the_next_run(
         [*(base + path for path in rebuilt), base + MANIFEST_FILE, "r/notes.txt"]
     )
     assert (pushed.uploaded, pushed.unchanged) == (4, 0)
+
+
+def test_a_manifest_larger_than_the_bound_is_refused_without_reading_it_whole(
+    clients: Any, suffix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = f"report-{suffix}"
+    clients.s3.create_bucket(Bucket=bucket)
+    body = manifest_json(["report.html"]).encode()  # 49 bytes
+    clients.s3.put_object(Bucket=bucket, Key="r/_manifest.json", Body=body)
+    clients.s3.put_object(Bucket=bucket, Key="r/report.html", Body=b"v1")
+    monkeypatch.setattr(report_output, "MANIFEST_LIMIT", len(body) - 1)
+
+    with pytest.raises(ManifestError) as caught:
+        pull(Archive(clients.s3, bucket), "r/", tmp_path / "out", print)
+
+    assert str(caught.value).startswith(
+        f"s3://{bucket}/r/_manifest.json: larger than {len(body) - 1:,} bytes; not a report"
+    )
+    assert not (tmp_path / "out").exists()

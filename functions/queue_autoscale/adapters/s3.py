@@ -138,9 +138,9 @@ class Archive:
             records.extend(self.get_records(key))
         return records, len(found) > len(chosen)
 
-    def get_bytes(self, key: str) -> bytes | None:
-        """The object's bytes, or None when the bucket has no such key (a missing bucket and
-        every other failure raise)."""
+    def get_bytes(self, key: str, limit: int) -> bytes | None:
+        """The object's first `limit` + 1 bytes at most (more than `limit`: it is larger), or
+        None when the bucket has no such key (a missing bucket and every other failure raise)."""
         try:
             with aws_call("GetObject", f"s3://{self.bucket}/{key}"):
                 response = self._client.get_object(Bucket=self.bucket, Key=key)
@@ -148,7 +148,8 @@ class Archive:
             if error.code == "NoSuchKey":
                 return None
             raise
-        return bytes(response["Body"].read())
+        with response["Body"] as body:
+            return bytes(body.read(limit + 1))
 
     def download(self, key: str, target: Path) -> None:
         """Copy one object to the file `target` (its folders made)."""

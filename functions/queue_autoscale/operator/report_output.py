@@ -36,6 +36,10 @@ PENDING_FILE = "_manifest.pending.json"
 """Under the prefix while an upload runs: the manifest of every file it may leave there (the
 previous manifest's and the new one's)."""
 
+MANIFEST_LIMIT = 64 * 1024 * 1024
+"""Bytes of a manifest (or pending mark) read at most: about 700,000 files; a larger one is
+refused, not read into memory whole."""
+
 Say = Callable[[str], None]
 """Prints one line to the user (the progress bar's console)."""
 
@@ -74,6 +78,8 @@ def _read(text: bytes | str, uri: str) -> Manifest:
 def _continued(data: bytes, uri: str, where: str) -> Manifest:
     """The manifest in `data` read from `uri`; ManifestError saying nothing was changed."""
     try:
+        if len(data) > MANIFEST_LIMIT:
+            raise ManifestError(f"{uri}: larger than {MANIFEST_LIMIT:,} bytes")
         return _read(data, uri)
     except ManifestError as error:
         raise ManifestError(
@@ -90,9 +96,9 @@ def pull(store: Archive, base: str, folder: Path, say: Say) -> Previous | None:
     finish (`PENDING_FILE`), nothing is brought down: what it and the manifest named is
     returned, with no stamps, to be replaced and deleted by `push`."""
     where = f"s3://{store.bucket}/{base}"
-    data = store.get_bytes(base + MANIFEST_FILE)
+    data = store.get_bytes(base + MANIFEST_FILE, MANIFEST_LIMIT)
     manifest = None if data is None else _continued(data, where + MANIFEST_FILE, where)
-    pending = store.get_bytes(base + PENDING_FILE)
+    pending = store.get_bytes(base + PENDING_FILE, MANIFEST_LIMIT)
     if pending is not None:
         unfinished = _continued(pending, where + PENDING_FILE, where)
         say(
