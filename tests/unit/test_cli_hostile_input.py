@@ -126,16 +126,49 @@ def test_report_refuses_an_out_that_is_a_file_before_starting_spark(
 
 
 def test_a_report_error_is_the_last_line_after_the_progress_bar(tmp_path: Path) -> None:
-    # GIVEN an --out that is no S3 URI, found once the progress bar is up (its last frame
+    # GIVEN an archive without events/, found once the progress bar is up (its last frame
     # was drawn below the error)
-    (tmp_path / "archive" / "events").mkdir(parents=True)
+    (tmp_path / "archive").mkdir()
 
-    code, err = run("report", "--archive", str(tmp_path / "archive"), "--out", "s3://")
+    code, err = run("report", "--archive", str(tmp_path / "archive"), "--out", "s3://b/r")
 
     assert code == 2
     assert err.strip().splitlines()[-1] == (
-        "error: ValueError: 's3://' is not an s3://bucket[/prefix] URI"
+        f"error: ValueError: --archive {tmp_path / 'archive'}: no events/ folder in it"
     )
+
+
+@pytest.mark.parametrize(
+    ("archive", "out", "message"),
+    [
+        pytest.param(
+            "s3://archive-bucket/a",
+            "s3://",
+            "error: --out: 's3://' is not an s3://bucket[/prefix] URI",
+            id="out",
+        ),
+        pytest.param(
+            "s3:///a",
+            "s3://b/r",
+            "error: --archive: 's3:///a' is not an s3://bucket[/prefix] URI",
+            id="archive",
+        ),
+    ],
+)
+def test_report_checks_its_s3_uris_before_reading_anything(
+    monkeypatch: pytest.MonkeyPatch, archive: str, out: str, message: str
+) -> None:
+    # GIVEN an s3:// URI without a bucket (--out's was found after the whole archive had
+    # been downloaded, and neither error named its option)
+    def no_s3(service: str) -> None:
+        raise AssertionError("S3 was used before the URIs were checked")
+
+    monkeypatch.setattr("queue_autoscale.operator.commands.make_client", no_s3)
+
+    code, err = run("report", "--archive", archive, "--out", out)
+
+    assert code == 2
+    assert one_line(err) == message
 
 
 def test_worker_names_every_bad_setting_on_one_line() -> None:

@@ -126,6 +126,12 @@ def report(
         Settings(interval_seconds=interval)
     except ValueError as error:
         raise _fail(f"--interval {interval}: {error}") from None
+    for option, uri in (("--archive", archive), ("--out", out)):
+        try:  # before the archive is downloaded: the option named
+            if uri.startswith("s3://"):
+                split_s3_uri(uri)
+        except ValueError as error:
+            raise _fail(f"{option}: {error}") from None
     to_s3 = out.startswith("s3://")
     if not to_s3 and Path(out).exists() and not Path(out).is_dir():
         # Spark would fail on it after starting, in a 100-line Java stack trace
