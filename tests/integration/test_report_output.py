@@ -150,8 +150,11 @@ class FailingUpload(Archive):
         super().upload(path, key)
 
 
+@pytest.mark.parametrize(
+    "failing", [MANIFEST_FILE, "_state.json"], ids=["at-the-manifest", "at-the-state"]
+)
 def test_an_upload_that_fails_half_way_is_recovered_by_the_next_run(
-    clients: Any, suffix: str, tmp_path: Path
+    clients: Any, suffix: str, tmp_path: Path, failing: str
 ) -> None:
     # GIVEN a report under r/ whose day 2026-11-01 a run rewrote (new part file, new state)
     bucket, base = f"report-{suffix}", "r/"
@@ -172,30 +175,34 @@ def test_an_upload_that_fails_half_way_is_recovered_by_the_next_run(
         manifest_json([NEW_PART, KEPT_PART, "_state.json", "report.html"])
     )
 
-    # WHEN its upload fails at report.html
+    # WHEN its upload fails at the manifest, or at the state
     with pytest.raises(OSError, match="connection reset"):
-        push(FailingUpload(clients.s3, bucket, base + "report.html"), base, first, previous, print)
+        push(FailingUpload(clients.s3, bucket, base + failing), base, first, previous, print)
 
-    # THEN the next run does not continue from a state newer than the tables beside it: it
-    # brings nothing down (every table rebuilt) and says why
+    # THEN the next run continues from the previous state, never from one newer than the
+    # tables beside it (which would skip the day it redid), and says what it will delete
     second = tmp_path / "second"
     again = pull(store, base, second, said.append)
-    assert not second.exists()
+    assert (second / "_state.json").read_bytes() == b"{}"
     assert said[-1] == (
-        f"note: s3://{bucket}/{base}: an earlier upload there did not finish: every table is "
-        "rebuilt, and the files it may have left are deleted after"
+        f"note: s3://{bucket}/{base}: an earlier upload there did not finish: the files it "
+        "left that no manifest names are deleted after this one"
     )
-    # AND once that run is up, exactly its files, the manifest and the others are left
-    rebuilt = [NEW_PART.replace("bbbb", "dddd"), KEPT_PART, "_state.json", "report.html"]
-    for relative in rebuilt:
-        (second / relative).parent.mkdir(parents=True, exist_ok=True)
-        (second / relative).write_bytes(b"rebuilt")
-    (second / MANIFEST_FILE).write_text(manifest_json(rebuilt))
-    pushed = push(store, base, second, again, said.append)
+    # AND once that run is up, exactly its files, the manifest and the others are left (the
+    # failed upload's part file, which no manifest named, deleted)
+    (second / "_state.json").write_text('{"again": true}')
+    redone = NEW_PART.replace("bbbb", "dddd")
+    for relative in (OLD_PART, NEW_PART):
+        (second / relative).unlink(missing_ok=True)
+    (second / redone).parent.mkdir(parents=True, exist_ok=True)
+    (second / redone).write_bytes(b"redone")
+    files = [redone, KEPT_PART, "_state.json", "report.html"]
+    (second / MANIFEST_FILE).write_text(manifest_json(files))
+    push(store, base, second, again, said.append)
     assert sorted(store.keys(base)) == sorted(
-        [*(base + path for path in rebuilt), base + MANIFEST_FILE, "r/notes.txt"]
+        [*(base + path for path in files), base + MANIFEST_FILE, "r/notes.txt"]
     )
-    assert (pushed.uploaded, pushed.unchanged) == (4, 0)
+    assert store.get_bytes(base + "_state.json", 100) == b'{"again": true}'
 
 
 def test_a_manifest_larger_than_the_bound_is_refused_without_reading_it_whole(

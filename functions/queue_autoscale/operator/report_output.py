@@ -9,11 +9,12 @@ deleted, as Spark deletes them in a local folder; without that, every run would 
 predecessor's part files beside the new ones, and a reader of the S3 tables would count
 their rows twice.
 
-An upload is not atomic: `_state.json` and `report.html` are replaced in place, so one that
-fails half way can leave a state newer than the tables beside it. `PENDING_FILE`, put before
-the first upload and deleted after the last delete, marks that: the next run finding it
-brings nothing down (every table rebuilt, as a first run) and deletes, after its own upload,
-every file the unfinished one or the manifest named that it does not.
+An upload is not atomic. As the job writes its state last, after every table, the upload
+puts `_state.json` up last, after the manifest: a failure before it leaves the previous
+state, with which the next run redoes the days again (never a state newer than the tables
+beside it, which would skip them). `PENDING_FILE`, put before the first upload and deleted
+after the last delete, names what an unfinished upload may have left that no manifest names
+(new part files); the next run deletes those after its own upload.
 """
 
 from __future__ import annotations
@@ -92,39 +93,37 @@ def pull(store: Archive, base: str, folder: Path, say: Say) -> Previous | None:
     """Bring the report under the key prefix `base` ('' or ending in '/') down into `folder`:
     the files its manifest names, nothing else. None when there is no manifest (a first run:
     `say` notes a report an older version left there). A manifest this version cannot use
-    raises ManifestError, one line, before anything is changed. After an upload that did not
-    finish (`PENDING_FILE`), nothing is brought down: what it and the manifest named is
-    returned, with no stamps, to be replaced and deleted by `push`."""
+    raises ManifestError, one line, before anything is changed. The files an unfinished upload
+    may have left (`PENDING_FILE`) are among the files returned, not brought down, so that
+    `push` deletes those the new manifest does not name."""
     where = f"s3://{store.bucket}/{base}"
     data = store.get_bytes(base + MANIFEST_FILE, MANIFEST_LIMIT)
     manifest = None if data is None else _continued(data, where + MANIFEST_FILE, where)
     pending = store.get_bytes(base + PENDING_FILE, MANIFEST_LIMIT)
-    if pending is not None:
-        unfinished = _continued(pending, where + PENDING_FILE, where)
+    unfinished = () if pending is None else _continued(pending, where + PENDING_FILE, where).files
+    if unfinished:
         say(
-            f"note: {where}: an earlier upload there did not finish: every table is rebuilt, "
-            "and the files it may have left are deleted after"
+            f"note: {where}: an earlier upload there did not finish: the files it left that "
+            "no manifest names are deleted after this one"
         )
-        named = set(unfinished.files) | set(manifest.files if manifest is not None else ())
-        return Previous(tuple(sorted(named)), {})
     if manifest is None:
-        if store.keys(base + STATE_FILE, limit=1) == [base + STATE_FILE]:
+        if not unfinished and store.keys(base + STATE_FILE, limit=1) == [base + STATE_FILE]:
             say(
                 f"note: {where} holds a report without a manifest (written by an older "
                 "version): every table is rebuilt, and its earlier files are left as they are"
             )
-        return None
+        return Previous(tuple(sorted(unfinished)), {}) if unfinished else None
     stamps: dict[str, tuple[int, int]] = {}
     for relative in manifest.files:
         store.download(base + relative, folder / relative)
         stamps[relative] = _stamp(folder / relative)
-    return Previous(manifest.files, stamps)
+    return Previous(tuple(sorted({*manifest.files, *unfinished})), stamps)
 
 
 def push(store: Archive, base: str, folder: Path, previous: Previous | None, say: Say) -> Pushed:
     """Mark the upload pending, upload the files the job's manifest in `folder` names (those
-    brought down and left as they were excepted), then the manifest, delete what only
-    `previous` named, and the mark last; `say` how many of each."""
+    brought down and left as they were excepted), the manifest, then the state; delete what
+    only `previous` named, and the mark last; `say` how many of each."""
     manifest = _read((folder / MANIFEST_FILE).read_bytes(), str(folder / MANIFEST_FILE))
     before = previous.stamps if previous is not None else {}
     named = previous.files if previous is not None else ()
@@ -133,8 +132,11 @@ def push(store: Archive, base: str, folder: Path, previous: Previous | None, say
     mark.write_text(manifest_json({*named, *manifest.files}), encoding="utf-8")
     store.upload(mark, base + PENDING_FILE)
     for relative in changed:
-        store.upload(folder / relative, base + relative)
+        if relative != STATE_FILE:
+            store.upload(folder / relative, base + relative)
     store.upload(folder / MANIFEST_FILE, base + MANIFEST_FILE)
+    if STATE_FILE in changed:
+        store.upload(folder / STATE_FILE, base + STATE_FILE)
     gone = sorted(set(named) - set(manifest.files))
     pushed = Pushed(
         len(changed),
