@@ -222,3 +222,32 @@ def test_a_manifest_larger_than_the_bound_is_refused_without_reading_it_whole(
         f"s3://{bucket}/r/_manifest.json: larger than {len(body) - 1:,} bytes; not a report"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_first_upload_that_fails_at_the_state_leaves_no_manifest_naming_it(
+    clients: Any, suffix: str, tmp_path: Path
+) -> None:
+    # GIVEN a first run's output (no report under r/ yet)
+    bucket, base = f"report-{suffix}", "r/"
+    clients.s3.create_bucket(Bucket=bucket)
+    store, said = Archive(clients.s3, bucket), []
+    first = tmp_path / "first"
+    files = [NEW_PART, "_state.json", "report.html"]
+    for relative in files:
+        (first / relative).parent.mkdir(parents=True, exist_ok=True)
+        (first / relative).write_bytes(b"first")
+    (first / MANIFEST_FILE).write_text(manifest_json(files))
+
+    # WHEN its upload fails at the state
+    with pytest.raises(OSError, match="connection reset"):
+        push(FailingUpload(clients.s3, bucket, base + "_state.json"), base, first, None, print)
+
+    # THEN the next run does not stop on a manifest naming a state that is not there: it
+    # starts afresh and its upload deletes what the failed one left
+    again = pull(store, base, tmp_path / "second", said.append)
+    assert again is not None and again.stamps == {}
+    assert not (tmp_path / "second").exists()
+    push(store, base, first, again, said.append)
+    assert sorted(store.keys(base)) == sorted(
+        [*(base + path for path in files), base + MANIFEST_FILE]
+    )

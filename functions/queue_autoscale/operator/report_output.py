@@ -10,11 +10,13 @@ predecessor's part files beside the new ones, and a reader of the S3 tables woul
 their rows twice.
 
 An upload is not atomic. As the job writes its state last, after every table, the upload
-puts `_state.json` up last, after the manifest: a failure before it leaves the previous
-state, with which the next run redoes the days again (never a state newer than the tables
-beside it, which would skip them). `PENDING_FILE`, put before the first upload and deleted
-after the last delete, names what an unfinished upload may have left that no manifest names
-(new part files); the next run deletes those after its own upload.
+puts a `_state.json` the previous manifest names up last, after the new manifest (one it
+does not name goes up before, so that no manifest names a state that is not there): a
+failure before it leaves the previous state, with which the next run redoes the days again,
+never a state newer than the tables beside it, which would skip them. `PENDING_FILE`, put
+before the first upload and deleted after the last delete, names what an unfinished upload
+may have left that no manifest names (new part files); the next run deletes those after its
+own upload.
 """
 
 from __future__ import annotations
@@ -131,12 +133,15 @@ def push(store: Archive, base: str, folder: Path, previous: Previous | None, say
     mark = folder / PENDING_FILE
     mark.write_text(manifest_json({*named, *manifest.files}), encoding="utf-8")
     store.upload(mark, base + PENDING_FILE)
+    # a state the previous manifest names is replaced after the new manifest; one it does
+    # not name goes up before it, so that no manifest names a state not there
+    late = [STATE_FILE] if STATE_FILE in changed and STATE_FILE in before else []
     for relative in changed:
-        if relative != STATE_FILE:
+        if relative not in late:
             store.upload(folder / relative, base + relative)
     store.upload(folder / MANIFEST_FILE, base + MANIFEST_FILE)
-    if STATE_FILE in changed:
-        store.upload(folder / STATE_FILE, base + STATE_FILE)
+    for relative in late:
+        store.upload(folder / relative, base + relative)
     gone = sorted(set(named) - set(manifest.files))
     pushed = Pushed(
         len(changed),
