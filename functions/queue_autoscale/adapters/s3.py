@@ -183,15 +183,21 @@ class Archive:
 
     def download_tree(self, prefix: str, folder: Path, *, limit: int = 1_000_000) -> int:
         """Copy every object under `prefix` to `folder`, keeping the key below the prefix as
-        the relative path; return how many were copied."""
-        count = 0
+        the relative path; return how many were copied. A key with a '.' or '..' part (S3
+        keys are text: it would land outside `folder`) raises ValueError before any copy."""
+        copies = []
         for key in self.keys(prefix, limit=limit):
             relative = key[len(prefix) :].lstrip("/")
             if not relative or relative.endswith("/"):
                 continue
-            self.download(key, folder / relative)
-            count += 1
-        return count
+            if any(part in (".", "..") for part in relative.split("/")):
+                raise ValueError(
+                    f"s3://{self.bucket}/{key}: not a path below s3://{self.bucket}/{prefix}"
+                )
+            copies.append((key, folder / relative))
+        for key, target in copies:
+            self.download(key, target)
+        return len(copies)
 
     def upload_tree(self, folder: Path, prefix: str) -> int:
         """Copy every file under `folder` to `prefix/<relative path>`; return how many."""
