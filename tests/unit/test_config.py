@@ -49,11 +49,6 @@ def test_fields_override_the_profile_and_balanced_is_default() -> None:
             {"queue": "q", "profile": "turbo"}, "field 'profile' = \"turbo\"", id="profile"
         ),
         pytest.param(
-            {"queue": "q", "min_workers": 9, "max_workers": 2},
-            "min_workers = 9 is above max_workers = 2",
-            id="bounds",
-        ),
-        pytest.param(
             {"queue": "q", "capacity_cap": 0, "min_workers": 1},
             "capacity_cap = 0 is below min_workers = 1",
             id="cap",
