@@ -3,9 +3,11 @@ every queue's tick). Time is measured in benchmarks/decision_throughput.py, not 
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,3 +158,44 @@ def test_more_than_the_cap_is_cap_plus_one_and_below_the_cap_is_exact() -> None:
         exact = servers_for_sla(rate, 1.0, 2.0, 0.99)
         assert servers_for_sla(rate, 1.0, 2.0, 0.99, max_servers=exact) == exact
         assert servers_for_sla(rate, 1.0, 2.0, 0.99, max_servers=exact - 1) == exact
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_every_policy_is_bounded_on_the_grid_of_extremes(policy: str) -> None:
+    # GIVEN every combination of the extremes that, taken together, are too rare for the
+    # property test to draw (c018ed8: the float maximum as a rate, with 2 s jobs, a 0 s lead
+    # and max_workers 0 at a loose SLA, overflowed once in a CI run): rates and job times across
+    # the float range, a tight and a loose SLA, a 0 s and a 60 s lead, no cap room and the
+    # largest cap, 1 and 1,000 jobs a worker, an empty and a huge fleet
+    rates = (0.0, 5e-324, 1e-9, 20.0, 1e300, 1.7976931348623157e308)
+    jobs = (None, 5e-324, 2.0, 43_200.0, 1e300)
+    for rate, job, sla, lead, slots, high, running, visible, history in itertools.product(
+        rates,
+        jobs,
+        (30.0, 300.0),
+        (0.0, 60.0),
+        (1, 1_000),
+        (0, 10_000),
+        (0, 1, 10**12),
+        (0, 10**12),
+        (False, True),
+    ):
+        cfg = QueueSettings(
+            queue="jobs",
+            sla_seconds=sla,
+            min_workers=0,
+            max_workers=high,
+            provisioning_lead_seconds=lead,
+            worker_concurrency=slots,
+            expected_job_seconds=2.0,
+        )
+        snap = snapshot(arrival_rate=rate, mean_job_seconds=job, running=running, visible=visible)
+        samples = (Sample(at=NOW - 30, arrival_rate=rate, visible=visible, raw_target=1),)
+        state = ControllerState("jobs", samples=samples if history else ())
+        # WHEN the policy decides (an OverflowError, a ValueError or a hang fails the test)
+        decision = POLICIES[policy](snap, cfg, state, NOW, None).decision
+        # THEN the target is a worker count within the bounds (or an untouched hold)
+        if decision.inputs_ok or decision.action is not Action.HOLD:
+            assert 0 <= decision.target <= high, (rate, job, sla, lead, slots, high, running)
+        else:
+            assert decision.target == decision.current
