@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = build(args.out)
     except OSError as error:  # --out a folder, a file where its folder should be, ...
-        parser.error(f"{error.strerror or error}: {error.filename}")
+        where = f" ({error.filename})" if str(error.filename) != str(args.out) else ""
+        parser.error(f"--out {args.out}: {error.strerror or error}{where}")
     print(out)
     return 0
 

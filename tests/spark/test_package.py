@@ -51,6 +51,6 @@ def test_an_out_that_cannot_be_written_is_a_usage_error(
     with pytest.raises(SystemExit) as exited:
         main(["--out", str(tmp_path)])
 
-    # THEN argparse's usage error naming what and where, exit 2
+    # THEN argparse's usage error naming the option, the path and what is wrong, exit 2
     assert exited.value.code == 2
-    assert capsys.readouterr().err.strip().endswith(f"error: Is a directory: {tmp_path}")
+    assert capsys.readouterr().err.strip().endswith(f"error: --out {tmp_path}: Is a directory")
