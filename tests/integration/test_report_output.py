@@ -251,3 +251,31 @@ def test_a_first_upload_that_fails_at_the_state_leaves_no_manifest_naming_it(
     assert sorted(store.keys(base)) == sorted(
         [*(base + path for path in files), base + MANIFEST_FILE]
     )
+
+
+def test_a_file_the_manifest_names_but_s3_lost_stops_the_run_saying_how_to_rebuild(
+    clients: Any, suffix: str, tmp_path: Path
+) -> None:
+    # GIVEN a previous report whose manifest names a day that someone deleted by hand
+    bucket = f"report-{suffix}"
+    clients.s3.create_bucket(Bucket=bucket)
+    for relative, body in PREVIOUS.items():
+        clients.s3.put_object(Bucket=bucket, Key="reports/" + relative, Body=body)
+    manifest = manifest_json(PREVIOUS).encode()
+    clients.s3.put_object(Bucket=bucket, Key="reports/" + MANIFEST_FILE, Body=manifest)
+    clients.s3.delete_object(Bucket=bucket, Key="reports/" + OLD_PART)
+    store = Archive(clients.s3, bucket)
+
+    # WHEN the report is pulled
+    with pytest.raises(ManifestError) as raised:
+        pull(store, "reports/", tmp_path / "report", [].append)
+
+    # THEN one line names the lost file and the two ways on; nothing under the prefix changed
+    where = f"s3://{bucket}/reports/"
+    assert str(raised.value) == (
+        f"{where}{OLD_PART}: named by {where}{MANIFEST_FILE} but not there: the report there "
+        "is incomplete, and nothing was changed; to rebuild it there, delete the files the "
+        "manifest names, then the manifest, or choose another --out"
+    )
+    left = {*PREVIOUS, MANIFEST_FILE} - {OLD_PART}
+    assert set(store.keys("reports/")) == {"reports/" + relative for relative in left}

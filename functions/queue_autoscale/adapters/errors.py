@@ -147,7 +147,7 @@ def translate(error: Exception, operation: str, resource: str | None = None) -> 
             kind = Throttled
         elif code in _ACCESS_CODES or status == 403:
             kind = AccessDenied
-        elif code in _NOT_FOUND_CODES:
+        elif code in _NOT_FOUND_CODES or status == 404:  # a HEAD's 404 has no code but "404"
             kind = NotFound
         elif code in _SERVER_CODES or status >= 500:
             kind = ServiceUnavailable

@@ -33,6 +33,7 @@ from glue_jobs.layout import (
     manifest_json,
     parse_manifest,
 )
+from queue_autoscale.adapters.errors import NotFound
 from queue_autoscale.adapters.s3 import Archive
 
 PENDING_FILE = "_manifest.pending.json"
@@ -117,7 +118,14 @@ def pull(store: Archive, base: str, folder: Path, say: Say) -> Previous | None:
         return Previous(tuple(sorted(unfinished)), {}) if unfinished else None
     stamps: dict[str, tuple[int, int]] = {}
     for relative in manifest.files:
-        store.download(base + relative, folder / relative)
+        try:
+            store.download(base + relative, folder / relative)
+        except NotFound:
+            raise ManifestError(
+                f"{where}{relative}: named by {where}{MANIFEST_FILE} but not there: the report "
+                "there is incomplete, and nothing was changed; to rebuild it there, delete the "
+                "files the manifest names, then the manifest, or choose another --out"
+            ) from None
         stamps[relative] = _stamp(folder / relative)
     return Previous(tuple(sorted({*manifest.files, *unfinished})), stamps)
 

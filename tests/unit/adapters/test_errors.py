@@ -67,6 +67,8 @@ ERRORS = [
     pytest.param("AccessDenied", 403, AccessDenied, id="s3-access-denied"),
     pytest.param("ResourceNotFoundException", 400, NotFound, id="not-found"),
     pytest.param("ValidationException", 400, InvalidRequest, id="validation"),
+    # a HEAD has no body, so S3's missing key (download_file) comes back as code "404"
+    pytest.param("404", 404, NotFound, id="head-404"),
 ]
 
 
