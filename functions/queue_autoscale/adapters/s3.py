@@ -198,13 +198,3 @@ class Archive:
         for key, target in copies:
             self.download(key, target)
         return len(copies)
-
-    def upload_tree(self, folder: Path, prefix: str) -> int:
-        """Copy every file under `folder` to `prefix/<relative path>`; return how many."""
-        count = 0
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                key = "/".join([prefix.rstrip("/"), path.relative_to(folder).as_posix()])
-                self.upload(path, key.lstrip("/"))
-                count += 1
-        return count

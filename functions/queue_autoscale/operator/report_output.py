@@ -71,12 +71,12 @@ def _stamp(path: Path) -> tuple[int, int]:
     return status.st_size, status.st_mtime_ns
 
 
-def _read(text: bytes | str, uri: str) -> Manifest:
+def _read(data: bytes, uri: str) -> Manifest:
     try:
-        decoded = text if isinstance(text, str) else text.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ManifestError(f"{uri}: not UTF-8 text") from None
-    return parse_manifest(decoded, uri)
+    return parse_manifest(text, uri)
 
 
 def _continued(data: bytes, uri: str, where: str) -> Manifest:

@@ -219,8 +219,8 @@ def test_lambda_config_uses_standard_retries_and_short_timeouts() -> None:
     assert (config.connect_timeout, config.read_timeout) == (2, 5)
 
 
-def test_upload_tree_to_a_missing_bucket_is_not_found(stubbed: Any, tmp_path: Path) -> None:
-    # GIVEN a folder to upload and a bucket that does not exist (boto3's upload_file wraps
+def test_an_upload_to_a_missing_bucket_is_not_found(stubbed: Any, tmp_path: Path) -> None:
+    # GIVEN a file to upload and a bucket that does not exist (boto3's upload_file wraps
     # the PutObject error in S3UploadFailedError, which `report --out s3://...` printed as a
     # traceback)
     (tmp_path / "report.html").write_text("<html></html>", encoding="utf-8")
@@ -229,7 +229,7 @@ def test_upload_tree_to_a_missing_bucket_is_not_found(stubbed: Any, tmp_path: Pa
 
     # WHEN it is uploaded
     with pytest.raises(NotFound) as caught:
-        Archive(s3, "nope").upload_tree(tmp_path, "reports")
+        Archive(s3, "nope").upload(tmp_path / "report.html", "reports/report.html")
 
     # THEN it is the project's NotFound, naming the call, the object and AWS's code
     assert caught.value.code == "NoSuchBucket"
