@@ -254,12 +254,27 @@ def compare(
     progress: Progress | None = None,
     record_decisions: bool = False,
 ) -> Comparison:
-    """Replay the same jobs (same arrivals, same service times) under every policy."""
+    """Replay the same jobs (same arrivals, same service times) under every policy: arrivals
+    drawn from `counts` behind the spec's warm-up, durations from its job-time distribution."""
+    workload = build_workload(
+        label, counts, spec.fleet(), seed=spec.seed, warmup_seconds=spec.warmup_seconds
+    )
+    return compare_workload(workload, policies, spec, progress, record_decisions)
+
+
+def compare_workload(
+    workload: Workload,
+    policies: Sequence[str],
+    spec: RunSpec,
+    progress: Progress | None = None,
+    record_decisions: bool = False,
+) -> Comparison:
+    """Replay `workload`'s jobs (each with its own arrival and duration) under every policy;
+    the spec gives everything else (its warm-up and job-time distribution are the
+    workload's business, not read here)."""
     fleet = spec.fleet()
     settings = spec.settings()
-    workload = build_workload(
-        label, counts, fleet, seed=spec.seed, warmup_seconds=spec.warmup_seconds
-    )
+    counts = workload.counts[workload.warmup_seconds :]
     warm_rate = float(counts[:300].mean()) if counts.size else 0.0
     serial = _workers(len(policies)) <= 1
 

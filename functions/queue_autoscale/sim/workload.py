@@ -1,5 +1,6 @@
 """What a simulation replays: the fleet's parameters (`FleetSpec`) and the jobs (`Workload`,
-drawn by `build_workload` from per-second arrival counts). Times are seconds."""
+drawn by `build_workload` from per-second arrival counts, or given job by job to
+`jobs_workload`). Times are seconds."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from queue_autoscale.sim.arrivals import Counts, arrival_times, service_times
+from queue_autoscale.sim.arrivals import ArrivalError, Counts, arrival_times, service_times
 
 Floats = npt.NDArray[np.float64]
 
@@ -103,3 +104,36 @@ def build_workload(
         arrivals.size, fleet.service_mean_seconds, fleet.service_cv, rng, fleet.service_distribution
     )
     return Workload(name, full, warmup_seconds, arrivals, service)
+
+
+def jobs_workload(
+    name: str,
+    arrivals: npt.ArrayLike,
+    durations: npt.ArrayLike,
+    warmup_seconds: int = 0,
+) -> Workload:
+    """Recorded jobs as they are: job j arrives at `arrivals[j]` (seconds from time 0) and
+    occupies a job slot for `durations[j]` seconds, under every policy.
+
+    Each row is one attempt: a retried job is one row per attempt, each arriving at its own
+    queued time. Rows are put in arrival order (ties keep their given order: FIFO). The first
+    `warmup_seconds` of arrivals are replayed but not scored. Raises ArrivalError naming the
+    first bad row (a time or duration that is negative, NaN or infinite).
+    """
+    times = np.asarray(arrivals, dtype=np.float64).reshape(-1)
+    service = np.asarray(durations, dtype=np.float64).reshape(-1)
+    if times.size != service.size:
+        raise ArrivalError(f"{times.size:,} arrival times but {service.size:,} durations")
+    for label, values in (("arrival", times), ("duration", service)):
+        bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+        if bad.size:
+            row = int(bad[0])
+            raise ArrivalError(
+                f"job {row}: {label} = {values[row]!r} s: must be a finite number >= 0"
+            )
+    order = np.argsort(times, kind="stable")
+    times, service = times[order], service[order]
+    seconds = np.floor(times).astype(np.int64)
+    horizon = max(warmup_seconds, int(seconds[-1]) + 1 if seconds.size else 0)
+    counts = np.bincount(seconds, minlength=horizon).astype(np.int64)
+    return Workload(name, counts, warmup_seconds, times, service)
