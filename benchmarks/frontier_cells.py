@@ -6,7 +6,7 @@ workload with `--hybrid-only` (hybrid at each target and the reaction bound, no 
 change to the controller can be compared cell by cell before the bench is regenerated. The
 cells, windows, run settings and verdicts are the bench's own (`sim.bench`'s workloads and
 `bench_spec`, `sim.frontier`'s window, settings and `goal_verdict`). The tables of cells that
-moved in docs/simulator.md were made with it.
+moved in benchmarks/results/hybrid_experiments.md were made with it.
 
     .venv/bin/python benchmarks/frontier_cells.py all --hybrid-only > before.txt
     .venv/bin/python benchmarks/frontier_cells.py steady,nasa --slas 30,60 --seed 3

@@ -63,7 +63,8 @@ from queue_autoscale.core.models import Burst, ControllerState, QueueSettings, S
 MAX_BURSTS = 6
 """Bursts remembered in the state item (each an onset epoch and a need in workers)."""
 ONSET_RATIO = 2.0
-"""A burst starts when the arrival rate at least doubles within one lead..."""
+"""A burst starts when the arrival rate reaches at least this multiple of the lowest rate of
+the last lead plus one interval (`QueueSettings.forecast_horizon_seconds`)..."""
 MIN_RISE = 3.0
 """...and the rise keeps at least this many more workers busy (noise on a small fleet is not a
 burst)."""
