@@ -2,7 +2,7 @@
 
 Part 1 times the pure path on realistic SQS batches: every message body goes through
 `events.parse_body` (JSON, size and array checks, pydantic validation against the
-configured queues and the clock) and the accepted events through `record_events.aggregate`
+configured queues and the clock) and the accepted events through `aggregate`
 (the per-(queue, second) increments the handler ADDs). Part 2 times the whole `ingest`
 function with in-process stand-ins for the boto3 clients (the real LoadTable, Archive and
 DeadLetters adapters build every request, gzip the archive object and count the calls;
@@ -38,7 +38,10 @@ from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.s3 import GZIP_LEVEL, Archive, encode_jsonl_gz
 from queue_autoscale.adapters.sqs import DeadLetters, SqsQueues
 from queue_autoscale.events import ValidationContext, parse_body
-from queue_autoscale.handlers import record_events
+from queue_autoscale.ingest.aggregate import aggregate
+from queue_autoscale.ingest.batch import ingest
+from queue_autoscale.ingest.parse import Message
+from queue_autoscale.ingest.runtime import RecordRuntime
 from queue_autoscale.settings import RecordSettings
 
 NOW = 1_767_225_600.0
@@ -90,13 +93,13 @@ def job_events(rng: random.Random, count: int, pairs: int | None = None) -> list
     return events
 
 
-def messages_for(events: Sequence[dict[str, Any]], per_message: int) -> list[record_events.Message]:
+def messages_for(events: Sequence[dict[str, Any]], per_message: int) -> list[Message]:
     """Events packed as the client packs them: JSON arrays of `per_message` (1: bare objects)."""
     messages = []
     for first in range(0, len(events), per_message):
         chunk = events[first : first + per_message]
         body = json.dumps(chunk[0] if per_message == 1 else chunk, separators=(",", ":"))
-        messages.append(record_events.Message(f"m-{first:06d}", body))
+        messages.append(Message(f"m-{first:06d}", body))
     return messages
 
 
@@ -121,7 +124,7 @@ class CountingClient:
         return {"Successful": [{"Id": entry["Id"]} for entry in kwargs["Entries"]], "Failed": []}
 
 
-def runtime(client: CountingClient) -> record_events.RecordRuntime:
+def runtime(client: CountingClient) -> RecordRuntime:
     """record_events' runtime on the real adapters over the counting client."""
     settings = RecordSettings.from_environ(
         {
@@ -131,7 +134,7 @@ def runtime(client: CountingClient) -> record_events.RecordRuntime:
             "EVENTS_DLQ_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/events-dlq",
         }
     )
-    return record_events.RecordRuntime(
+    return RecordRuntime(
         settings=settings,
         table=LoadTable(client, settings.load_table),
         archive=Archive(client, settings.archive_bucket),
@@ -141,7 +144,7 @@ def runtime(client: CountingClient) -> record_events.RecordRuntime:
     )
 
 
-def pure_path(batches: Sequence[Sequence[record_events.Message]]) -> int:
+def pure_path(batches: Sequence[Sequence[Message]]) -> int:
     """parse_body + aggregate over every batch, as ingest does; returns events accepted."""
     context = ValidationContext(queues=frozenset(QUEUES), now_ms=int(NOW * 1000))
     accepted = 0
@@ -149,7 +152,7 @@ def pure_path(batches: Sequence[Sequence[record_events.Message]]) -> int:
         events = []
         for message in batch:
             events.extend(parse_body(message.body, context).accepted)
-        record_events.aggregate(events)
+        aggregate(events)
         accepted += len(events)
     return accepted
 
@@ -226,7 +229,7 @@ def main() -> None:
             for _ in range(args.batches)
         ]
 
-        def pure(b: list[list[record_events.Message]] = batches) -> int:
+        def pure(b: list[list[Message]] = batches) -> int:
             return pure_path(b)
 
         wall, cpu, count = best_rate(pure, args.repeat)
@@ -237,12 +240,12 @@ def main() -> None:
             f"| {cpu:,.0f} | {1e6 / cpu:.1f} | {verdict} |"
         )
 
-        def whole(b: list[list[record_events.Message]] = batches) -> int:
+        def whole(b: list[list[Message]] = batches) -> int:
             client = CountingClient()
             rt = runtime(client)
             total = 0
             for batch in b:
-                result = record_events.ingest(batch, rt, NOW)
+                result = ingest(batch, rt, NOW)
                 total += result.accepted
             return total
 
@@ -267,7 +270,7 @@ def main() -> None:
         for _ in range(args.repeat):
             client = CountingClient()
             start = time.perf_counter()
-            result = record_events.ingest(batch, runtime(client), NOW)
+            result = ingest(batch, runtime(client), NOW)
             best = min(best, time.perf_counter() - start)
         assert result.accepted == EVENTS_PER_BATCH and result.counter_writes == pairs
         lines.append(

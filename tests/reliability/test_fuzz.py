@@ -25,6 +25,7 @@ from queue_autoscale.config import ConfigError, parse_config, parse_json
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.events import MAX_BODY_BYTES, ValidationContext, parse_body
 from queue_autoscale.handlers import record_events
+from queue_autoscale.ingest.runtime import RecordRuntime
 from queue_autoscale.settings import RecordSettings
 from tests.integration.conftest import FakeLambdaContext
 
@@ -190,7 +191,7 @@ class FakeAws:
         return []
 
 
-def _runtime(fake: FakeAws) -> record_events.RecordRuntime:
+def _runtime(fake: FakeAws) -> RecordRuntime:
     settings = RecordSettings.from_environ(
         {
             "QUEUES_CONFIG": json.dumps([{"queue": name} for name in QUEUES]),
@@ -199,7 +200,7 @@ def _runtime(fake: FakeAws) -> record_events.RecordRuntime:
             "EVENTS_DLQ_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
         }
     )
-    return record_events.RecordRuntime(
+    return RecordRuntime(
         settings=settings,
         table=fake,  # type: ignore[arg-type]
         archive=fake,  # type: ignore[arg-type]

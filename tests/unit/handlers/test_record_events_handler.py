@@ -14,6 +14,9 @@ from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
 from queue_autoscale.adapters.sqs import SendFailure
 from queue_autoscale.events import Event, parse_body
 from queue_autoscale.handlers import record_events
+from queue_autoscale.ingest import batch as ingest_batch
+from queue_autoscale.ingest.aggregate import aggregate, batch_id
+from queue_autoscale.ingest.runtime import RecordRuntime
 from queue_autoscale.settings import RecordSettings, SettingsError
 
 NOW = 1_763_000_000.0
@@ -78,7 +81,7 @@ class Metrics:
 
 
 @pytest.fixture
-def runtime() -> Iterator[record_events.RecordRuntime]:
+def runtime() -> Iterator[RecordRuntime]:
     settings = RecordSettings.from_environ(
         {
             "QUEUES_CONFIG": json.dumps([{"queue": "orders"}, {"queue": "emails"}]),
@@ -88,7 +91,7 @@ def runtime() -> Iterator[record_events.RecordRuntime]:
             "COUNTER_TTL_SECONDS": "86400",
         }
     )
-    built = record_events.RecordRuntime(
+    built = RecordRuntime(
         settings=settings,
         table=FakeTable(),
         archive=FakeArchive(),
@@ -101,7 +104,7 @@ def runtime() -> Iterator[record_events.RecordRuntime]:
     record_events.set_runtime(None)
 
 
-def parts(runtime: record_events.RecordRuntime) -> tuple[Any, Any, Any, Any]:
+def parts(runtime: RecordRuntime) -> tuple[Any, Any, Any, Any]:
     return runtime.table, runtime.archive, runtime.dead_letters, runtime.publish_metrics
 
 
@@ -129,7 +132,7 @@ def test_the_canonical_batch_is_counted_archived_and_dead_lettered(
     assert table.expiry[("emails", 1_762_999_990)] == 1_762_999_990 + 86_400
     # AND the four accepted events are archived in one object
     ((key, records),) = archive.objects.items()
-    assert key == f"events/{record_events.batch_id([ORDERS_ID, EMAILS_ID])}"
+    assert key == f"events/{batch_id([ORDERS_ID, EMAILS_ID])}"
     assert [(r["queue"], r["type"]) for r in records] == [
         ("orders", "queued"),
         ("orders", "started"),
@@ -240,7 +243,7 @@ event_strategy = st.builds(
 
 @given(st.lists(event_strategy, max_size=200))
 def test_aggregation_keeps_every_count_and_duration(events: list[Any]) -> None:
-    totals = record_events.aggregate(events)
+    totals = aggregate(events)
     for (queue, second), counts in totals.items():
         assert counts, "no empty update"
         assert all(value >= 0 for value in counts.values())
@@ -270,7 +273,7 @@ def test_an_unexpected_failure_reading_one_body_rejects_that_body_alone(
             raise OverflowError("int too large to convert")
         return real(body, context)
 
-    monkeypatch.setattr(record_events, "parse_body", flaky)
+    monkeypatch.setattr(ingest_batch, "parse_body", flaky)
     # WHEN the canonical batch arrives
     response = record_events.handler(load_event("sqs_record_events.json"), lambda_context)
     # THEN nothing is retried: the orders events are counted, the emails body is dead-lettered

@@ -1,0 +1,54 @@
+"""What ingest uses, wired once per cold start (tests and the demo build their own)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.adapters.sqs import DeadLetters, SqsQueues
+from queue_autoscale.config import QueueConfig
+from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
+from queue_autoscale.controller.ports import CounterTable, DeadLetterQueue, EventArchive
+from queue_autoscale.settings import RecordSettings
+from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
+
+
+@dataclass
+class RecordRuntime:
+    """What the handler uses, built once per cold start (tests and the demo build their own)."""
+
+    settings: RecordSettings
+    table: CounterTable
+    archive: EventArchive
+    dead_letters: DeadLetterQueue
+    clock: Clock = time.time
+    publish_metrics: MetricsSink = emf_metrics
+    config: QueueConfigLoader | None = None
+    """Where the queue list (the events allowlist) comes from (None: the settings' fixed
+    $QUEUES_CONFIG)."""
+
+    def __post_init__(self) -> None:
+        if self.config is None:
+            self.config = build_loader(self.settings)
+
+    def queues(self, now: float) -> tuple[QueueConfig, ...]:
+        """The configured queues at `now` (epoch s), the config store's last good document."""
+        assert self.config is not None  # set by __post_init__
+        return self.config.load(now)
+
+
+def build_runtime(
+    settings: RecordSettings, clients: AwsClients, clock: Clock = time.time
+) -> RecordRuntime:
+    """Wire adapters from clients and settings."""
+    return RecordRuntime(
+        settings=settings,
+        table=LoadTable(clients.dynamodb, settings.load_table),
+        archive=Archive(clients.s3, settings.archive_bucket),
+        dead_letters=DeadLetters(SqsQueues(clients.sqs), settings.events_dlq_url),
+        clock=clock,
+        config=build_loader(settings, clients),
+    )
