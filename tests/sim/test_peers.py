@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -184,3 +186,82 @@ def test_the_reaction_bound_misses_the_surge_no_reacting_policy_can_catch() -> N
     _, flat = load_arrivals("steady", None, length=1800)
     (steady,) = compare("flat", flat, ["reaction-bound"], RunSpec()).scores
     assert steady.sla_compliance == 1.0 and steady.peak_workers < 40
+
+
+# ---------------------------------------------------------------- the peers' knobs
+
+
+def sync(policy: KedaPolicy, now: float, desired: int, visible: int, running: int) -> int:
+    """One HPA sync on a fleet view holding just what KEDA reads."""
+    view = SimpleNamespace(
+        now=now, visible=visible, in_flight=0, desired=desired, running=running, pending=0
+    )
+    return policy.decide(view)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("window", [0, 60, 300])
+def test_hpa_scale_down_stabilization_knob(window: int) -> None:
+    """The scale-down takes the highest recommendation of the last `window` s: with 0 s it
+    follows the first low recommendation, with 60 s a minute later, with 300 s five."""
+    policy = KedaPolicy(aws_settings(), scale_down_stabilization=window)
+    assert policy.stabilize(NOW, current=20, recommendation=20) == 20
+    downs = [t for t in range(15, 316, 15) if policy.stabilize(NOW + t, 20, 5) == 5]
+    assert downs[0] == max(15, window)
+
+
+def test_hpa_default_scale_up_policy_is_the_higher_of_100_percent_and_4_pods() -> None:
+    """selectPolicy Max: from 10 pods +100 % (20) beats +4 (14); from 1 pod +4 (5) beats +100 %
+    (2); the period is 15 s, so the next sync 15 s later may double again."""
+    policy = KedaPolicy(aws_settings(max_workers=1000))
+    assert policy.stabilize(NOW, current=10, recommendation=500) == 20
+    assert policy.stabilize(NOW + 15, current=20, recommendation=500) == 40
+    small = KedaPolicy(aws_settings(max_workers=1000))
+    assert small.stabilize(NOW, current=1, recommendation=500) == 5
+
+
+def test_keda_min_replicas_zero_scales_to_zero_after_the_cooldown_and_back_at_a_poll() -> None:
+    """minReplicaCount 0: KEDA takes the deployment to 0 once no message was seen for its
+    cooldownPeriod (300 s), and back to 1 at the next 30 s poll that sees a message; with
+    minReplicaCount 1 HPA never goes below 1."""
+    zero = KedaPolicy(aws_settings(), queue_length_override=10, min_replicas=0)
+    one = KedaPolicy(aws_settings(), queue_length_override=10, min_replicas=1)
+    assert sync(zero, NOW, 3, 25, 3) == 3
+    assert sync(one, NOW, 3, 25, 3) == 3
+    assert sync(zero, NOW + 285, 3, 0, 3) == 3  # empty for 285 s: HPA still holds
+    assert sync(zero, NOW + 300, 3, 0, 3) == 0  # empty for 300 s: KEDA deactivates
+    assert sync(one, NOW + 300, 3, 0, 3) == 1  # HPA's floor
+    assert sync(zero, NOW + 315, 0, 0, 0) == 0  # a poll: nothing there
+    assert sync(zero, NOW + 330, 0, 40, 0) == 0  # 15 s later: no poll yet
+    assert sync(zero, NOW + 345, 0, 40, 0) == 1  # the next poll sees messages: activation
+    assert sync(zero, NOW + 360, 1, 40, 1) == 4  # HPA from 1: ceil(40 / 10)
+
+
+def test_keda_at_zero_polls_every_30_seconds() -> None:
+    policy = KedaPolicy(aws_settings(), queue_length_override=10, min_replicas=0)
+    assert sync(policy, NOW, 0, 0, 0) == 0  # a poll: nothing there
+    assert sync(policy, NOW + 15, 0, 40, 0) == 0  # between polls: not seen yet
+    assert sync(policy, NOW + 30, 0, 40, 0) == 1
+
+
+def test_target_tracking_scale_in_cooldown_knob_60_seconds() -> None:
+    policy = TargetTrackingPolicy(aws_settings(), scale_in_cooldown=60)
+    assert policy.evaluate(NOW, 10, minutes(30, 15, running=10)) == 3
+    assert policy.evaluate(NOW + 59, 3, minutes(0, 15, running=3)) == 3
+    assert policy.evaluate(NOW + 60, 3, minutes(0, 15, running=3)) == 1
+
+
+def test_target_tracking_min_capacity_and_target_value_knobs() -> None:
+    """min_capacity 0 lets an empty queue scale the service to 0 (AWS's minimum capacity); a
+    target value of 50 sizes the AWS example (1,500 visible) at 30 tasks."""
+    floor0 = TargetTrackingPolicy(aws_settings(), min_capacity=0)
+    assert floor0.evaluate(NOW, 10, minutes(0, 15)) == 0
+    floor4 = TargetTrackingPolicy(aws_settings(), min_capacity=4)
+    assert floor4.evaluate(NOW, 10, minutes(0, 15)) == 4
+    half = TargetTrackingPolicy(aws_settings(), target=50.0)
+    assert half.evaluate(NOW, 10, minutes(150, 3)) == 30
+
+
+def test_static_size_knob_may_be_zero() -> None:
+    counts = np.full(600, 10, dtype=np.int64)
+    assert StaticPolicy(aws_settings(), counts, size=0).size == 0
+    assert StaticPolicy(aws_settings(max_workers=100), counts, size=500).size == 100

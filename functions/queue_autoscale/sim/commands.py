@@ -15,7 +15,7 @@ from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, decision_t
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.bench import QUICK_VARIANTS, SweepOptions, parse_slas, run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
-from queue_autoscale.sim.policies import parse_policies
+from queue_autoscale.sim.policies import POLICY_GRAMMAR, parse_policies
 from queue_autoscale.sim.runner import Comparison, RunSpec, load_arrivals
 from queue_autoscale.sim.scores import PRICE_NOTE
 from queue_autoscale.sim.workload import FleetSpec
@@ -80,8 +80,8 @@ def register(app: typer.Typer) -> None:
         policy: Annotated[
             str,
             typer.Option(
-                help="Comma-separated: hybrid,seed-hybrid,keda,target-tracking,static or all; "
-                "also reaction-bound and keda-no-drain (stopped mid-job on scale-in)."
+                help="Policies: hybrid, seed-hybrid, keda, target-tracking, static or all; also "
+                "reaction-bound and keda-no-drain (stopped mid-job on scale-in). " + POLICY_GRAMMAR
             ),
         ] = "all",
         scenario: Annotated[str | None, typer.Option(help="A named synthetic workload.")] = None,

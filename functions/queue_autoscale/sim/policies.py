@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from queue_autoscale.core import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
     POLICIES,
@@ -17,8 +19,16 @@ from queue_autoscale.sim.arrivals import ArrivalError, Counts
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.bound import ReactionBoundPolicy
 from queue_autoscale.sim.engine import FleetView, Policy
-from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
+from queue_autoscale.sim.peers import (
+    KedaPolicy,
+    StaticPolicy,
+    TargetTrackingPolicy,
+    keda,
+    static,
+    target_tracking,
+)
 from queue_autoscale.sim.peers.keda import NAME_NO_DRAIN as KEDA_NO_DRAIN
+from queue_autoscale.sim.peers.knobs import Knob, KnobError
 
 POLICY_NAMES: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracking", "static")
 DIAGNOSTICS: tuple[str, ...] = (BOUND_NAME, KEDA_NO_DRAIN)
@@ -81,40 +91,161 @@ def sim_settings(
     )
 
 
+POLICY_GRAMMAR = (
+    "POLICIES is 'all' or a comma-separated list of POLICY; POLICY is NAME or "
+    "NAME(KNOB=VALUE,...), e.g. "
+    "'hybrid,keda,keda(queue_length=120,min_replicas=0)'. "
+    "Knobs: keda and keda-no-drain: queue_length, scale_down_stabilization (s), min_replicas; "
+    "target-tracking: target_value, scale_in_cooldown (s), min_capacity; static: size. "
+    "A knob left out keeps the documented setting (the floors: --min-workers)."
+)
+"""The `--policy` grammar, as `simulate --help` states it."""
+MAX_POLICY_TEXT = 2000
+"""The longest `--policy` text read, characters."""
+MAX_POLICIES = 32
+"""The most policies one run compares."""
+KNOBS: dict[str, dict[str, Knob]] = {
+    "keda": keda.KNOBS,
+    KEDA_NO_DRAIN: keda.KNOBS,
+    "target-tracking": target_tracking.KNOBS,
+    "static": static.KNOBS,
+}
+"""Each peer's settings by name; a policy not here takes none."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyChoice:
+    """One policy of `--policy`: its name and the knobs set (name, value), in KNOBS order."""
+
+    name: str
+    knobs: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How the run is reported: 'keda' or 'keda(queue_length=120,min_replicas=0)'."""
+        if not self.knobs:
+            return self.name
+        return f"{self.name}({','.join(f'{k}={v:g}' for k, v in self.knobs)})"
+
+    def get(self, knob: str) -> float | None:
+        """The knob's value, None when left out."""
+        return next((v for k, v in self.knobs if k == knob), None)
+
+
+def split_policies(text: str) -> list[str]:
+    """`text` split at the commas outside parentheses; ArrivalError for unbalanced or nested
+    parentheses, or text past `MAX_POLICY_TEXT`."""
+    if len(text) > MAX_POLICY_TEXT:
+        raise ArrivalError(f"policy: {len(text):,} characters, more than {MAX_POLICY_TEXT:,}")
+    parts: list[str] = []
+    depth, begin = 0, 0
+    for index, char in enumerate(text):
+        if char == "(":
+            depth += 1
+            if depth > 1:
+                raise ArrivalError(f"policy {text!r}: nested '(' at character {index + 1}")
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                raise ArrivalError(f"policy {text!r}: ')' without '(' at character {index + 1}")
+        elif char == "," and depth == 0:
+            parts.append(text[begin:index])
+            begin = index + 1
+    if depth:
+        raise ArrivalError(f"policy {text!r}: '(' without ')'")
+    parts.append(text[begin:])
+    return [part.strip() for part in parts]
+
+
+def parse_policy(text: str) -> PolicyChoice:
+    """One POLICY of the grammar, validated (ArrivalError in one line)."""
+    name, opened, rest = text.partition("(")
+    name = name.strip()
+    if name not in POLICY_NAMES + DIAGNOSTICS:
+        raise ArrivalError(
+            f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
+            f"or the diagnostics {', '.join(DIAGNOSTICS)}"
+        )
+    if not opened:
+        return PolicyChoice(name)
+    if not rest.endswith(")"):
+        raise ArrivalError(f"policy {text!r}: text after ')'")
+    allowed = KNOBS.get(name, {})
+    given: dict[str, float] = {}
+    for item in (part.strip() for part in rest[:-1].split(",")):
+        knob, equals, value = (piece.strip() for piece in item.partition("="))
+        if not equals or not knob or not value:
+            raise ArrivalError(f"policy {text!r}: write each knob as KNOB=VALUE")
+        if knob not in allowed:
+            known = ", ".join(allowed) or "none"
+            raise ArrivalError(f"policy {name}: unknown knob {knob!r} (its knobs: {known})")
+        if knob in given:
+            raise ArrivalError(f"policy {name}: knob {knob} given twice")
+        try:
+            given[knob] = allowed[knob].parse(knob, value)
+        except KnobError as error:
+            raise ArrivalError(f"policy {name}: {error}") from None
+    return PolicyChoice(name, tuple((k, given[k]) for k in allowed if k in given))
+
+
 def parse_policies(text: str) -> list[str]:
-    """Comma-separated policy names, validated; 'all' means every policy."""
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    if names == ["all"]:
+    """The `--policy` text (`POLICY_GRAMMAR`), validated: each policy's label; 'all' means
+    every policy at its documented settings. ArrivalError in one line otherwise."""
+    parts = split_policies(text)
+    if [p for p in parts if p] == ["all"]:
         return list(POLICY_NAMES)
-    if not names:
+    if not any(parts):
         raise ArrivalError("policy: name at least one of " + ", ".join(POLICY_NAMES))
-    for name in names:
-        if name not in POLICY_NAMES + DIAGNOSTICS:
-            raise ArrivalError(
-                f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
-                f"or the diagnostics {', '.join(DIAGNOSTICS)}"
-            )
-    return names
+    if len(parts) > MAX_POLICIES:
+        raise ArrivalError(f"policy: {len(parts)} policies, more than {MAX_POLICIES}")
+    labels: list[str] = []
+    for part in parts:
+        if not part:
+            raise ArrivalError(f"policy {text!r}: an empty name between commas")
+        label = parse_policy(part).label
+        if label in labels:
+            raise ArrivalError(f"policy {label} given twice")
+        labels.append(label)
+    return labels
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else int(value)
 
 
 def make_policy(
     name: str, settings: QueueSettings, scored_counts: Counts, record: bool = False
 ) -> Policy:
-    """A fresh policy instance (policies keep state, so one per run); `record` keeps a core
-    policy's decision records."""
-    if name in POLICIES:
-        return CorePolicy(name, POLICIES[name], settings, record)
-    if name == "keda":
-        return KedaPolicy(settings)
-    if name == KEDA_NO_DRAIN:
-        return KedaPolicy(settings, drain=False)
-    if name == "target-tracking":
-        return TargetTrackingPolicy(settings)
-    if name == "static":
-        return StaticPolicy(settings, scored_counts)
-    if name == BOUND_NAME:
-        return ReactionBoundPolicy(settings)
-    raise ArrivalError(f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)}")
+    """A fresh policy instance (policies keep state, so one per run) for a name or a label of
+    `parse_policies`; `record` keeps a core policy's decision records."""
+    choice = parse_policy(name)
+    label, base = choice.label, choice.name
+    if base in POLICIES:
+        return CorePolicy(base, POLICIES[base], settings, record)
+    if base in ("keda", KEDA_NO_DRAIN):
+        stabilization = _whole(choice.get("scale_down_stabilization"))
+        return KedaPolicy(
+            settings,
+            drain=base == "keda",
+            queue_length_override=_whole(choice.get("queue_length")),
+            scale_down_stabilization=(
+                keda.SCALE_DOWN_STABILIZATION_SECONDS if stabilization is None else stabilization
+            ),
+            min_replicas=_whole(choice.get("min_replicas")),
+            name=label,
+        )
+    if base == "target-tracking":
+        cooldown = _whole(choice.get("scale_in_cooldown"))
+        return TargetTrackingPolicy(
+            settings,
+            choice.get("target_value"),
+            target_tracking.SCALE_IN_COOLDOWN_SECONDS if cooldown is None else cooldown,
+            _whole(choice.get("min_capacity")),
+            name=label,
+        )
+    if base == "static":
+        return StaticPolicy(settings, scored_counts, _whole(choice.get("size")), name=label)
+    return ReactionBoundPolicy(settings)
 
 
 def initial_workers(policy: Policy, settings: QueueSettings, warm_rate: float) -> int:

@@ -7,8 +7,14 @@ ApproximateNumberOfMessagesNotVisible (scaleOnInFlight defaults to true), the ta
 (--horizontal-pod-autoscaler-sync-period), each sync reading the scaler afresh (KEDA's
 useCachedMetrics defaults to false; its 30 s pollingInterval drives only activation 0 <-> 1);
 for an AverageValue external metric desired = ceil(total / queueLength) unless
-|total / (queueLength * replicas) - 1| <= 0.1 (tolerance); scale-up at most
-max(+100 %, +4 pods) per 15 s; scale-down to the highest recommendation of the last 300 s.
+|total / (queueLength * replicas) - 1| <= 0.1 (tolerance). HPA's default behaviour (the
+Kubernetes HPA page, "Default Behavior"): scaleUp with no stabilization and the policies 100 %
+and 4 pods per 15 s, selectPolicy Max (the higher limit); scaleDown to the highest
+recommendation of the last 300 s (`behavior.scaleDown.stabilizationWindowSeconds`, the first
+knob an expert turns: 0, 60 and 300 s here), 100 % per 15 s. HPA's minReplicas is
+max(1, minReplicaCount): with `minReplicaCount` 0 (KEDA's default) KEDA itself takes the
+deployment to 0 once the queue has been empty for `cooldownPeriod` (300 s), and back to 1 at
+the first poll (every `pollingInterval`, 30 s) that sees a message; HPA scales from there.
 
 On scale-in Kubernetes picks the pods to delete without asking whether they are busy, sends
 SIGTERM and kills them after the grace period; a worker loop without a SIGTERM drain loses the
@@ -26,6 +32,7 @@ import math
 from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner
 from queue_autoscale.sim.engine import FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
+from queue_autoscale.sim.peers.knobs import Knob, count, seconds
 from queue_autoscale.sim.workload import SCALE_IN_DRAIN, SCALE_IN_KILL
 
 NAME = "keda"
@@ -38,7 +45,18 @@ SCALE_UP_PERCENT = 100
 SCALE_UP_PODS = 4
 SCALE_UP_PERIOD_SECONDS = 15
 SCALE_DOWN_STABILIZATION_SECONDS = 300
+"""HPA's default scale-down stabilization window, s."""
 ACTIVATION_QUEUE_LENGTH = 0
+POLLING_SECONDS = 30
+"""KEDA's pollingInterval (default): how often activation 0 <-> 1 is checked, s."""
+COOLDOWN_SECONDS = 300
+"""KEDA's cooldownPeriod (default): the queue empty this long before scaling to 0, s."""
+KNOBS: dict[str, Knob] = {
+    "queue_length": count("queueLength, messages per pod", low=1),
+    "scale_down_stabilization": seconds("HPA scale-down stabilization window, s"),
+    "min_replicas": count("minReplicaCount, pods"),
+}
+"""The settings `simulate --policy 'keda(...)'` takes, and what each is."""
 
 
 def queue_length(settings: QueueSettings, job_seconds: float | None = None) -> int:
@@ -72,28 +90,56 @@ class KedaPolicy:
         settings: QueueSettings,
         drain: bool = True,
         queue_length_override: int | None = None,
+        scale_down_stabilization: int = SCALE_DOWN_STABILIZATION_SECONDS,
+        min_replicas: int | None = None,
+        name: str | None = None,
     ) -> None:
-        """`queue_length_override`: a queueLength other than the documented one (a sweep)."""
-        self.name = NAME if drain else NAME_NO_DRAIN
+        """`queue_length_override`: a queueLength other than the documented one;
+        `scale_down_stabilization` (s); `min_replicas` (None: the queue's min_workers);
+        `name`: the label the run is reported under (default: keda / keda-no-drain)."""
+        self.name = name or (NAME if drain else NAME_NO_DRAIN)
         self.scale_in = SCALE_IN_DRAIN if drain else SCALE_IN_KILL
         """How the engine stops workers on scale-in (see sim.engine)."""
         self.settings = settings
         self.target_per_pod = queue_length_override or queue_length(settings)
+        self.window_seconds = scale_down_stabilization
+        self.min_replicas = settings.min_workers if min_replicas is None else min_replicas
         self._recommendations: list[tuple[float, int]] = []
         self._scale_ups: list[tuple[float, int]] = []
+        self._last_poll = -math.inf
+        self._last_active = -math.inf
 
     def decide(self, view: FleetView) -> int:
-        """One HPA sync."""
+        """One HPA sync (and KEDA's activation poll when one is due)."""
         now = view.now
         total = view.visible + view.in_flight
         current = view.desired
+        if self.min_replicas == 0:
+            active = self.activation(now, current, total)
+            if active is not None:
+                return active
         status = view.running + view.pending
         recommendation = replica_count(total, status, self.target_per_pod)
         return self.stabilize(now, current, recommendation)
 
+    def activation(self, now: float, current: int, total: int) -> int | None:
+        """KEDA's scale to and from zero (minReplicaCount 0): 0 once no message was seen for
+        `COOLDOWN_SECONDS`, 1 at the first poll that sees one; None: HPA decides."""
+        if total > ACTIVATION_QUEUE_LENGTH or self._last_active == -math.inf:
+            self._last_active = now  # the cooldown also runs from the first sync
+        if current > 0:
+            if now - self._last_active >= COOLDOWN_SECONDS:
+                self._recommendations.clear()
+                return 0
+            return None
+        if now - self._last_poll < POLLING_SECONDS:
+            return 0
+        self._last_poll = now
+        return 1 if total > ACTIVATION_QUEUE_LENGTH else 0
+
     def stabilize(self, now: float, current: int, recommendation: int) -> int:
         """HPA's behaviour: scale-down stabilization, scale-up rate limit, min/max."""
-        window = now - SCALE_DOWN_STABILIZATION_SECONDS
+        window = now - self.window_seconds
         kept = [(at, rec) for at, rec in self._recommendations if at > window]
         kept.append((now, recommendation))
         self._recommendations = kept
@@ -107,7 +153,8 @@ class KedaPolicy:
             period_start + math.ceil(period_start * SCALE_UP_PERCENT / 100),
             period_start + SCALE_UP_PODS,
         )
-        result = clamp(min(result, limit), self.settings)
+        floor = max(1, self.min_replicas)  # HPA's minReplicas
+        result = max(floor, min(result, limit, self.settings.max_workers))
         if result > current:
             self._scale_ups.append((now, result - current))
         return result

@@ -14,9 +14,12 @@ from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner,
 from queue_autoscale.sim.arrivals import Counts, minute_rates
 from queue_autoscale.sim.engine import FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
+from queue_autoscale.sim.peers.knobs import Knob, count
 
 NAME = "static"
 PERCENTILE_RATE = 99.0
+KNOBS: dict[str, Knob] = {"size": count("the fixed fleet, workers")}
+"""The settings `simulate --policy 'static(...)'` takes, and what each is."""
 
 
 def p99_rate(counts: Counts) -> float:
@@ -36,13 +39,18 @@ def fleet_size(rate: float, settings: QueueSettings, job_seconds: float | None =
 class StaticPolicy:
     """Always the same count."""
 
-    name = NAME
     interval_seconds = 60
 
-    def __init__(self, settings: QueueSettings, counts: Counts, size: int | None = None) -> None:
-        """`size`: a fleet size other than the p99-rate one (a sweep)."""
+    def __init__(
+        self, settings: QueueSettings, counts: Counts, size: int | None = None, name: str = NAME
+    ) -> None:
+        """`size`: a fleet size other than the p99-rate one (0..max_workers; a sweep)."""
+        self.name = name
         self.rate = p99_rate(counts)
-        self.size = clamp(size, settings) if size is not None else fleet_size(self.rate, settings)
+        if size is None:
+            self.size = fleet_size(self.rate, settings)
+        else:
+            self.size = max(0, min(settings.max_workers, size))
 
     def decide(self, view: FleetView) -> int:
         """The fixed size."""

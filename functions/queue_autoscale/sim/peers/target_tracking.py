@@ -16,10 +16,12 @@ The policy reads CloudWatch 1-minute datapoints, which are published with a lag.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from queue_autoscale.core import Decision, QueueSettings, QueueSnapshot, Winner
 from queue_autoscale.sim.engine import Datapoint, FleetView
 from queue_autoscale.sim.peers._record import clamp, mean_job_seconds, peer_decision
+from queue_autoscale.sim.peers.knobs import MAX_COUNT, Knob, count, seconds
 
 NAME = "target-tracking"
 EVALUATION_SECONDS = 60
@@ -28,6 +30,12 @@ LOW_DATAPOINTS = 15
 LOW_FRACTION = 0.9
 SCALE_OUT_COOLDOWN_SECONDS = 60
 SCALE_IN_COOLDOWN_SECONDS = 300
+KNOBS: dict[str, Knob] = {
+    "target_value": Knob("target backlog per task, messages", False, 0, MAX_COUNT, True),
+    "scale_in_cooldown": seconds("scale-in cooldown, s"),
+    "min_capacity": count("the scalable target's minimum capacity, tasks"),
+}
+"""The settings `simulate --policy 'target-tracking(...)'` takes, and what each is."""
 
 
 def acceptable_backlog(settings: QueueSettings, job_seconds: float | None = None) -> float:
@@ -49,13 +57,24 @@ def proportional_capacity(visible: int, target: float) -> int:
 class TargetTrackingPolicy:
     """Application Auto Scaling target tracking in the simulator."""
 
-    name = NAME
     interval_seconds = EVALUATION_SECONDS
 
-    def __init__(self, settings: QueueSettings, target: float | None = None) -> None:
-        """`target`: a backlog per task other than the documented one (a sweep)."""
-        self.settings = settings
+    def __init__(
+        self,
+        settings: QueueSettings,
+        target: float | None = None,
+        scale_in_cooldown: int = SCALE_IN_COOLDOWN_SECONDS,
+        min_capacity: int | None = None,
+        name: str = NAME,
+    ) -> None:
+        """`target`: a backlog per task other than the documented one; `scale_in_cooldown`
+        (s); `min_capacity` (None: the queue's min_workers); `name`: the label reported."""
+        self.name = name
+        self.settings = replace(
+            settings, min_workers=settings.min_workers if min_capacity is None else min_capacity
+        )
         self.target = target or acceptable_backlog(settings)
+        self.cooldown_seconds = scale_in_cooldown
         self._last_out: float | None = None
         self._last_in: float | None = None
 
@@ -81,7 +100,7 @@ class TargetTrackingPolicy:
         low = LOW_FRACTION * self.target
         if len(metric) >= LOW_DATAPOINTS and all(value < low for value in metric[-LOW_DATAPOINTS:]):
             wanted = clamp(proportional_capacity(points[-1].visible, self.target), self.settings)
-            cooling = self._last_in is not None and now - self._last_in < SCALE_IN_COOLDOWN_SECONDS
+            cooling = self._last_in is not None and now - self._last_in < self.cooldown_seconds
             if wanted < desired and not cooling:
                 self._last_in = now
                 return wanted

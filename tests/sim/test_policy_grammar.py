@@ -1,0 +1,132 @@
+"""`simulate --policy`: the grammar of policies with knobs, and hostile input refused in one
+line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from queue_autoscale.cli import app
+from queue_autoscale.sim.arrivals import ArrivalError
+from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
+from queue_autoscale.sim.policies import (
+    POLICY_NAMES,
+    make_policy,
+    parse_policies,
+    parse_policy,
+    sim_settings,
+)
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        pytest.param("hybrid", ["hybrid"], id="one-name"),
+        pytest.param("all", list(POLICY_NAMES), id="all"),
+        pytest.param(
+            "hybrid,keda,keda(queue_length=120,scale_down_stabilization=60)",
+            ["hybrid", "keda", "keda(queue_length=120,scale_down_stabilization=60)"],
+            id="issue-example",
+        ),
+        pytest.param(
+            " keda ( min_replicas = 2 , queue_length=12 ) , static(size=0)",
+            ["keda(queue_length=12,min_replicas=2)", "static(size=0)"],
+            id="spaces-and-order-canonical",
+        ),
+        pytest.param(
+            "target-tracking(target_value=2.5,scale_in_cooldown=60,min_capacity=0)",
+            ["target-tracking(target_value=2.5,scale_in_cooldown=60,min_capacity=0)"],
+            id="target-tracking-knobs",
+        ),
+        pytest.param(
+            "keda-no-drain(queue_length=4)",
+            ["keda-no-drain(queue_length=4)"],
+            id="diagnostic-with-knobs",
+        ),
+        pytest.param("keda(queue_length=1e2)", ["keda(queue_length=100)"], id="exponent"),
+    ],
+)
+def test_grammar_accepts(text: str, labels: list[str]) -> None:
+    assert parse_policies(text) == labels
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        pytest.param("", "name at least one", id="empty"),
+        pytest.param(" , ", "name at least one", id="only-commas"),
+        pytest.param("hybrid,,keda", "empty name between commas", id="empty-between"),
+        pytest.param("kedda", "unknown policy 'kedda'", id="unknown-policy"),
+        pytest.param("keda(queue_lenght=3)", "unknown knob 'queue_lenght'", id="unknown-knob"),
+        pytest.param("hybrid(percentile=0.9)", "its knobs: none", id="knob-on-hybrid"),
+        pytest.param("keda(queue_length=0)", "out of range", id="zero-queue-length"),
+        pytest.param("keda(queue_length=2.5)", "not a whole number", id="fraction"),
+        pytest.param("keda(queue_length=nan)", "not a whole number", id="nan"),
+        pytest.param("keda(queue_length=inf)", "not a whole number", id="inf"),
+        pytest.param("keda(queue_length=ten)", "not a number", id="word"),
+        pytest.param("keda(min_replicas=-1)", "out of range", id="negative"),
+        pytest.param("keda(min_replicas=1e9)", "out of range", id="huge"),
+        pytest.param("keda(scale_down_stabilization=90000)", "out of range", id="long-window"),
+        pytest.param("target-tracking(target_value=0)", "out of range", id="zero-target"),
+        pytest.param("keda(queue_length=3,queue_length=4)", "given twice", id="knob-twice"),
+        pytest.param("keda,keda", "given twice", id="policy-twice"),
+        pytest.param("keda(queue_length)", "KNOB=VALUE", id="no-value"),
+        pytest.param("keda(=3)", "KNOB=VALUE", id="no-knob"),
+        pytest.param("keda()", "KNOB=VALUE", id="empty-parens"),
+        pytest.param("keda(queue_length=3", "'(' without ')'", id="unclosed"),
+        pytest.param("keda)queue_length=3(", "')' without '('", id="backwards"),
+        pytest.param("keda((queue_length=3))", "nested", id="nested"),
+        pytest.param("keda(queue_length=3)x", "text after ')'", id="trailing"),
+        pytest.param("keda(" + "a" * 3000 + ")", "more than 2,000", id="long-text"),
+        pytest.param(
+            ",".join(f"static(size={n})" for n in range(40)), "more than 32", id="too-many"
+        ),
+    ],
+)
+def test_grammar_refuses_in_one_line(text: str, words: str) -> None:
+    with pytest.raises(ArrivalError) as raised:
+        parse_policies(text)
+    message = str(raised.value)
+    assert words in message
+    assert "\n" not in message
+
+
+def test_a_bad_knob_is_exit_2_in_one_line() -> None:
+    result = runner.invoke(
+        app, ["simulate", "--scenario", "steady", "--policy", "keda(queue_lenght=3)"]
+    )
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [
+        "error: policy keda: unknown knob 'queue_lenght' (its knobs: queue_length, "
+        "scale_down_stabilization, min_replicas)"
+    ]
+
+
+def test_help_states_the_grammar() -> None:
+    result = runner.invoke(app, ["simulate", "--help"], terminal_width=400)
+    assert "NAME(KNOB=VALUE,...)" in result.output
+    assert "scale_down_stabilization" in result.output
+
+
+def test_the_knobs_reach_the_peers() -> None:
+    settings = sim_settings(sla_seconds=30.0)
+    assert parse_policy("static").label == "static"
+    flat = np.full(600, 5, dtype=np.int64)
+    k = make_policy("keda(queue_length=7,scale_down_stabilization=60,min_replicas=0)",
+                    settings, flat)  # fmt: skip
+    assert isinstance(k, KedaPolicy)
+    assert (k.target_per_pod, k.window_seconds, k.min_replicas) == (7, 60, 0)
+    assert k.name == "keda(queue_length=7,scale_down_stabilization=60,min_replicas=0)"
+    t = make_policy("target-tracking(target_value=2.5,scale_in_cooldown=60,min_capacity=0)",
+                    settings, flat)  # fmt: skip
+    assert isinstance(t, TargetTrackingPolicy)
+    assert (t.target, t.cooldown_seconds, t.settings.min_workers) == (2.5, 60, 0)
+    s = make_policy("static(size=0)", settings, flat)
+    assert isinstance(s, StaticPolicy) and s.size == 0
+    default = make_policy("keda", settings, flat)
+    assert isinstance(default, KedaPolicy)
+    assert (default.target_per_pod, default.window_seconds, default.min_replicas) == (30, 300, 1)
