@@ -451,3 +451,7 @@ def emf_output(capsys: pytest.CaptureFixture[str]) -> Any:
         return emf_documents(capsys.readouterr().out)
 
     return read
+
+
+# the worker subprocess fixtures, shared by the worker test modules (imported last: they use Kit)
+from tests.integration.worker_kit import fake_agent, start_worker  # noqa: E402, F401

@@ -19,6 +19,7 @@ import typer
 from pydantic import ValidationError
 
 from queue_autoscale.validation import describe_error
+from queue_autoscale.worker.children import end_group, lead_group
 from queue_autoscale.worker.runtime import JobFunction, Worker
 from queue_autoscale.worker.settings import WorkerSettings
 
@@ -59,7 +60,11 @@ def run_worker(settings: WorkerSettings, job: JobFunction) -> int:
     worker = Worker(settings, job, sqs, recorder=recorder)
     signal.signal(signal.SIGTERM, worker.request_stop)
     signal.signal(signal.SIGINT, worker.request_stop)
-    code = worker.run()
+    group = lead_group()
+    try:
+        code = worker.run()
+    finally:
+        end_group(group)
     print(json.dumps({"worker": worker.stats.to_dict()}), flush=True)
     return code
 

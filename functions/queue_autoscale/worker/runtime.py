@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections import deque
@@ -157,6 +158,7 @@ class Worker:
             settings.ecs_agent_uri, settings.protection_minutes
         )
         self._clock = clock
+        self._pid = os.getpid()
         self._shared = _Shared()
         self._stop = threading.Event()
         self._hung = False
@@ -271,12 +273,26 @@ class Worker:
             return contextlib.nullcontext()
         return self.recorder.job(held.message, queue=self.settings.queue)
 
+    def _call(self, held: Held) -> None:
+        """Run the job; a process the job forked and that returns here ends at once (os._exit)
+        instead of running the worker's code, whose locks other threads held at the fork."""
+        try:
+            self.job(Job.from_message(held.message))
+        except BaseException:
+            if os.getpid() != self._pid:
+                os._exit(1)
+            raise
+        if os.getpid() != self._pid:
+            os._exit(0)
+
     def _run_job(self, held: Held) -> None:
         ok = True
         try:
             with self._events(held):
-                self.job(Job.from_message(held.message))
-        except Exception as error:  # the job's failure is this message's failure only
+                self._call(held)
+        # the job's failure is this message's failure only, whatever it raised: SystemExit or
+        # KeyboardInterrupt from a job thread would otherwise end the thread with its slot held
+        except BaseException as error:
             ok = False
             LOG.warning("job %s failed: %s: %s", held.job_id, type(error).__name__, error)
         shared = self._shared
