@@ -73,6 +73,10 @@ def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     # the controller raised desiredCount while the spike was on
     assert summary.desired_max_spike > summary.desired_start, summary
     assert summary.controller_errors == 0
+    # the controller never cancelled an order that had not landed while the backlog grew
+    assert summary.wrong_way_scale_downs == 0, summary
+    assert summary.passed
+    assert 0.0 < summary.utilization <= 1.0
     # the archive, the full ticks table and the summary are on disk
     out = tmp_path / "out"
     assert summary.archive_objects > 0
@@ -163,6 +167,7 @@ def _row(**changes: Any) -> TickRow:
         "oldest_age": 112.5,
         "workers": 12,
         "stopping": 3,
+        "pending": 2,
         "desired": 15,
         "target": 15,
         "load_ratio": 0.73,

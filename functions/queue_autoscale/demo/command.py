@@ -79,5 +79,5 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(code=130) from None
         if summary.interrupted:
             raise typer.Exit(code=130)
-        if not summary.accounted:
+        if not summary.passed:
             raise typer.Exit(code=1)

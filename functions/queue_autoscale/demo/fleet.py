@@ -5,7 +5,13 @@ It follows the ECS service's desiredCount as ECS would: a rise starts processes
 ones chosen at random (ECS does not know which are busy) with SIGTERM, and each drains: it
 stops receiving, returns the messages it prefetched, finishes its job and exits 0. Each process
 prints its stats as one JSON line on exit; the fleet adds them up. Processes are signalled and
-killed by their own PID only.
+killed by their own PID only. `counts` is what DescribeServices reports for the fleet
+(demo/ecs_tasks.py says what is modelled).
+
+A billed worker-second is counted as the simulator counts one: from the order (desiredCount
+rose; provisioning included) to the process's exit (drain included); a cancelled order bills
+from the order to its cancellation. Fargate starts billing at the image pull, a few seconds
+into provisioning, so this is an upper bound by that much per task.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from queue_autoscale.demo.ecs_tasks import TaskCounts
 
 LOG = logging.getLogger("queue_autoscale.demo")
 JOB = "queue_autoscale.worker.jobs:sleep_job"
@@ -52,6 +60,7 @@ class FleetTotals:
     """Processes SIGTERM reached before they installed their handler: still importing, they
     held no message (the handler is installed before the first receive)."""
     worker_seconds: float = 0.0
+    """Billed worker-seconds: order to exit (see the module's docstring)."""
 
     def add(self, stats: Mapping[str, Any]) -> None:
         """Add one worker's stats line."""
@@ -64,9 +73,18 @@ class FleetTotals:
 @dataclass
 class _Task:
     process: subprocess.Popen[str]
-    started_at: float
+    ordered_at: float
+    """When the task was ordered (billing starts), epoch seconds."""
     log: IO[str]
     stopping: bool = False
+
+
+@dataclass(frozen=True)
+class _Order:
+    """A task ordered and not started: when it was ordered and when its process starts."""
+
+    ordered_at: float
+    starts_at: float
 
 
 @dataclass
@@ -79,8 +97,8 @@ class WorkerFleet:
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     totals: FleetTotals = field(default_factory=FleetTotals)
     _tasks: list[_Task] = field(default_factory=list)
-    _pending: list[float] = field(default_factory=list)
-    """When each ordered task starts."""
+    _pending: list[_Order] = field(default_factory=list)
+    """Tasks ordered and not started, oldest first."""
 
     @property
     def running(self) -> int:
@@ -92,14 +110,25 @@ class WorkerFleet:
         """Processes draining after SIGTERM."""
         return sum(1 for task in self._tasks if task.stopping)
 
+    @property
+    def pending(self) -> int:
+        """Tasks ordered whose process has not started."""
+        return len(self._pending)
+
+    def counts(self) -> TaskCounts:
+        """The fleet as DescribeServices counts it."""
+        return TaskCounts(running=self.running, pending=self.pending, stopping=self.stopping)
+
     def follow(self, desired: int, now: float) -> None:
         """Order or stop tasks so that running + provisioning = desired (capped)."""
         desired = min(max(desired, 0), self.max_workers)
         have = self.running + len(self._pending)
         if desired > have:
-            self._pending.extend([now + self.provisioning_seconds] * (desired - have))
+            order = _Order(now, now + self.provisioning_seconds)
+            self._pending.extend([order] * (desired - have))
         while have > desired and self._pending:
-            self._pending.pop()  # the newest order is furthest from running
+            cancelled = self._pending.pop()  # the newest order is furthest from running
+            self.totals.worker_seconds += max(0.0, now - cancelled.ordered_at)
             have -= 1
         if have > desired:
             live = [task for task in self._tasks if not task.stopping]
@@ -114,15 +143,17 @@ class WorkerFleet:
 
     def tick(self, now: float) -> None:
         """Start the tasks whose provisioning delay passed; collect the ones that exited."""
-        ready = [at for at in self._pending if at <= now]
-        self._pending = [at for at in self._pending if at > now]
-        for _ in ready:
-            self._start(now)
+        ready = [order for order in self._pending if order.starts_at <= now]
+        self._pending = [order for order in self._pending if order.starts_at > now]
+        for order in ready:
+            self._start(order.ordered_at)
         for task in [t for t in self._tasks if t.process.poll() is not None]:
             self._collect(task, now)
 
     def stop_all(self, clock: Callable[[], float]) -> None:
         """SIGTERM every process, wait for each drain (bounded), kill a stuck one by PID."""
+        now = clock()
+        self.totals.worker_seconds += sum(max(0.0, now - o.ordered_at) for o in self._pending)
         self._pending.clear()
         for task in self._tasks:
             if not task.stopping:
@@ -138,7 +169,7 @@ class WorkerFleet:
 
     # -- one process -------------------------------------------------------------------------
 
-    def _start(self, now: float) -> None:
+    def _start(self, ordered_at: float) -> None:
         log = self.launch.log_path.open("a", encoding="utf-8")
         process = subprocess.Popen(
             [sys.executable, "-m", "queue_autoscale.worker"],
@@ -147,7 +178,7 @@ class WorkerFleet:
             stderr=log,
             text=True,
         )
-        self._tasks.append(_Task(process, now, log))
+        self._tasks.append(_Task(process, ordered_at, log))
         self.totals.started_processes += 1
 
     def _stop(self, task: _Task) -> None:
@@ -159,7 +190,7 @@ class WorkerFleet:
         out, _ = task.process.communicate()
         task.log.close()
         self._tasks.remove(task)
-        self.totals.worker_seconds += max(0.0, now - task.started_at)
+        self.totals.worker_seconds += max(0.0, now - task.ordered_at)
         lines = [line for line in out.splitlines() if line.startswith('{"worker"')]
         if task.stopping and task.process.returncode == -signal.SIGTERM and not lines:
             self.totals.stopped_while_starting += 1

@@ -29,6 +29,8 @@ class TickRow:
     """Worker processes taking jobs."""
     stopping: int
     """Worker processes draining after SIGTERM."""
+    pending: int
+    """Tasks ordered before this tick's decision whose process had not started."""
     desired: int | None
     target: int | None
     load_ratio: float | None
@@ -91,7 +93,8 @@ def full_table(rows: Sequence[TickRow]) -> Table:
     """Every tick with every column and the decision's reason (written to ticks.txt)."""
     table = Table(title="queue-autoscale demo: evaluate ticks")
     for name in ("t s", "phase", "jobs/s", "depth", "in flight", "oldest s", "workers",
-                 "stopping", "desired", "target", "load ρ", "urgency", "action"):  # fmt: skip
+                 "stopping", "pending", "desired", "target", "load ρ", "urgency",
+                 "action"):  # fmt: skip
         table.add_column(name, justify="left" if name in ("phase", "urgency") else "right")
     table.add_column("reason")
     for row in rows:
@@ -99,6 +102,7 @@ def full_table(rows: Sequence[TickRow]) -> Table:
             *_queue_cells(row),
             str(row.workers),
             str(row.stopping),
+            str(row.pending),
             _count(row.desired),
             _count(row.target),
             _num(row.load_ratio, 2),

@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.live import Live
 
 from queue_autoscale.client import EventRecorder
+from queue_autoscale.config import QueueConfig
 from queue_autoscale.core import urgency_for
 from queue_autoscale.demo.driver import Produced, PumpStats, produce, pump_events_once, pump_loop
+from queue_autoscale.demo.ecs_tasks import EmulatedService
 from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
 from queue_autoscale.demo.live import TickRow, compact_table, tick_line, write_ticks
 from queue_autoscale.demo.options import DemoOptions
@@ -93,12 +95,40 @@ def _drained(
     return visible + in_flight == 0
 
 
-def _follow(demo: DemoStack, fleet: WorkerFleet, now: float) -> None:
-    """The worker processes follow the service's desiredCount (unchanged when unreadable)."""
+def follow(demo: DemoStack, fleet: WorkerFleet, ecs: EmulatedService, now: float) -> None:
+    """The worker processes follow the service's desiredCount (unchanged when unreadable), and
+    DescribeServices reports their running and pending counts (on the embedded emulator)."""
     wanted = desired_count(demo)
     if wanted is not None:
         fleet.follow(wanted, now)
     fleet.tick(now)
+    ecs.publish(fleet.counts())
+
+
+def start_fleet(
+    demo: DemoStack, options: DemoOptions, console: Console
+) -> tuple[WorkerFleet, EmulatedService, float]:
+    """The service's tasks already running started as processes, their counts published on
+    the embedded emulator (said when the endpoint's are its own); (fleet, service, epoch s)."""
+    fleet = WorkerFleet(
+        WorkerLaunch(
+            demo.worker_environment(options),
+            options.output / "workers.log",
+            options.worker_drain_seconds,
+        ),
+        options.provisioning_seconds,
+        options.max_workers,
+    )
+    ecs = EmulatedService(demo.work.cluster, demo.work.service, demo.stack.region)
+    if not ecs.embedded:
+        console.print(
+            "  [yellow]the endpoint's ECS is not in this process: its runningCount and "
+            "pendingCount are its own, not the worker processes' (see docs/emulator.md)[/]"
+        )
+    started = time.time()
+    fleet.start_now(desired_count(demo) or 0, started)
+    ecs.publish(fleet.counts())
+    return fleet, ecs, started
 
 
 def _pump_rest(pump: Callable[[], int], rounds: int = 20) -> None:
@@ -116,23 +146,13 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
     recorder = EventRecorder(
         sqs, demo.stack.events_queue_url, flush_interval_seconds=0.5, background=True
     )
-    fleet = WorkerFleet(
-        WorkerLaunch(
-            demo.worker_environment(options),
-            options.output / "workers.log",
-            options.worker_drain_seconds,
-        ),
-        options.provisioning_seconds,
-        options.max_workers,
-    )
 
     def pump() -> int:
         return pump_events_once(
             sqs, demo.stack.events_queue_url, demo.events_arn, handlers.record, state.pump
         )
 
-    started = time.time()
-    fleet.start_now(desired_count(demo) or 0, started)
+    fleet, ecs, started = start_fleet(demo, options, console)
     producer = threading.Thread(
         target=produce,
         args=(sqs, demo.work.url, demo.work.name, recorder, options, started, stop, state.produced),
@@ -163,9 +183,10 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
             elapsed = now - started
             if now >= deadline or _drained(demo, options, producer, elapsed):
                 break
-            _follow(demo, fleet, now)
+            follow(demo, fleet, ecs, now)
             if now >= next_tick:
                 row = tick(demo, handlers, options, fleet, elapsed)
+                follow(demo, fleet, ecs, time.time())  # moto set running = desired on update
                 state.rows.append(row)
                 if live is None:
                     console.print(tick_line(row), markup=False, highlight=False)
@@ -217,6 +238,7 @@ def tick(
         oldest_age=age,
         workers=fleet.running,
         stopping=fleet.stopping,
+        pending=fleet.pending,
         desired=desired_count(demo),
         target=decision.get("target"),
         load_ratio=values.get("LoadRatio"),
@@ -234,6 +256,12 @@ def header(options: DemoOptions, state: RunState, fleet: WorkerFleet, elapsed: f
         f"sent {state.produced.jobs}  done {fleet.totals.completed}  "
         f"workers {fleet.running}"
     )
+
+
+def flap_window_seconds(queue: QueueConfig) -> float:
+    """A scale-out this soon after a scale-in is a flap: the provisioning lead plus the
+    stabilization window, seconds (10 s + 20 s in the two-minute demo)."""
+    return queue.provisioning_lead_seconds + queue.stabilization_window_seconds
 
 
 def close(
@@ -261,6 +289,8 @@ def close(
         rows=state.rows,
         ingest_counts=handlers.ingest_counts,
         sla_seconds=demo.queue.sla_seconds,
+        flap_window_seconds=flap_window_seconds(demo.queue),
+        concurrency=demo.queue.effective_concurrency,
     )
     summary.archive_objects = objects
     summary.output = str(options.output)

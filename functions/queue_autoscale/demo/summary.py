@@ -20,6 +20,7 @@ from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.demo.fleet import FleetTotals
 from queue_autoscale.demo.live import TickRow
+from queue_autoscale.demo.scaling import judge
 
 
 @dataclass
@@ -55,9 +56,21 @@ class DemoSummary:
     pickup_p95_seconds: float = 0.0
     pickup_max_seconds: float = 0.0
     worker_seconds: float = 0.0
-    """Worker processes' lifetimes, start to exit. The SLA report's cost bills ECS running
-    tasks per decision instead (the emulator counts a task from the moment desiredCount
-    rises, before the provisioning delay): the README says why the two differ."""
+    """Billed worker-seconds, as the simulator counts them: each task from its order
+    (provisioning included) to its process's exit (drain included); demo/fleet.py says what
+    this leaves out of Fargate's bill."""
+    busy_seconds: float = 0.0
+    """Job-seconds worked: the archived completed and failed events' durations."""
+    utilization: float = 0.0
+    """busy_seconds / (worker_seconds x concurrency), 0..1."""
+    flaps: int = 0
+    """Scale-outs within the lead plus the stabilization window of a scale-in."""
+    flaps_quiet: int = 0
+    """Those in the quiet phases (steady arrivals)."""
+    flap_window_seconds: float = 0.0
+    wrong_way_scale_downs: int = 0
+    """desiredCount lowered while the visible backlog was above the previous tick's and tasks
+    ordered earlier had not started (must be 0)."""
     sla_seconds: float = 0.0
     events_accepted: int = 0
     events_rejected: int = 0
@@ -91,9 +104,19 @@ class DemoSummary:
         interrupted by scale-in."""
         return self.messages_lost == 0 and self.jobs_interrupted == 0
 
+    @property
+    def passed(self) -> bool:
+        """Every "must be 0" line is 0: accounted, and no wrong-way scale-down."""
+        return self.accounted and self.wrong_way_scale_downs == 0
+
     def to_json(self) -> str:
         """summary.json's text."""
-        data = {**asdict(self), "messages_lost": self.messages_lost, "accounted": self.accounted}
+        data = {
+            **asdict(self),
+            "messages_lost": self.messages_lost,
+            "accounted": self.accounted,
+            "passed": self.passed,
+        }
         return json.dumps(data, indent=2)
 
 
@@ -184,6 +207,8 @@ class ArchiveFacts:
     """Those job_ids."""
     completions: int
     """`completed` events: above completed_jobs when SQS delivered a job twice."""
+    busy_seconds: float = 0.0
+    """Summed duration of the completed and failed events, seconds."""
 
 
 def read_archive(folder: Path) -> ArchiveFacts:
@@ -200,7 +225,14 @@ def read_archive(folder: Path) -> ArchiveFacts:
         if e.get("type") == "started" and e.get("pickup_ms") is not None
     )
     completed = [str(e.get("job_id")) for e in events.values() if e.get("type") == "completed"]
-    return ArchiveFacts(pickups, len(set(completed)), frozenset(completed), len(completed))
+    busy_ms = sum(
+        int(e.get("duration_ms") or 0)
+        for e in events.values()
+        if e.get("type") in ("completed", "failed")
+    )
+    return ArchiveFacts(
+        pickups, len(set(completed)), frozenset(completed), len(completed), busy_ms / 1000.0
+    )
 
 
 def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
@@ -215,8 +247,13 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
     rows: Sequence[TickRow],
     ingest_counts: dict[str, float],
     sla_seconds: float,
+    flap_window_seconds: float = 30.0,
+    concurrency: int = 1,
 ) -> DemoSummary:
-    """The summary from what the run measured (all passed in)."""
+    """The summary from what the run measured (all passed in); a flap is a scale-out within
+    `flap_window_seconds` of a scale-in."""
+    moves = judge(rows, flap_window_seconds)
+    capacity = totals.worker_seconds * concurrency
     desired_seen = [(row.phase, row.desired) for row in rows if row.desired is not None]
     values = [d for _, d in desired_seen]
     pickups = archive.pickups
@@ -243,6 +280,12 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
         else 0.0,
         pickup_max_seconds=pickups[-1] if pickups else 0.0,
         worker_seconds=totals.worker_seconds,
+        busy_seconds=archive.busy_seconds,
+        utilization=archive.busy_seconds / capacity if capacity > 0 else 0.0,
+        flaps=len(moves.flaps),
+        flaps_quiet=moves.quiet_flaps,
+        flap_window_seconds=flap_window_seconds,
+        wrong_way_scale_downs=len(moves.wrong_way_scale_downs),
         sla_seconds=sla_seconds,
         events_accepted=int(ingest_counts["AcceptedEvents"]),
         events_rejected=int(ingest_counts["RejectedEvents"]),
@@ -293,13 +336,19 @@ def summary_table(summary: DemoSummary) -> Table:
             "pickup p95 / max, s",
             f"{summary.pickup_p95_seconds:.1f} / {summary.pickup_max_seconds:.1f}",
         ),
-        ("worker-seconds, process start to exit", f"{summary.worker_seconds:.0f}"),
+        ("worker-seconds billed, order to exit", f"{summary.worker_seconds:.0f}"),
+        ("utilization, job-seconds / worker-seconds", f"{summary.utilization:.0%}"),
         (
             "desiredCount start / quiet / spike / end",
             f"{summary.desired_start} / {summary.desired_max_quiet} / "
             f"{summary.desired_max_spike} / {summary.desired_end}",
         ),
         ("scaling actions", summary.scaling_actions),
+        (
+            f"flaps in {summary.flap_window_seconds:.0f} s, all / quiet phases",
+            f"{summary.flaps} / {summary.flaps_quiet}",
+        ),
+        ("wrong-way scale-downs (must be 0)", summary.wrong_way_scale_downs),
         (
             "events accepted / rejected",
             f"{summary.events_accepted} / {summary.events_rejected}",
