@@ -13,11 +13,11 @@ from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.honest import (
     absorbable_step,
     detection_latency,
-    flaps,
     hourly_compliance,
     nasa_variants,
     surge_starts,
 )
+from queue_autoscale.sim.scores import flaps
 from queue_autoscale.sim.workload import FleetSpec, Workload
 from tests.sim.conftest import FixedFleet
 

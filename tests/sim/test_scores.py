@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from queue_autoscale.sim.console import score_table
-from queue_autoscale.sim.engine import run_policy
+from queue_autoscale.sim.engine import FleetView, run_policy
 from queue_autoscale.sim.quality_report import goal_check, scores_markdown
 from queue_autoscale.sim.scores import TASK_HOUR_USD, Score, score
 from queue_autoscale.sim.workload import FleetSpec, Workload
@@ -102,3 +102,42 @@ def test_the_console_and_markdown_tables_format_a_score_alike() -> None:
     console = {c.header: next(iter(c.cells)) for c in table.columns}
     assert console["within SLA"] == cells["within SLA"] and console["worker-s"] == "199,920"
     assert console["util"] == "0.723" and console["p50 s"] == cells["p50 pickup s"]
+
+
+class Script:
+    """A policy that sets the counts of `plan` ({second: workers}) at those seconds."""
+
+    name = "script"
+    interval_seconds = 10
+
+    def __init__(self, plan: dict[int, int], first: int) -> None:
+        self.plan, self.size = plan, first
+
+    def decide(self, view: FleetView) -> int:
+        self.size = self.plan.get(view.elapsed_seconds, self.size)
+        return self.size
+
+
+def test_flaps_and_task_starts_of_a_run() -> None:
+    """2 workers; 5 at 100 s (3 starts), 3 at 200 s, 6 at 400 s: a scale-out 200 s after a
+    scale-in, within the 60 s lead + 300 s, so one flap and 3 more starts; 2 at 1,000 s and 4 at
+    1,500 s: 500 s after, no flap, 2 more starts. 8 starts over the hour, after the 0 s warm-up."""
+    fleet = FleetSpec(provision_delay_seconds=60, drain_limit_seconds=0)
+    workload = _workload([0.5], [1.0], 3600)
+    plan = {100: 5, 200: 3, 400: 6, 1000: 2, 1500: 4}
+    s = score(run_policy(workload, Script(plan, 2), fleet, initial_workers=2), sla_seconds=30.0)
+    assert (s.flaps, s.task_starts) == (1, 8)
+    assert s.task_starts_per_hour == pytest.approx(8.0)
+    assert s.flaps_per_hour == pytest.approx(1.0)
+    assert s.peak_workers == 6
+
+
+def test_a_cancelled_start_still_counts_and_a_ready_worker_is_no_new_start() -> None:
+    """5 -> 9 at 100 s and back to 5 at 110 s, before the 60 s lead: 4 starts, cancelled; the
+    move from provisioning to ready of later starts adds none."""
+    fleet = FleetSpec(provision_delay_seconds=60, drain_limit_seconds=0)
+    workload = _workload([0.5], [1.0], 1200)
+    plan = {100: 9, 110: 5, 600: 7}
+    s = score(run_policy(workload, Script(plan, 5), fleet, initial_workers=5), sla_seconds=30.0)
+    assert s.task_starts == 4 + 2
+    assert s.flaps == 0  # the scale-out at 600 s comes 490 s after the scale-in at 110 s

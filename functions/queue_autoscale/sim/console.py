@@ -30,6 +30,8 @@ CONSOLE_COLUMNS: dict[str, str] = {
     "utilization": "util",
     "actions": "actions",
     "interrupted": "interrupted",
+    "flaps": "flaps",
+    "starts/h": "starts/h",
     "cost $": "cost $",
 }
 """The console table's columns (`Score.cells` keys) and their short headings."""

@@ -104,6 +104,9 @@ class RunResult:
     """Jobs whose worker was stopped under them (only under a "kill" scale-in)."""
     interrupted_after_warmup: int = 0
     """The same, counted from the end of the warm-up."""
+    lead_seconds: int = 0
+    """The fleet's provisioning delay, s (a flap is a scale-out within it + 5 min of a
+    scale-in, `sim.scores.flaps`)."""
 
 
 class FleetView:
@@ -509,6 +512,7 @@ def run_policy(
         concurrency=fleet.concurrency,
         interrupted=e.interrupted,
         interrupted_after_warmup=e.interrupted_after_warmup,
+        lead_seconds=fleet.provision_delay_seconds,
     )
 
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from queue_autoscale.core.constraints import REVISIT_SECONDS
 from queue_autoscale.sim.arrivals import Counts, minute_rates, read_trace
 from queue_autoscale.sim.engine import RunResult, run_policy
 from queue_autoscale.sim.policies import initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec, parallel_map
+from queue_autoscale.sim.scores import FLAP_EXTRA_SECONDS, flaps
 from queue_autoscale.sim.workload import build_workload
 
 SURGE_FACTOR = 2.0
@@ -38,9 +38,6 @@ SURGE_SIGMAS = 3.0
 SURGE_GAP_SECONDS = 600
 HOUR_SECONDS = 3600
 HOUR_STEP_SECONDS = 600
-FLAP_EXTRA_SECONDS = REVISIT_SECONDS
-"""A flap: a scale-out within the lead plus this of a scale-in (the same window the core's
-re-order confirmation reads, core/constraints.py)."""
 EXTRA_COLUMNS: tuple[str, ...] = (
     "detect s",
     "absorbable step",
@@ -91,20 +88,6 @@ def absorbable_step(detect_seconds: float, provision_seconds: float, sla_seconds
     if math.isinf(reaction):
         return 1.0
     return math.inf if reaction <= 0 else (reaction + sla_seconds) / reaction
-
-
-def flaps(desired: Sequence[int], start: int, window_seconds: float) -> int:
-    """Scale-outs (from second `start`) within `window_seconds` after the last scale-in."""
-    series = np.asarray(desired[start:], dtype=np.int64)
-    change = np.diff(series)
-    count = 0
-    last_in = -math.inf
-    for second in np.flatnonzero(change):
-        if change[second] < 0:
-            last_in = float(second)
-        elif second - last_in <= window_seconds:
-            count += 1
-    return count
 
 
 def hourly_compliance(result: RunResult, sla_seconds: float) -> npt.NDArray[np.float64]:

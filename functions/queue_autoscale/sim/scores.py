@@ -1,14 +1,22 @@
 """Scores of one run: SLA compliance, pickup percentiles, worker-seconds, utilization, cost,
-and the jobs interrupted by scale-in."""
+the jobs interrupted by scale-in, flaps and task starts.
+
+- a **flap** is a scale-out (a rise of the desired count) within the provisioning lead plus
+  `FLAP_EXTRA_SECONDS` (5 min) after the last scale-in;
+- a **task start** is a worker launched (each bills a provisioning lead and starts cold); a
+  start cancelled before it was ready still counts.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from queue_autoscale.core.constraints import REVISIT_SECONDS
 from queue_autoscale.sim.engine import RunResult
 
 FARGATE_VCPU_HOUR_USD = 0.04048
@@ -24,6 +32,11 @@ PRICE_NOTE = (
     f"${FARGATE_GB_HOUR_USD}/GB-h; task {TASK_VCPU:g} vCPU + {TASK_MEMORY_GB:g} GB = "
     f"${TASK_HOUR_USD:.6f}/task-hour"
 )
+
+
+FLAP_EXTRA_SECONDS = REVISIT_SECONDS
+"""A flap: a scale-out within the lead plus this (s) of a scale-in (the same window the core's
+re-order confirmation reads, core/constraints.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +71,25 @@ class Score:
     wall_seconds: float
     interrupted_jobs: int = 0
     """Jobs whose worker was stopped under them by a scale-in (0 when stopped workers drain)."""
+    flaps: int = 0
+    """Scale-outs within the lead + 5 min of a scale-in, after the warm-up."""
+    task_starts: int = 0
+    """Workers launched after the warm-up."""
+
+    @property
+    def hours(self) -> float:
+        """The scored window, hours."""
+        return self.duration_seconds / 3600.0
+
+    @property
+    def task_starts_per_hour(self) -> float:
+        """Workers launched per hour of the scored window."""
+        return self.task_starts / self.hours
+
+    @property
+    def flaps_per_hour(self) -> float:
+        """Flaps per hour of the scored window."""
+        return self.flaps / self.hours
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe."""
@@ -78,6 +110,8 @@ class Score:
             "utilization": f"{self.utilization:.3f}",
             "actions": str(self.scaling_actions),
             "interrupted": f"{self.interrupted_jobs:,}",
+            "flaps": f"{self.flaps:,}",
+            "starts/h": f"{self.task_starts_per_hour:,.1f}",
             "peak workers": str(self.peak_workers),
             "cost $": f"{self.cost_usd:.2f}",
             "wall s": f"{self.wall_seconds:.1f}",
@@ -131,7 +165,33 @@ def score(result: RunResult, sla_seconds: float) -> Score:
         duration_seconds=duration,
         wall_seconds=result.wall_seconds,
         interrupted_jobs=result.interrupted_after_warmup,
+        flaps=flaps(result.series.desired, warm, result.lead_seconds + FLAP_EXTRA_SECONDS),
+        task_starts=task_starts(result, warm),
     )
+
+
+def flaps(desired: Sequence[int], start: int, window_seconds: float) -> int:
+    """Scale-outs (from second `start`) within `window_seconds` after the last scale-in."""
+    series = np.asarray(desired[start:], dtype=np.int64)
+    change = np.diff(series)
+    count = 0
+    last_in = -math.inf
+    for second in np.flatnonzero(change):
+        if change[second] < 0:
+            last_in = float(second)
+        elif second - last_in <= window_seconds:
+            count += 1
+    return count
+
+
+def task_starts(result: RunResult, start: int) -> int:
+    """Workers launched from second `start` on: the rises of ready + provisioning workers (in
+    one second a policy's tick either launches or stops, and a worker becoming ready moves from
+    one to the other)."""
+    s = result.series
+    ordered = np.asarray(s.running, dtype=np.int64) + np.asarray(s.pending, dtype=np.int64)
+    rises = np.diff(ordered[max(0, start - 1) :])
+    return int(rises[rises > 0].sum())
 
 
 def _pct(values: np.ndarray[Any, np.dtype[np.float64]], q: float) -> float:
