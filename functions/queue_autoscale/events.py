@@ -44,6 +44,9 @@ MAX_PICKUP_MS = 14 * 86_400 * 1000
 """No job waits longer than SQS's 14-day retention."""
 DEFAULT_MAX_SKEW_SECONDS = 300.0
 """How far in the future an event's `at` may be (producer clocks drift)."""
+EVENTS_RETENTION_SECONDS = 4 * 86_400
+"""The events queue's MessageRetentionPeriod (template.yaml repeats it; a test checks): no live
+event can be older than this plus the allowed skew, so an older `at` is a producer's mistake."""
 
 
 def default_event_id(event_type: str, queue: str, job_id: str, attempt: int) -> str:
@@ -61,6 +64,9 @@ class ValidationContext:
     now_ms: int
     """Epoch milliseconds of the validation (passed in, never read here)."""
     max_skew_seconds: float = DEFAULT_MAX_SKEW_SECONDS
+    """How far in the future an `at` may be, seconds (the same slack applies to the past)."""
+    max_age_seconds: float = EVENTS_RETENTION_SECONDS
+    """How old an `at` may be before the skew, seconds: the events queue's retention."""
     max_duration_ms: Mapping[str, int] = field(default_factory=dict)
     """Per queue: the longest plausible `duration_ms` (its max_job_seconds; default 12 h)."""
 
@@ -96,16 +102,12 @@ class Event(BaseModel):
 
     @field_validator("at")
     @classmethod
-    def _not_in_future(cls, value: int, info: ValidationInfo) -> int:
+    def _plausible_time(cls, value: int, info: ValidationInfo) -> int:
         context = info.context
         if isinstance(context, ValidationContext):
-            limit = context.now_ms + int(context.max_skew_seconds * 1000)
-            if value > limit:
-                ahead = (value - context.now_ms) / 1000
-                raise ValueError(
-                    f"{ahead:.0f} s in the future (more than the allowed "
-                    f"{context.max_skew_seconds:g} s clock skew)"
-                )
+            problem = time_problem(value, context)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
     @field_validator("duration_ms")
@@ -147,6 +149,36 @@ class Event(BaseModel):
     def record(self) -> dict[str, Any]:
         """The archived form: every field, event_id filled in, absent optionals left out."""
         return self.model_dump(exclude_none=True)
+
+
+def time_problem(at_ms: int, context: ValidationContext) -> str | None:
+    """Why `at` (epoch ms) cannot be a live event's time, naming the likely unit mistake; None
+    when it lies within [now - retention - skew, now + skew]."""
+    now_ms = context.now_ms
+    skew_ms = int(context.max_skew_seconds * 1000)
+    oldest_ms = now_ms - int(context.max_age_seconds * 1000) - skew_ms
+    if oldest_ms <= at_ms <= now_ms + skew_ms:
+        return None
+    if at_ms > now_ms:
+        ahead = (at_ms - now_ms) / 1000
+        hint = (
+            " (microseconds instead of ms?)"
+            if oldest_ms <= at_ms // 1000 <= now_ms + skew_ms
+            else ""
+        )
+        return (
+            f"{ahead:.0f} s in the future (more than the allowed "
+            f"{context.max_skew_seconds:g} s clock skew){hint}"
+        )
+    if oldest_ms <= at_ms * 1000 <= now_ms + skew_ms:
+        hint = "epoch seconds instead of ms?"
+    else:
+        hint = "a clock or unit error?"
+    days = (now_ms - at_ms) / 86_400_000
+    return (
+        f"{days:.1f} days ago ({hint}): older than the events queue's "
+        f"{context.max_age_seconds / 86_400:g}-day retention, so no live event"
+    )
 
 
 @dataclass(frozen=True, slots=True)

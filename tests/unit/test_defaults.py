@@ -11,6 +11,7 @@ from infra.template import load_template
 from queue_autoscale.cli import app
 from queue_autoscale.config import parse_queue
 from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, QueueSettings
+from queue_autoscale.events import EVENTS_RETENTION_SECONDS, ValidationContext
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sim.runner import RunSpec
 
@@ -20,6 +21,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "infra" / "examples"
 def test_the_templates_interval_is_the_codes_default() -> None:
     parameter = load_template()["Parameters"]["EvaluationIntervalSeconds"]
     assert float(parameter["Default"]) == DEFAULT_EVALUATION_INTERVAL_SECONDS
+
+
+def test_the_event_age_limit_is_the_events_queues_retention() -> None:
+    # the `at` an event may have is bounded by how long the events queue keeps a message
+    queue = load_template()["Resources"]["EventsQueue"]["Properties"]
+    assert int(queue["MessageRetentionPeriod"]) == EVENTS_RETENTION_SECONDS
+    assert ValidationContext(queues=(), now_ms=0).max_age_seconds == EVENTS_RETENTION_SECONDS
 
 
 def test_every_python_default_is_the_one_constant() -> None:

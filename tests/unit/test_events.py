@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from queue_autoscale.events import (
+    EVENTS_RETENTION_SECONDS,
     MAX_BODY_BYTES,
     Event,
     ValidationContext,
@@ -136,6 +137,50 @@ def test_rejections_name_the_field_and_value(data: Any, reason: str) -> None:
     assert str(caught.value) == reason
 
 
+@pytest.mark.parametrize(
+    ("at", "reason"),
+    [
+        pytest.param(
+            NOW_MS // 1000,
+            "field 'at' = 1763000000: 20384.7 days ago (epoch seconds instead of ms?): older than "
+            "the events queue's 4-day retention, so no live event",
+            id="seconds-not-ms",
+        ),
+        pytest.param(
+            1_762_999,
+            "field 'at' = 1762999: 20405.1 days ago (a clock or unit error?): older than "
+            "the events queue's 4-day retention, so no live event",
+            id="january-1970",
+        ),
+        pytest.param(
+            NOW_MS - EVENTS_RETENTION_SECONDS * 1000 - 301_000,
+            "field 'at' = 1762654099000: 4.0 days ago (a clock or unit error?): older than "
+            "the events queue's 4-day retention, so no live event",
+            id="just-past-retention",
+        ),
+        pytest.param(
+            NOW_MS * 1000,
+            "field 'at' = 1763000000000000: 1761237000000 s in the future (more than the allowed "
+            "300 s clock skew) (microseconds instead of ms?)",
+            id="microseconds-not-ms",
+        ),
+    ],
+)
+def test_an_impossible_time_is_rejected_naming_the_likely_mistake(at: int, reason: str) -> None:
+    # GIVEN an `at` no live event can have: older than the events queue keeps a message (plus
+    # the skew), or in the future beyond the skew; WHEN validated, THEN the reason says why
+    with pytest.raises(ValueError) as caught:
+        validate_event(event(at=at), CONTEXT)
+    assert str(caught.value) == reason
+
+
+def test_the_oldest_live_time_is_accepted() -> None:
+    # GIVEN a message enqueued as its event happened, read at the end of the queue's retention
+    # by a consumer whose clock runs the full skew ahead: it is still a live event
+    oldest = NOW_MS - EVENTS_RETENTION_SECONDS * 1000 - 300_000
+    assert validate_event(event(at=oldest), CONTEXT).at == oldest
+
+
 def test_a_timestamp_within_the_skew_is_accepted() -> None:
     assert validate_event(event(at=NOW_MS + 299_000), CONTEXT).at == NOW_MS + 299_000
 
@@ -190,7 +235,7 @@ events_strategy = st.builds(
     st.sampled_from(["queued", "started", "completed", "failed"]),
     st.sampled_from(["orders", "emails"]),
     st.text(min_size=1, max_size=20),
-    st.integers(min_value=0, max_value=10**9),
+    st.integers(min_value=0, max_value=EVENTS_RETENTION_SECONDS * 1000),
     st.integers(min_value=0, max_value=10**7),
     st.integers(min_value=1, max_value=5),
 )
