@@ -1,5 +1,5 @@
 """The `queue-autoscale` command: demo, simulate, bench, explain, validate-config, worker,
-status, report."""
+status, report, cost."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
 from queue_autoscale.adapters.errors import UNTRANSLATED, untranslated_line
 from queue_autoscale.operator import commands as operator_commands
+from queue_autoscale.operator import cost_command
 from queue_autoscale.sim import commands as sim_commands
 from queue_autoscale.worker import command as worker_command
 
@@ -28,6 +29,7 @@ sim_commands.register(app)
 demo.register(app)
 worker_command.register(app)
 operator_commands.register(app)
+cost_command.register(app)
 
 
 def main() -> None:

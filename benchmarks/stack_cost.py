@@ -1,0 +1,213 @@
+"""What one evaluate tick and one record_events batch write, measured on the embedded emulator:
+the inputs of `queue-autoscale cost` (`operator/cost.py`'s MEASURED) that are bytes and calls.
+
+The evaluate side runs the real runtime over `--queues` queues (controller_tick.py's world:
+SQS queues, ECS services, counters, the config read through the store) at the template's log
+level (POWERTOOLS_LOG_LEVEL INFO): a warm-up tick, then one measured tick. Counted: API calls by
+operation, stdout bytes (EMF documents and log lines: what CloudWatch Logs ingests), the
+decision-log object's bytes, PutEvents entries, and this process's peak memory. The record side
+runs `record_events.ingest` + `publish` over batches of `--events` events at a few events per
+message: archive bytes per event, UpdateItem calls, stdout bytes per batch.
+
+    .venv/bin/python benchmarks/stack_cost.py [--queues 50] [--events 3 30 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functions"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import header, write
+from controller_tick import (
+    BUCKET,
+    CONFIG_PARAMETER,
+    REGION,
+    TABLE,
+    CallCounter,
+    create_world,
+    moto_server,
+    publish_config,
+)
+
+
+def evaluate_side(url: str, queues: int) -> dict[str, Any]:
+    """One steady tick of `queues` queues: calls, stdout bytes, decision-log bytes."""
+    from queue_autoscale.adapters.aws import make_clients
+    from queue_autoscale.controller.tick import decision_events, run_tick
+    from queue_autoscale.handlers import evaluate
+    from queue_autoscale.settings import EvaluateSettings
+    from queue_autoscale.telemetry import logger
+
+    clients = make_clients(endpoint_url=url, region_name=REGION)
+    now = time.time()
+    names = [f"cost-q{index:04d}" for index in range(queues)]
+    publish_config(clients, names)
+    environment = {
+        "QUEUES_CONFIG_PARAMETER": CONFIG_PARAMETER,
+        "LOAD_TABLE": TABLE,
+        "ARCHIVE_BUCKET": BUCKET,
+        "EVENT_BUS_NAME": "default",
+        "EVALUATION_INTERVAL_SECONDS": "15",
+    }
+    runtime = evaluate.build_runtime(
+        EvaluateSettings.from_environ(environment), clients, clock=lambda: now
+    )
+    create_world(clients, names, now, counter_seconds=10)
+    counter = CallCounter()
+    for name in ("sqs", "cloudwatch", "ecs", "dynamodb", "s3", "events", "ssm"):
+        counter.attach(getattr(clients, name))
+    with contextlib.redirect_stdout(io.StringIO()):
+        run_tick(runtime, now, budget_seconds=300)
+    counter.reset()
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)  # the Powertools logger's lines, as Lambda ships them
+    handler.setFormatter(logger.registered_formatter)
+    lines_of = logging.getLogger(logger.name)
+    lines_of.addHandler(handler)
+    try:
+        with contextlib.redirect_stdout(out):
+            outcomes = run_tick(runtime, now + 15, budget_seconds=300)
+    finally:
+        lines_of.removeHandler(handler)
+    calls, _, _ = counter.snapshot()
+    state = clients.dynamodb.get_item(
+        TableName=TABLE, Key={"pk": {"S": f"Q#{names[0]}"}, "sk": {"S": "STATE"}}
+    )["Item"]
+    listed = clients.s3.list_objects_v2(Bucket=BUCKET, Prefix="decisions/")["Contents"]
+    newest = max(listed, key=lambda item: item["LastModified"])
+    lines = out.getvalue().splitlines()
+    emf = [line for line in lines if '"_aws"' in line]
+    return {
+        "queues": queues,
+        "calls": {f"{service}.{operation}": n for (service, operation), n in calls.items()},
+        "stdout_bytes": sum(len(line) + 1 for line in lines),
+        "emf_bytes": sum(len(line) + 1 for line in emf),
+        "emf_documents": len(emf),
+        "log_lines": len(lines) - len(emf),
+        "decision_object_bytes": int(newest["Size"]),
+        "events": sum(len(decision_events(outcome)) for outcome in outcomes),
+        "decided": sum(1 for outcome in outcomes if outcome.decision is not None),
+        "state_item_bytes": len(json.dumps(state, separators=(",", ":"))),
+    }
+
+
+def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
+    """One batch of `events` events over `queues` queues (3 events a job, 10 a message)."""
+    from queue_autoscale.adapters.aws import make_clients
+    from queue_autoscale.handlers import record_events
+    from queue_autoscale.settings import RecordSettings
+
+    clients = make_clients(endpoint_url=url, region_name=REGION)
+    dlq = clients.sqs.create_queue(QueueName="cost-events-dlq")["QueueUrl"]
+    settings = RecordSettings.from_environ(
+        {
+            "QUEUES_CONFIG_PARAMETER": CONFIG_PARAMETER,
+            "LOAD_TABLE": TABLE,
+            "ARCHIVE_BUCKET": BUCKET,
+            "EVENTS_DLQ_URL": dlq,
+        }
+    )
+    runtime = record_events.build_runtime(settings, clients)
+    now = time.time()
+    at = int(now * 1000) - 500
+    bodies: list[dict[str, Any]] = []
+    for index in range(events // 3):
+        queue, job = f"cost-q{index % queues:04d}", f"job-{index}"
+        bodies += [
+            {"type": "queued", "queue": queue, "job_id": job, "at": at - 300},
+            {"type": "started", "queue": queue, "job_id": job, "at": at - 200},
+            {"type": "completed", "queue": queue, "job_id": job, "at": at, "duration_ms": 200},
+        ]
+    messages = [
+        record_events.Message(f"m{first}", json.dumps(bodies[first : first + 10]))
+        for first in range(0, len(bodies), 10)
+    ]
+    counter = CallCounter()
+    for name in ("dynamodb", "s3", "sqs"):
+        counter.attach(getattr(clients, name))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        result = record_events.ingest(messages, runtime, now)
+        record_events.publish(runtime, result)
+    calls, _, _ = counter.snapshot()
+    key = result.archive_key or ""
+    size = clients.s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"] if key else 0
+    return {
+        "events": len(bodies),
+        "accepted": result.accepted,
+        "archive_bytes": int(size),
+        "calls": {f"{service}.{operation}": n for (service, operation), n in calls.items()},
+        "stdout_bytes": len(out.getvalue()),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queues", type=int, default=50)
+    parser.add_argument("--events", type=int, nargs="+", default=[3, 30, 300, 3000])
+    parser.add_argument("--out", default="stack_cost_inputs.md")
+    args = parser.parse_args()
+    from controller_tick import quiet_environment
+
+    quiet_environment()
+    import os
+
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "INFO"  # the template's level: its log lines are billed
+    with moto_server() as url:
+        tick = evaluate_side(url, args.queues)
+        batches = [record_side(url, args.queues, count) for count in args.events]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    q = tick["queues"]
+    out = [
+        header(
+            "inputs of `queue-autoscale cost`: what a tick and a batch write (moto on 127.0.0.1)",
+            ("boto3", "moto", "aws-lambda-powertools"),
+        ),
+        "## One steady evaluate tick",
+        "",
+        f"{q} queues, {tick['decided']} decisions, {tick['events']} decision events.",
+        "",
+        "| measure | per tick | per queue |",
+        "|---|---:|---:|",
+    ]
+    for name, count in sorted(tick["calls"].items()):
+        out.append(f"| {name} calls | {count} | {count / q:.3f} |")
+    for name in ("stdout_bytes", "emf_bytes", "emf_documents", "log_lines"):
+        out.append(f"| {name.replace('_', ' ')} | {tick[name]:,} | {tick[name] / q:,.1f} |")
+    out += [
+        f"| decision-log object bytes (gzip) | {tick['decision_object_bytes']:,} | "
+        f"{tick['decision_object_bytes'] / q:,.1f} |",
+        f"| PutEvents entries | {tick['events']} | {tick['events'] / q:.2f} |",
+        f"| STATE item bytes (its JSON, an upper bound of DynamoDB's size) | | "
+        f"{tick['state_item_bytes']:,} |",
+        "",
+        f"Peak memory of this process (client, handlers, no moto server): {peak_mb:.0f} MB.",
+        "",
+        "## One record_events batch (10 events a message)",
+        "",
+        "| events | archive bytes (gzip) | bytes per event | calls | stdout bytes |",
+        "|---:|---:|---:|---|---:|",
+    ]
+    for batch in batches:
+        calls = ", ".join(f"{k} {v}" for k, v in sorted(batch["calls"].items()))
+        out.append(
+            f"| {batch['events']} | {batch['archive_bytes']:,} | "
+            f"{batch['archive_bytes'] / max(1, batch['events']):.1f} | {calls} | "
+            f"{batch['stdout_bytes']:,} |"
+        )
+    write(args.out, "\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

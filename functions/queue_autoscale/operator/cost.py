@@ -1,0 +1,482 @@
+"""The stack's own monthly AWS bill: pure arithmetic over what the stack does per tick, per
+event and per day, at the pinned prices of `operator.prices`.
+
+`usage` turns a workload (queues, interval, events per queue-second, retentions), the stack's
+shape (what template.yaml sets: `operator.cost_template`) and the measured per-tick and
+per-batch bytes and calls (MEASURED) into monthly quantities; `bill` prices them. A month is
+AWS's 730 hours. No free tier is subtracted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+from queue_autoscale.controller.tick import DECIDE_SHARE, tick_count
+from queue_autoscale.core.shard import DEFAULT_TICK_COST, plan_shards, vcpus_for_memory
+from queue_autoscale.core.snapshot import counter_lookback_seconds
+from queue_autoscale.operator.prices import Prices, metrics_month_usd
+
+HOURS_PER_MONTH: Final = 730.0
+MINUTES_PER_MONTH: Final = HOURS_PER_MONTH * 60
+SECONDS_PER_MONTH: Final = HOURS_PER_MONTH * 3600
+DAYS_PER_MONTH: Final = HOURS_PER_MONTH / 24
+GB: Final = 1e9
+"""AWS bills storage and log volume in GB of 10^9 bytes (GiB for Lambda memory: MB / 1024)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What the operator runs: the inputs of `queue-autoscale cost`."""
+
+    queues: int
+    interval_seconds: float = 15.0
+    events_per_second: float = 0.3
+    """Per queue: each job is three events (queued, started, completed)."""
+    log_retention_days: int = 30
+    archive_retention_days: int = 400
+    sla_seconds: float = 30.0
+    """Sets the counters a tick reads (`core.snapshot.counter_lookback_seconds`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionShape:
+    """A Lambda function as the template sets it."""
+
+    memory_mb: int
+    arm64: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StackShape:
+    """What template.yaml deploys, as far as the bill depends on it (`cost_template.shape`)."""
+
+    evaluate: FunctionShape
+    record: FunctionShape
+    record_batch_messages: int
+    max_evaluate_shards: int
+    alarms_per_queue: int
+    fleet_alarm_metrics: int
+    dashboards: int
+    glue_dpus_per_day: float
+    """Sum over the daily Glue runs of workers x DPU per worker."""
+    glue_runs_per_day: int
+    glue_flex: bool
+    tracing: bool
+    queue_metrics: int
+    """Per-queue metrics the functions publish with metric extraction (constants.py)."""
+    fleet_metrics: int
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """Bytes and calls measured on the emulator (benchmarks/results/stack_cost_inputs.md) or,
+    where named, assumed. Per queue per tick unless the name says otherwise."""
+
+    emf_bytes: float = 892.0
+    log_line_bytes: float = 340.0
+    """The `decision` INFO line (Powertools JSON)."""
+    invocation_log_bytes: float = 350.0
+    """Per invocation: Lambda's START, END and REPORT lines (assumed: their usual length)."""
+    decision_archive_bytes: float = 23.3
+    """Gzipped decision-log bytes (one object per shard tick)."""
+    decision_events: float = 1.0
+    """EventBridge entries (ScalingDecisionMade; WorkersScaled and breach events are rare)."""
+    state_item_bytes: float = 846.0
+    """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB; its typed
+    JSON, an upper bound of DynamoDB's item size)."""
+    counter_item_bytes: float = 120.0
+    archive_event_bytes: float = 29.0
+    """Gzipped archive bytes per event (batches of 30 or more)."""
+    archive_object_bytes: float = 130.0
+    """Gzip and JSON overhead of one archive object."""
+    record_emf_bytes_per_queue: float = 212.0
+    """One AcceptedEvents EMF document per queue in a batch."""
+    record_batch_seconds: float = 0.05
+    """Billed duration of one record_events batch (calls on AWS; assumed)."""
+    record_event_seconds: float = 21e-6
+    """CPU per event (benchmarks/results/ingest_throughput.md: ingest at 21 µs/event)."""
+    shard_fixed_seconds: float = 0.5
+    """Per shard tick, the calls made one after another (config read, decision log)."""
+    glue_run_seconds: float = 120.0
+    """One daily Spark run (assumed: small inputs; Glue bills at least a minute)."""
+    esm_polls_per_minute: float = 15.0
+    """Lambda's SQS event source polls an idle queue (assumed: 5 pollers, 20 s long polls)."""
+    log_compression: float = 0.15
+    """Stored log bytes per ingested byte (CloudWatch Logs bills storage compressed; assumed)."""
+
+
+MEASURED: Final = Measured()
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One line item: a monthly quantity of a priced unit."""
+
+    service: str
+    item: str
+    quantity: float
+    unit: str
+    usd: float
+
+
+def evaluate_plan(workload: Workload, shape: StackShape) -> tuple[int, float]:
+    """(shards, billed seconds per invocation) of the evaluate function: the dispatcher's own
+    plan, and an invocation that ticks every interval for the minute then ends."""
+    memory = shape.evaluate.memory_mb
+    plan = plan_shards(
+        workload.queues,
+        budget_seconds=DECIDE_SHARE * workload.interval_seconds,
+        max_shards=shape.max_evaluate_shards,
+        vcpus=vcpus_for_memory(memory),
+    )
+    per_shard = math.ceil(workload.queues / plan.count)
+    per_queue = DEFAULT_TICK_COST.per_queue_seconds(vcpus_for_memory(memory), 16)
+    tick_seconds = per_shard * per_queue + MEASURED.shard_fixed_seconds
+    ticks = tick_count(workload.interval_seconds)
+    return plan.count, (ticks - 1) * workload.interval_seconds + tick_seconds
+
+
+def derived_evaluate_memory(workload: Workload, shape: StackShape) -> int:
+    """The evaluate memory (MB) with the least GB-seconds whose shard plan fits the interval
+    within the shard cap (the largest candidate when none fits)."""
+    best: tuple[float, int] | None = None
+    for memory in EVALUATE_MEMORY_CHOICES_MB:
+        trial = replace(shape, evaluate=replace(shape.evaluate, memory_mb=memory))
+        plan = plan_shards(
+            workload.queues,
+            budget_seconds=DECIDE_SHARE * workload.interval_seconds,
+            max_shards=shape.max_evaluate_shards,
+            vcpus=vcpus_for_memory(memory),
+        )
+        if not plan.fits:
+            continue
+        shards, seconds = evaluate_plan(workload, trial)
+        gb_seconds = shards * seconds * memory / 1024
+        if best is None or gb_seconds < best[0]:
+            best = (gb_seconds, memory)
+    return best[1] if best else EVALUATE_MEMORY_CHOICES_MB[-1]
+
+
+EVALUATE_MEMORY_CHOICES_MB: Final = (256, 512, 1024, 1769)
+"""Memory sizes the derivation picks from: 256 MB holds the handler's measured peak (about
+120 MB); 1,769 MB is one full vCPU, where a single-threaded tick stops getting faster."""
+
+
+def _lambda_gb_second(function: FunctionShape, prices: Prices) -> float:
+    return prices.lambda_arm_gb_second if function.arm64 else prices.lambda_x86_gb_second
+
+
+def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
+    shards, seconds = evaluate_plan(workload, shape)
+    invocations = shards * MINUTES_PER_MONTH
+    gb_seconds = invocations * seconds * shape.evaluate.memory_mb / 1024
+    arch = "arm64" if shape.evaluate.arm64 else "x86_64"
+    lines = [
+        Usage(
+            "Lambda",
+            f"evaluate duration ({shards} shard(s) x {seconds:.1f} s a minute, "
+            f"{shape.evaluate.memory_mb} MB {arch})",
+            gb_seconds,
+            "GB-s",
+            gb_seconds * _lambda_gb_second(shape.evaluate, prices),
+        ),
+        Usage(
+            "Lambda",
+            "evaluate requests",
+            invocations,
+            "requests",
+            invocations / 1e6 * prices.lambda_per_million_requests,
+        ),
+        Usage(
+            "EventBridge Scheduler",
+            "rate(1 minute) invocations",
+            MINUTES_PER_MONTH,
+            "invocations",
+            MINUTES_PER_MONTH / 1e6 * prices.scheduler_per_million_invocations,
+        ),
+    ]
+    if shape.tracing:
+        lines.append(
+            Usage(
+                "X-Ray",
+                "evaluate traces (one per invocation)",
+                invocations,
+                "traces",
+                invocations / 1e6 * prices.xray_per_million_traces,
+            )
+        )
+    return lines
+
+
+def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
+    """The calls every tick makes (benchmarks/results/controller_tick.md counts them)."""
+    shards, _ = evaluate_plan(workload, shape)
+    ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
+    queue_ticks = workload.queues * ticks
+    m = MEASURED
+    lookback = counter_lookback_seconds(workload.sla_seconds)
+    busy_seconds = lookback * -math.expm1(-workload.events_per_second)
+    query_units = 0.5 * max(1, math.ceil(busy_seconds * m.counter_item_bytes / 4096))
+    read_units = queue_ticks * (query_units + 2 * 0.5)  # Query + BatchGetItem STATE, MODEL
+    write_units = queue_ticks * math.ceil(m.state_item_bytes / 1024)
+    write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
+    events = queue_ticks * m.decision_events
+    puts = shards * ticks
+    return [
+        Usage(
+            "SQS",
+            "GetQueueAttributes (one per queue per tick)",
+            queue_ticks,
+            "requests",
+            queue_ticks / 1e6 * prices.sqs_per_million_requests,
+        ),
+        Usage(
+            "CloudWatch",
+            "GetMetricData (one age metric per queue per tick)",
+            queue_ticks,
+            "metrics",
+            queue_ticks / 1000 * prices.get_metric_data_per_thousand_metrics,
+        ),
+        Usage(
+            "DynamoDB",
+            "tick reads (counters Query, STATE and MODEL)",
+            read_units,
+            "read units",
+            read_units / 1e6 * prices.dynamodb_per_million_read_units,
+        ),
+        Usage(
+            "DynamoDB",
+            "STATE write per queue per tick, shard locks",
+            write_units,
+            "write units",
+            write_units / 1e6 * prices.dynamodb_per_million_write_units,
+        ),
+        Usage(
+            "EventBridge",
+            "decision events (PutEvents entries)",
+            events,
+            "events",
+            events / 1e6 * prices.eventbridge_per_million_events,
+        ),
+        Usage(
+            "S3",
+            "decision-log PutObject (one per shard tick)",
+            puts,
+            "requests",
+            puts / 1000 * prices.s3_per_thousand_puts,
+        ),
+    ]
+
+
+def _ingest_rates(workload: Workload) -> tuple[float, float, float]:
+    """(messages/s, record batches/s, counter writes/s) of the whole stack. A producer flushes
+    every second, 100 events a message; the event source batches up to 100 messages or 1 s."""
+    rate = workload.events_per_second
+    per_queue = rate if rate <= 1 else max(1.0, rate / 100)
+    messages = workload.queues * per_queue
+    batches = max(min(messages, 1.0), messages / 100)
+    writes = workload.queues * min(rate, 1.0)  # one UpdateItem per (queue, second) in a batch
+    return messages, batches, writes
+
+
+def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
+    m = MEASURED
+    messages, batches, writes = _ingest_rates(workload)
+    events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
+    invocations = batches * SECONDS_PER_MONTH
+    busy = invocations * m.record_batch_seconds + events * m.record_event_seconds
+    gb_seconds = busy * shape.record.memory_mb / 1024
+    rate = workload.events_per_second
+    sends = workload.queues * max(min(rate, 1.0), messages / workload.queues / 10) if rate else 0.0
+    polls = m.esm_polls_per_minute * MINUTES_PER_MONTH
+    sqs = (sends + batches + max(batches, messages / 10)) * SECONDS_PER_MONTH + polls
+    write_units = writes * SECONDS_PER_MONTH * math.ceil(m.counter_item_bytes / 1024)
+    lines = [
+        Usage(
+            "Lambda",
+            f"record_events duration ({shape.record.memory_mb} MB "
+            f"{'arm64' if shape.record.arm64 else 'x86_64'})",
+            gb_seconds,
+            "GB-s",
+            gb_seconds * _lambda_gb_second(shape.record, prices),
+        ),
+        Usage(
+            "Lambda",
+            "record_events requests",
+            invocations,
+            "requests",
+            invocations / 1e6 * prices.lambda_per_million_requests,
+        ),
+        Usage(
+            "SQS",
+            "events queue: producers' sends, event-source polls, deletes",
+            sqs,
+            "requests",
+            sqs / 1e6 * prices.sqs_per_million_requests,
+        ),
+        Usage(
+            "DynamoDB",
+            "counter UpdateItem per (queue, second) per batch",
+            write_units,
+            "write units",
+            write_units / 1e6 * prices.dynamodb_per_million_write_units,
+        ),
+        Usage(
+            "S3",
+            "event-archive PutObject (one per batch)",
+            invocations,
+            "requests",
+            invocations / 1000 * prices.s3_per_thousand_puts,
+        ),
+    ]
+    if shape.tracing:
+        traces = (min(batches, 1.0) + 0.05 * max(0.0, batches - 1)) * SECONDS_PER_MONTH
+        lines.append(
+            Usage(
+                "X-Ray",
+                "record_events traces (1/s + 5% sampled)",
+                traces,
+                "traces",
+                traces / 1e6 * prices.xray_per_million_traces,
+            )
+        )
+    return lines
+
+
+def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
+    m = MEASURED
+    shards, _ = evaluate_plan(workload, shape)
+    ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
+    _, batches, writes = _ingest_rates(workload)
+    events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
+    archived = events * m.archive_event_bytes + batches * SECONDS_PER_MONTH * m.archive_object_bytes
+    archived += workload.queues * ticks * m.decision_archive_bytes
+    held = archived * workload.archive_retention_days / DAYS_PER_MONTH / GB
+    counter_ttl_seconds = 2 * 86_400  # RecordSettings.counter_ttl_seconds' default
+    table = (writes * counter_ttl_seconds * m.counter_item_bytes) / GB
+    table += workload.queues * (m.state_item_bytes + m.counter_item_bytes) / GB
+    del shards
+    return [
+        Usage(
+            "S3",
+            f"archive storage ({workload.archive_retention_days} days of events and decisions)",
+            held,
+            "GB-month",
+            held * prices.s3_gb_month,
+        ),
+        Usage("DynamoDB", "table storage", table, "GB-month", table * prices.dynamodb_gb_month),
+        Usage(
+            "DynamoDB",
+            "point-in-time recovery",
+            table,
+            "GB-month",
+            table * prices.dynamodb_pitr_gb_month,
+        ),
+    ]
+
+
+def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
+    m = MEASURED
+    shards, _ = evaluate_plan(workload, shape)
+    ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
+    _, batches, writes = _ingest_rates(workload)
+    logged = workload.queues * ticks * (m.emf_bytes + m.log_line_bytes)
+    logged += (shards * MINUTES_PER_MONTH + batches * SECONDS_PER_MONTH) * m.invocation_log_bytes
+    logged += writes * SECONDS_PER_MONTH * m.record_emf_bytes_per_queue
+    ingested = logged / GB
+    stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH
+    per_queue = shape.queue_metrics + (1 if workload.events_per_second > 0 else 0)
+    metrics = workload.queues * per_queue + shape.fleet_metrics
+    alarms = workload.queues * shape.alarms_per_queue + shape.fleet_alarm_metrics
+    return [
+        Usage(
+            "CloudWatch",
+            f"custom metrics ({per_queue} per queue, {shape.fleet_metrics} fleet-wide)",
+            metrics,
+            "metrics",
+            metrics_month_usd(metrics, prices),
+        ),
+        Usage(
+            "CloudWatch",
+            f"alarms ({shape.alarms_per_queue} per queue, {shape.fleet_alarm_metrics} fleet-wide)",
+            alarms,
+            "alarm metrics",
+            alarms * prices.alarm_metric_month,
+        ),
+        Usage(
+            "CloudWatch",
+            "dashboard",
+            shape.dashboards,
+            "dashboards",
+            shape.dashboards * prices.dashboard_month,
+        ),
+        Usage(
+            "CloudWatch",
+            "logs ingested (EMF, decision lines, invocation lines)",
+            ingested,
+            "GB",
+            ingested * prices.logs_ingest_gb,
+        ),
+        Usage(
+            "CloudWatch",
+            f"logs stored ({workload.log_retention_days} days, compressed)",
+            stored,
+            "GB-month",
+            stored * prices.logs_gb_month,
+        ),
+    ]
+
+
+def _glue(shape: StackShape, prices: Prices) -> list[Usage]:
+    seconds = max(MEASURED.glue_run_seconds, prices.glue_minimum_seconds)
+    dpu_hours = shape.glue_dpus_per_day * seconds / 3600 * DAYS_PER_MONTH
+    price = prices.glue_flex_dpu_hour if shape.glue_flex else prices.glue_dpu_hour
+    kind = "Flex" if shape.glue_flex else "standard"
+    return [
+        Usage(
+            "Glue",
+            f"{shape.glue_runs_per_day} daily Spark runs ({kind}, {seconds:.0f} s each, assumed)",
+            dpu_hours,
+            "DPU-hours",
+            dpu_hours * price,
+        )
+    ]
+
+
+def usage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
+    """Every line item of one month of the stack at `workload`."""
+    if workload.queues < 1:
+        raise ValueError(f"queues {workload.queues}: at least 1")
+    if workload.events_per_second < 0 or not math.isfinite(workload.events_per_second):
+        raise ValueError(f"events per second {workload.events_per_second}: not >= 0")
+    return [
+        *_evaluate(workload, shape, prices),
+        *_tick_calls(workload, shape, prices),
+        *_record(workload, shape, prices),
+        *_storage(workload, shape, prices),
+        *_cloudwatch(workload, shape, prices),
+        *_glue(shape, prices),
+    ]
+
+
+def total_usd(lines: Sequence[Usage]) -> float:
+    """The month's bill of these line items (USD)."""
+    return sum(line.usd for line in lines)
+
+
+def by_service(lines: Sequence[Usage]) -> dict[str, float]:
+    """USD per AWS service, largest first."""
+    totals: dict[str, float] = {}
+    for line in lines:
+        totals[line.service] = totals.get(line.service, 0.0) + line.usd
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
+
+def idle_queue_usd(workload: Workload, shape: StackShape, prices: Prices) -> float:
+    """What one more queue with no traffic adds to the month (USD)."""
+    idle = replace(workload, events_per_second=0.0)
+    more = replace(idle, queues=workload.queues + 1)
+    return total_usd(usage(more, shape, prices)) - total_usd(usage(idle, shape, prices))

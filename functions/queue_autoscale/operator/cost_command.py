@@ -1,0 +1,120 @@
+"""`queue-autoscale cost`: the stack's monthly AWS bill by service and line item, in total and
+per queue, for a queue count, interval, event rate and retentions (arithmetic in
+`operator.cost`, prices pinned in `operator.prices`, the stack's shape read from template.yaml)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from queue_autoscale.demo.template import load_template
+from queue_autoscale.operator.cost import (
+    StackShape,
+    Workload,
+    by_service,
+    derived_evaluate_memory,
+    idle_queue_usd,
+    total_usd,
+    usage,
+)
+from queue_autoscale.operator.cost_peers import peer_costs
+from queue_autoscale.operator.cost_template import shape
+from queue_autoscale.operator.prices import PRICED_ON, US_EAST_1, Prices
+
+
+def template_shape(evaluate_memory_mb: int | None = None) -> StackShape:
+    """The shape of the checkout's template.yaml (the command runs from the repository), with
+    EvaluateMemorySize overridden when given (MB)."""
+    overrides = {} if evaluate_memory_mb is None else {"EvaluateMemorySize": evaluate_memory_mb}
+    return shape(load_template(), overrides)
+
+
+def _money(usd: float) -> str:
+    return f"{usd:,.2f}" if usd >= 0.01 or usd == 0 else f"{usd:.4f}"
+
+
+def render(workload: Workload, shape: StackShape, prices: Prices = US_EAST_1) -> str:
+    """The bill as Markdown: line items, services, totals, idle queue, peers."""
+    lines = usage(workload, shape, prices)
+    total = total_usd(lines)
+    n = workload.queues
+    out = [
+        f"Monthly bill of the stack: {n:,} queue(s), interval {workload.interval_seconds:g} s, "
+        f"{workload.events_per_second:g} events/s per queue, logs kept "
+        f"{workload.log_retention_days} days, archive {workload.archive_retention_days} days. "
+        f"{prices.region} list prices of {PRICED_ON}, no free tier; a month is 730 hours.",
+        "",
+        "| service | line item | quantity a month | USD a month | USD per queue |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for line in sorted(lines, key=lambda item: -item.usd):
+        out.append(
+            f"| {line.service} | {line.item} | {line.quantity:,.3g} {line.unit} | "
+            f"{_money(line.usd)} | {_money(line.usd / n)} |"
+        )
+    out += ["", "| service | USD a month | share |", "|---|---:|---:|"]
+    for service, usd in by_service(lines).items():
+        out.append(f"| {service} | {_money(usd)} | {usd / total:.0%} |")
+    memory = derived_evaluate_memory(workload, shape)
+    out += [
+        "",
+        f"Total: **${_money(total)} a month**, ${_money(total / n)} per queue-month.",
+        f"One more idle queue adds ${_money(idle_queue_usd(workload, shape, prices))} a month.",
+        f"EvaluateMemorySize derived for {n:,} queues: {memory} MB "
+        f"(deployed: {shape.evaluate.memory_mb} MB).",
+        "",
+        "Peers' marginal cost for the same fleet:",
+        "",
+    ]
+    for peer in peer_costs(n, prices):
+        out.append(f"- {peer.name}: ${_money(peer.usd)} a month ({peer.what})")
+    return "\n".join(out)
+
+
+def cost(
+    queues: Annotated[int, typer.Option("--queues", min=1, max=1_000_000)] = 1,
+    interval: Annotated[
+        float, typer.Option("--interval", min=5, max=60, help="EvaluationIntervalSeconds.")
+    ] = 15.0,
+    events_per_second: Annotated[
+        float,
+        typer.Option(
+            "--events-per-second", min=0, max=100_000, help="Per queue (three events a job)."
+        ),
+    ] = 0.3,
+    log_retention_days: Annotated[int, typer.Option("--log-retention-days", min=1)] = 30,
+    archive_retention_days: Annotated[int, typer.Option("--archive-retention-days", min=1)] = 400,
+    evaluate_memory: Annotated[
+        int | None,
+        typer.Option("--evaluate-memory", min=128, max=10_240, help="MB; default: the template's."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the line items as JSON.")] = False,
+) -> None:
+    """The stack's own monthly AWS bill, by service and line item, in total and per queue."""
+    workload = Workload(
+        queues=queues,
+        interval_seconds=interval,
+        events_per_second=events_per_second,
+        log_retention_days=log_retention_days,
+        archive_retention_days=archive_retention_days,
+    )
+    shape = template_shape(evaluate_memory)
+    if as_json:
+        lines = usage(workload, shape, US_EAST_1)
+        document = {
+            "workload": asdict(workload),
+            "priced_on": PRICED_ON,
+            "lines": [asdict(line) for line in lines],
+            "total_usd": total_usd(lines),
+        }
+        typer.echo(json.dumps(document, indent=2))
+        return
+    typer.echo(render(workload, shape))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `cost` to the CLI."""
+    app.command(name="cost")(cost)

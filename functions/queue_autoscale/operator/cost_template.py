@@ -1,0 +1,92 @@
+"""What template.yaml deploys, read for `queue-autoscale cost`: memory and architecture of the
+functions, the record batch size, the alarms per queue and fleet-wide, dashboards, the daily
+Glue runs, tracing, the metrics the code publishes. Read from the template, never restated."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from queue_autoscale.constants import CONFIG_METRICS, QUEUE_METRICS
+from queue_autoscale.operator.cost import FunctionShape, StackShape
+
+GLUE_DPU_PER_WORKER = {"G.025X": 0.25, "G.1X": 1.0, "G.2X": 2.0, "G.4X": 4.0, "G.8X": 8.0}
+"""DPUs a Glue worker type bills (AWS Glue pricing)."""
+
+
+def _value(template: Mapping[str, Any], value: Any, overrides: Mapping[str, Any]) -> Any:
+    """A property's value, with `{"Ref": Parameter}` resolved to the override or default."""
+    if isinstance(value, Mapping) and set(value) == {"Ref"}:
+        name = value["Ref"]
+        if name in overrides:
+            return overrides[name]
+        return template["Parameters"][name]["Default"]
+    return value
+
+
+def _function(
+    template: Mapping[str, Any], logical_id: str, overrides: Mapping[str, Any]
+) -> FunctionShape:
+    globals_ = template.get("Globals", {}).get("Function", {})
+    properties = {**globals_, **template["Resources"][logical_id]["Properties"]}
+    architectures = _value(template, properties.get("Architectures", ["x86_64"]), overrides)
+    memory = int(_value(template, properties.get("MemorySize", 128), overrides))
+    return FunctionShape(memory_mb=memory, arm64=list(architectures) == ["arm64"])
+
+
+def _alarm_metrics(properties: Mapping[str, Any]) -> int:
+    """Metrics one alarm evaluates (billed per metric): 1, or the MetricStat queries of its
+    metric-math expression."""
+    metrics = properties.get("Metrics")
+    if not metrics:
+        return 1
+    return sum(1 for query in metrics if "MetricStat" in query) or 1
+
+
+def _per_queue_alarms(resources: Mapping[str, Any]) -> int:
+    total = 0
+    for key, value in resources.items():
+        if key.startswith("Fn::ForEach::"):
+            body = value[2]
+            total += sum(
+                _alarm_metrics(item.get("Properties", {}))
+                for item in body.values()
+                if item.get("Type") == "AWS::CloudWatch::Alarm"
+            )
+    return total
+
+
+def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> StackShape:
+    """The StackShape of a loaded template (`demo.template.load_template`); `overrides` maps
+    parameter names to values other than their defaults."""
+    given = dict(overrides or {})
+    resources = template["Resources"]
+    plain = {key: value for key, value in resources.items() if not key.startswith("Fn::")}
+    fleet_alarms = sum(
+        _alarm_metrics(value.get("Properties", {}))
+        for value in plain.values()
+        if value.get("Type") == "AWS::CloudWatch::Alarm"
+    )
+    jobs = [
+        value["Properties"] for value in plain.values() if value.get("Type") == "AWS::Glue::Job"
+    ]
+    record = resources["RecordEventsFunction"]["Properties"]
+    source = record["Events"]["Events"]["Properties"]
+    globals_ = template.get("Globals", {}).get("Function", {})
+    return StackShape(
+        evaluate=_function(template, "EvaluateFunction", given),
+        record=_function(template, "RecordEventsFunction", given),
+        record_batch_messages=int(source.get("BatchSize", 10)),
+        max_evaluate_shards=int(_value(template, {"Ref": "MaxEvaluateShards"}, given)),
+        alarms_per_queue=_per_queue_alarms(resources),
+        fleet_alarm_metrics=fleet_alarms,
+        dashboards=sum(1 for v in plain.values() if v.get("Type") == "AWS::CloudWatch::Dashboard"),
+        glue_dpus_per_day=sum(
+            int(job["NumberOfWorkers"]) * GLUE_DPU_PER_WORKER[job["WorkerType"]] for job in jobs
+        ),
+        glue_runs_per_day=len(jobs),
+        glue_flex=bool(jobs) and all(job.get("ExecutionClass") == "FLEX" for job in jobs),
+        tracing=globals_.get("Tracing") == "Active",
+        queue_metrics=len(QUEUE_METRICS),
+        fleet_metrics=len(CONFIG_METRICS),
+    )

@@ -1,0 +1,121 @@
+"""`queue-autoscale cost`: the arithmetic on a small case worked by hand, the price tiers, the
+shape read from template.yaml, and the command."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from queue_autoscale.cli import app
+from queue_autoscale.operator.cost import (
+    FunctionShape,
+    StackShape,
+    Usage,
+    Workload,
+    derived_evaluate_memory,
+    idle_queue_usd,
+    total_usd,
+    usage,
+)
+from queue_autoscale.operator.cost_command import template_shape
+from queue_autoscale.operator.prices import US_EAST_1, metrics_month_usd
+
+SHAPE = StackShape(
+    evaluate=FunctionShape(memory_mb=1769, arm64=True),
+    record=FunctionShape(memory_mb=256, arm64=True),
+    record_batch_messages=100,
+    max_evaluate_shards=32,
+    alarms_per_queue=6,
+    fleet_alarm_metrics=4,
+    dashboards=1,
+    glue_dpus_per_day=4.0,
+    glue_runs_per_day=2,
+    glue_flex=False,
+    tracing=False,
+    queue_metrics=12,
+    fleet_metrics=1,
+)
+TWO_IDLE = Workload(queues=2, interval_seconds=30.0, events_per_second=0.0)
+
+
+def line(lines: list[Usage], service: str, starts: str) -> float:
+    (found,) = [x.usd for x in lines if x.service == service and x.item.startswith(starts)]
+    return found
+
+
+def test_two_idle_queues_worked_by_hand() -> None:
+    """2 queues, 30 s interval (2 ticks a minute), no events, 1,769 MB arm64, 43,800 minutes.
+
+    evaluate: 1 shard; an invocation lasts 1 x 30 s + its last tick: 2 queues x (7 ms CPU on
+    one vCPU + 4 calls x 30 ms / 16 threads = 14.5 ms) + 0.5 s = 30.529 s.
+    """
+    lines = usage(TWO_IDLE, SHAPE, US_EAST_1)
+    gb_seconds = 43_800 * 30.529 * 1769 / 1024  # 2,310,051 GB-s
+    assert line(lines, "Lambda", "evaluate duration") == pytest.approx(gb_seconds * 0.0000133334)
+    assert line(lines, "Lambda", "evaluate duration") == pytest.approx(30.80, abs=0.01)
+    # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks
+    assert line(lines, "CloudWatch", "GetMetricData") == pytest.approx(175_200 / 1000 * 0.01)
+    assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
+    # STATE: an 846-byte item is 1 WRU a write; the shard lock 2 writes a minute
+    assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
+    # no events: 12 metrics a queue + ConfigErrors; 6 alarms a queue + 4 fleet alarm metrics
+    assert line(lines, "CloudWatch", "custom metrics") == pytest.approx(25 * 0.30)
+    assert line(lines, "CloudWatch", "alarms") == pytest.approx(16 * 0.10)
+    assert line(lines, "CloudWatch", "dashboard") == pytest.approx(3.00)
+    # 4 DPU a day x 120 s x 30.4167 days x $0.44
+    assert line(lines, "Glue", "2 daily") == pytest.approx(4 * 120 / 3600 * 730 / 24 * 0.44)
+    # no events: no producer sends, no batches; the event source still polls 15 times a minute
+    assert line(lines, "SQS", "events queue") == pytest.approx(15 * 43_800 / 1e6 * 0.40)
+    assert line(lines, "S3", "event-archive") == 0
+    assert total_usd(lines) == pytest.approx(sum(x.usd for x in lines))
+
+
+@pytest.mark.parametrize(
+    ("metrics", "usd"),
+    [
+        pytest.param(1, 0.30, id="one"),
+        pytest.param(10_000, 3_000.0, id="first-tier-full"),
+        pytest.param(12_000, 3_000.0 + 200.0, id="into-second-tier"),
+        pytest.param(250_000, 3_000.0 + 24_000.0, id="second-tier-full"),
+        pytest.param(1_100_000, 3_000.0 + 24_000.0 + 37_500.0 + 2_000.0, id="fourth-tier"),
+    ],
+)
+def test_metric_tiers(metrics: int, usd: float) -> None:
+    assert metrics_month_usd(metrics, US_EAST_1) == pytest.approx(usd)
+
+
+def test_idle_queue_adds_its_metrics_alarms_and_tick_calls() -> None:
+    """An idle queue: 12 metrics ($3.60), 6 alarms ($0.60), its GetMetricData ($0.876 at 2 ticks
+    a minute), GetQueueAttributes, reads and the STATE write; its share of the shard's time."""
+    added = idle_queue_usd(TWO_IDLE, SHAPE, US_EAST_1)
+    floor = 3.60 + 0.60 + 87_600 / 1000 * 0.01
+    assert floor < added < floor + 0.5
+
+
+def test_derived_memory_is_the_least_gb_seconds_that_fits() -> None:
+    assert derived_evaluate_memory(Workload(queues=1), SHAPE) == 256
+    assert derived_evaluate_memory(Workload(queues=10_000), SHAPE) == 1769
+
+
+def test_template_shape_is_what_template_yaml_sets() -> None:
+    shape = template_shape()
+    assert shape.alarms_per_queue == 6
+    assert shape.fleet_alarm_metrics == 4  # config errors, events DLQ, function errors (2 metrics)
+    assert shape.dashboards == 1
+    assert shape.glue_runs_per_day == 2
+    assert shape.glue_dpus_per_day == 4.0
+    assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769
+
+
+def test_cost_command_prints_the_bill() -> None:
+    result = CliRunner().invoke(app, ["cost", "--queues", "3", "--events-per-second", "0"])
+    assert result.exit_code == 0, result.output
+    assert "| CloudWatch | alarms (6 per queue, 4 fleet-wide) | 22 alarm metrics | 2.20 |" in (
+        result.output
+    )
+    assert "per queue-month" in result.output
+
+
+def test_cost_command_refuses_zero_queues() -> None:
+    result = CliRunner().invoke(app, ["cost", "--queues", "0"])
+    assert result.exit_code == 2
