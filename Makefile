@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo test test313 test-localstack lint check bench setup java rabbitmq chromium clean
+.PHONY: demo test test313 test-localstack lint docs reference check bench setup java rabbitmq chromium clean
 
 demo: setup ## The end-to-end demo on the embedded AWS emulator
 	$(VENV)/bin/queue-autoscale demo
@@ -27,6 +27,13 @@ test-localstack: setup rabbitmq ## The integration suite on LocalStack (host mod
 
 lint: setup ## Template checks: cfn-lint, sam validate --lint, sam build, checkov
 	bash infra/lint.sh
+
+docs: setup ## The documentation site, built strictly (broken links, orphan or stale pages fail)
+	$(PY) infra/docs_reference.py --check
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+reference: setup ## Regenerate docs/reference/ from the code (CLI, config, metrics, events)
+	$(PY) infra/docs_reference.py
 
 bench: setup ## Every benchmark in benchmarks/, tables written to benchmarks/results/
 	$(PY) benchmarks/run_all.py

@@ -167,34 +167,55 @@ class QueueConfig(BaseModel):
     dlq: str | None = None
     """The work queue's dead-letter queue name, if any."""
     profile: Profile = Profile.BALANCED
+    """Defaults for sla_seconds, percentile, min_workers and max_workers."""
     sla_seconds: float = Field(gt=0, le=43_200)
+    """The pickup-time SLA, s: P(pickup > sla_seconds) <= 1 - percentile."""
     percentile: float = Field(gt=0, lt=1)
+    """Share of jobs that must be picked up within the SLA."""
     min_workers: int = Field(ge=0, le=10_000)
+    """Fleet floor (0 allows scale to zero)."""
     max_workers: int = Field(ge=0, le=10_000)
+    """Fleet ceiling."""
     worker_concurrency: int = Field(default=CORE_DEFAULTS["worker_concurrency"], ge=1, le=1_000)
+    """Jobs one task runs at once (mu = concurrency / mean job seconds)."""
     provisioning_lead_seconds: float = Field(
         default=CORE_DEFAULTS["provisioning_lead_seconds"], ge=0, le=3_600
     )
+    """From UpdateService to a new task taking jobs, s; the trend horizon."""
     scale_up_cooldown_seconds: float = Field(
         default=CORE_DEFAULTS["scale_up_cooldown_seconds"], ge=0, le=3_600
     )
+    """Minimum time between two scale-ups, s."""
     scale_down_cooldown_seconds: float = Field(
         default=CORE_DEFAULTS["scale_down_cooldown_seconds"], ge=0, le=86_400
     )
+    """Minimum time between two scale-downs, s."""
     stabilization_window_seconds: float = Field(
         default=CORE_DEFAULTS["stabilization_window_seconds"], ge=0, le=86_400
     )
+    """Scale down only to the highest recommendation in this window, s."""
     scale_down_step: int = Field(default=CORE_DEFAULTS["scale_down_step"], ge=1, le=10_000)
+    """One scale-down removes at most max(step, percent of the fleet) tasks (a drain's surplus
+    goes at once)."""
     scale_down_percent: float = Field(default=CORE_DEFAULTS["scale_down_percent"], gt=0, le=100)
+    """The percent of the fleet one scale-down may remove (see scale_down_step)."""
     activation_threshold: int = Field(default=CORE_DEFAULTS["activation_threshold"], ge=1)
+    """Visible jobs needed to scale up from zero (fewer still start a worker once waiting
+    another tick would pass the SLA)."""
     capacity_cap: int | None = Field(default=None, ge=0)
+    """A hard cap besides max_workers (an account quota); at least min_workers."""
     overloading_threshold: float = Field(default=CORE_DEFAULTS["overloading_threshold"], gt=0, lt=1)
+    """Load ratio (rho) at which the queue reads overloading."""
     recovery_horizon_seconds: float | None = Field(default=None, gt=0)
+    """The drain sizes for every job with at least this much of its SLA left when new workers
+    land, s; unset, what the percentile's miss budget allows (SLA / 3 until it can be read)."""
     expected_job_seconds: float = Field(default=CORE_DEFAULTS["expected_job_seconds"], gt=0)
+    """Prior mean job time until a completion is measured, s."""
     max_job_seconds: float = Field(default=CORE_DEFAULTS["max_job_seconds"], ge=0.001, le=1_209_600)
     """Plausibility limit of one job's duration, s: longer `duration_ms` are rejected at ingest
     (at most SQS's 14-day retention)."""
     dry_run: bool = False
+    """Decide and publish, never call UpdateService."""
     source: Source = Field(default_factory=SqsSource)
     """The platform the depth is read from (SQS unless given)."""
 

@@ -81,8 +81,11 @@ class Event(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     type: EventType
+    """queued (a producer enqueued the job), started, completed or failed (a worker)."""
     queue: StrictStr = Field(min_length=1, max_length=80)
+    """The work queue's name, one of the configured queues."""
     job_id: StrictStr = Field(min_length=1, max_length=512)
+    """The job's id (the SQS message id, or the producer's own)."""
     at: StrictInt = Field(gt=0, le=MAX_SAFE_INTEGER)
     """When it happened, epoch ms."""
     duration_ms: StrictInt | None = Field(default=None, ge=0, le=MAX_SAFE_INTEGER)
@@ -90,7 +93,9 @@ class Event(BaseModel):
     pickup_ms: StrictInt | None = Field(default=None, ge=0, le=MAX_PICKUP_MS)
     """started only: started-at minus enqueued-at, ms (the job's pickup time)."""
     attempt: StrictInt = Field(default=1, ge=1, le=MAX_SAFE_INTEGER)
+    """Delivery attempt, from 1 (SQS ApproximateReceiveCount)."""
     event_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
+    """De-duplication key; default a hash of (type, queue, job_id, attempt)."""
 
     @field_validator("queue")
     @classmethod
