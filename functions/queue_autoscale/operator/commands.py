@@ -154,7 +154,7 @@ def report(
             def step(name: str) -> None:
                 progress.update(task, description=name, advance=1)
 
-            source = _local_archive(archive, Path(scratch) / "archive")
+            source = local_archive(archive, Path(scratch) / "archive")
             target = Path(scratch) / "report" if to_s3 else Path(out).resolve()
             if to_s3:
                 store = Archive(make_client("s3"), split_s3_uri(out)[0])
@@ -235,7 +235,7 @@ def _key_base(uri: str) -> str:
     return prefix + "/" if prefix else ""
 
 
-def _local_archive(archive: str, scratch: Path) -> Path:
+def local_archive(archive: str, scratch: Path) -> Path:
     """The archive as a local folder: itself, or a copy of events/ and decisions/ from S3."""
     if not archive.startswith("s3://"):
         folder = Path(archive).resolve()

@@ -16,6 +16,7 @@ from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.bench import QUICK_VARIANTS, SweepOptions, parse_slas, run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
 from queue_autoscale.sim.policies import POLICY_GRAMMAR, parse_policies
+from queue_autoscale.sim.replay_command import ReplayOptions, replay_command
 from queue_autoscale.sim.runner import Comparison, RunSpec, load_arrivals
 from queue_autoscale.sim.scores import PRICE_NOTE
 from queue_autoscale.sim.workload import FleetSpec
@@ -140,9 +141,47 @@ def register(app: typer.Typer) -> None:
         plot_out: Annotated[
             Path | None, typer.Option("--plot", help="Write a PNG plot here.")
         ] = None,
+        jobs: Annotated[
+            Path | None,
+            typer.Option(help="A job trace, CSV or Parquet: an arrival time and a duration a row."),
+        ] = None,
+        arrival_column: Annotated[
+            str, typer.Option(help="--jobs: the arrival column (epoch s or ISO 8601).")
+        ] = "arrival",
+        duration_column: Annotated[
+            str, typer.Option(help="--jobs: the duration column, seconds.")
+        ] = "duration",
+        archive: Annotated[
+            str | None,
+            typer.Option(help="Replay the stack's archive: a folder or s3://BUCKET/PREFIX."),
+        ] = None,
+        queue: Annotated[str | None, typer.Option(help="--archive: the queue to replay.")] = None,
+        from_time: Annotated[
+            str | None,
+            typer.Option("--from", help="--archive/--jobs: window start, ISO 8601 or epoch s."),
+        ] = None,
+        to_time: Annotated[
+            str | None,
+            typer.Option("--to", help="--archive/--jobs: window end, ISO 8601 or epoch s."),
+        ] = None,
+        config: Annotated[
+            Path | None,
+            typer.Option(help="--archive/--jobs: the queues config file (SLA, bounds, lead)."),
+        ] = None,
     ) -> None:
-        """Replay a scenario or a recorded trace under several scaling policies and score them."""
+        """Replay a scenario, a recorded trace, a job trace or the archive under several scaling
+        policies and score them."""
         console = _console()
+        replay_options = ReplayOptions(
+            jobs=jobs,
+            arrival_column=arrival_column,
+            duration_column=duration_column,
+            archive=archive,
+            queue=queue,
+            from_time=from_time,
+            to_time=to_time,
+            config=config,
+        )
         try:
             names = parse_policies(policy)
             spec = RunSpec(
@@ -162,10 +201,15 @@ def register(app: typer.Typer) -> None:
                 partitions=partitions,
                 prefetch=prefetch,
             )
+            outputs = (("--json", json_out), ("--decisions", decisions_out), ("--plot", plot_out))
+            if replay_options.given:
+                for option, path in outputs:
+                    check_output(option, path)
+                replay_command(replay_options, names, spec, (scenario, trace), console, outputs)
+                return
             label, counts = load_arrivals(scenario, trace, scale, start, length, seed)
-        except ArrivalError as error:
+        except (ArrivalError, ValueError) as error:
             raise _fail(str(error)) from None
-        outputs = (("--json", json_out), ("--decisions", decisions_out), ("--plot", plot_out))
         for option, path in outputs:
             check_output(option, path)
         if trace is not None and length is not None and counts.size < length:

@@ -268,12 +268,14 @@ def compare_workload(
     spec: RunSpec,
     progress: Progress | None = None,
     record_decisions: bool = False,
+    settings: QueueSettings | None = None,
 ) -> Comparison:
     """Replay `workload`'s jobs (each with its own arrival and duration) under every policy;
     the spec gives everything else (its warm-up and job-time distribution are the
-    workload's business, not read here)."""
+    workload's business, not read here). `settings`: a queue's own (from its config) instead
+    of the spec's."""
     fleet = spec.fleet()
-    settings = spec.settings()
+    settings = spec.settings() if settings is None else settings
     counts = workload.counts[workload.warmup_seconds :]
     warm_rate = float(counts[:300].mean()) if counts.size else 0.0
     serial = _workers(len(policies)) <= 1

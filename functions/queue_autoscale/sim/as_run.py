@@ -1,0 +1,131 @@
+"""The "as run" row of a replay: what the recorded controller's fleet really did, scored like a
+simulated run (`sim/scores.Score`), and how far the simulated "hybrid" row is from it."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from queue_autoscale.sim.archive import Recorded, Tick
+from queue_autoscale.sim.scores import TASK_HOUR_USD, Score
+
+AS_RUN = "as run"
+DEFAULT_TICK_SECONDS = 60.0
+"""A decision log of one tick bills it this long (the report's default, glue_jobs cost.py)."""
+
+
+def tick_seconds(ticks: Sequence[Tick]) -> list[float]:
+    """Seconds each tick bills, by the SLA report's rule (glue_jobs/transforms/cost.py): until
+    the next tick, capped at twice that UTC day's median gap; the last tick one median gap."""
+    if not ticks:
+        return []
+    gaps: list[float | None] = [b.at - a.at for a, b in pairwise(ticks)]
+    gaps.append(None)
+    by_day: dict[int, list[float]] = {}
+    for tick, gap in zip(ticks, gaps, strict=True):
+        if gap is not None:
+            by_day.setdefault(int(tick.at // 86_400), []).append(gap)
+    seconds = []
+    for tick, gap in zip(ticks, gaps, strict=True):
+        day = by_day.get(int(tick.at // 86_400))
+        typical = statistics.median(day) if day else DEFAULT_TICK_SECONDS
+        seconds.append(min(typical if gap is None else gap, 2 * typical))
+    return seconds
+
+
+def median_tick_gap(ticks: Sequence[Tick]) -> float | None:
+    """The recorded controller's evaluation interval: the median gap between its ticks, s."""
+    gaps = [b.at - a.at for a, b in pairwise(ticks)]
+    return statistics.median(gaps) if gaps else None
+
+
+def fleet_series(recorded: Recorded, start_epoch: int, seconds: int) -> list[int]:
+    """Workers per second from `start_epoch` as the decision log shows them (each tick's
+    workers until the next tick; 0 before the first)."""
+    out = np.zeros(max(0, seconds), dtype=np.int64)
+    ticks = recorded.ticks
+    for tick, span in zip(ticks, tick_seconds(ticks), strict=True):
+        lo = max(0, int(tick.at - start_epoch))
+        hi = min(out.size, int(tick.at - start_epoch + span))
+        out[lo:hi] = tick.workers
+    workers: list[int] = out.tolist()
+    return workers
+
+
+def as_run_score(recorded: Recorded, sla_seconds: float, concurrency: int = 1) -> Score:
+    """The recorded run scored as `sim.scores.score` scores a simulated one: an attempt never
+    started counts as a miss that waited until the archive's end."""
+    trace = recorded.trace
+    pickups = recorded.pickups
+    started = ~np.isnan(pickups)
+    waited = np.where(started, pickups, recorded.end_epoch - trace.arrivals)
+    jobs = int(trace.arrivals.size)
+    within = int(np.count_nonzero(started & (pickups <= sla_seconds)))
+    spans = tick_seconds(recorded.ticks)
+    worker_seconds = float(sum(t.workers * s for t, s in zip(recorded.ticks, spans, strict=True)))
+    busy = float(trace.durations.sum())
+    first = float(trace.arrivals.min()) if jobs else recorded.end_epoch
+    duration = max(1, round(recorded.end_epoch - first))
+    targets = [t.target for t in recorded.ticks]
+    actions = sum(1 for a, b in pairwise(targets) if a != b)
+    return Score(
+        policy=AS_RUN,
+        workload=trace.name,
+        jobs=jobs,
+        served=int(np.count_nonzero(started)),
+        in_service=0,
+        waiting=jobs - int(np.count_nonzero(started)),
+        sla_seconds=sla_seconds,
+        sla_compliance=within / jobs if jobs else 1.0,
+        p50_pickup_seconds=_pct(waited, 50),
+        p99_pickup_seconds=_pct(waited, 99),
+        max_pickup_seconds=float(waited.max()) if jobs else 0.0,
+        worker_seconds=worker_seconds,
+        busy_seconds=busy,
+        utilization=busy / (worker_seconds * concurrency) if worker_seconds > 0 else 0.0,
+        scaling_actions=actions,
+        cost_usd=worker_seconds / 3600.0 * TASK_HOUR_USD,
+        mean_workers=worker_seconds / duration,
+        peak_workers=max((t.workers for t in recorded.ticks), default=0),
+        duration_seconds=duration,
+        wall_seconds=0.0,
+    )
+
+
+def _pct(values: np.ndarray[Any, np.dtype[np.float64]], q: float) -> float:
+    return float(np.percentile(values, q)) if values.size else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fidelity:
+    """How far the simulated "hybrid" row is from "as run" (simulated minus recorded)."""
+
+    compliance_points: float
+    """Percentage points of SLA compliance."""
+    worker_seconds_share: float
+    """Relative worker-seconds difference (0.1: the simulation billed 10% more)."""
+    p99_pickup_seconds: float
+
+    def text(self) -> str:
+        """One line for the console."""
+        return (
+            f"simulator fidelity (hybrid - as run): compliance {self.compliance_points:+.2f} "
+            f"points, worker-seconds {self.worker_seconds_share:+.1%}, "
+            f"p99 pickup {self.p99_pickup_seconds:+.2f} s"
+        )
+
+
+def fidelity(simulated: Score, recorded: Score) -> Fidelity:
+    """`simulated` (the hybrid row replayed with the recorded controller's settings) against
+    the "as run" row."""
+    base = recorded.worker_seconds
+    return Fidelity(
+        compliance_points=100.0 * (simulated.sla_compliance - recorded.sla_compliance),
+        worker_seconds_share=(simulated.worker_seconds - base) / base if base else 0.0,
+        p99_pickup_seconds=simulated.p99_pickup_seconds - recorded.p99_pickup_seconds,
+    )

@@ -1,0 +1,142 @@
+"""A replay: recorded jobs (a job trace or the archive) under every policy, next to "as run".
+
+`simulate --jobs FILE` and `simulate --archive DIR --queue Q` build a `ReplayInput` here and run
+it through `runner.compare_workload`, the same per-tick loop as every other simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from queue_autoscale.config import QueueConfig, load_config
+from queue_autoscale.core import QueueSettings
+from queue_autoscale.sim.archive import Recorded, read_archive
+from queue_autoscale.sim.arrivals import ArrivalError
+from queue_autoscale.sim.as_run import (
+    AS_RUN,
+    Fidelity,
+    as_run_score,
+    fidelity,
+    fleet_series,
+    median_tick_gap,
+)
+from queue_autoscale.sim.jobs import JobTrace
+from queue_autoscale.sim.runner import Comparison, Progress, RunSpec, compare_workload
+from queue_autoscale.sim.scores import Score
+from queue_autoscale.sim.workload import Floats
+
+HYBRID = "hybrid"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayInput:
+    """What a replay runs: the jobs, the spec and the queue's own settings if known."""
+
+    trace: JobTrace
+    spec: RunSpec
+    settings: QueueSettings | None = None
+    recorded: Recorded | None = None
+    """The archive's account of the window (None for a plain job trace)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The comparison plus, for an archive, the "as run" row and the simulator's fidelity."""
+
+    comparison: Comparison
+    start_epoch: int
+    as_run: Score | None = None
+    as_run_fleet: list[int] | None = None
+    """Workers per second from `start_epoch`, as the decision log shows them."""
+    as_run_pickups: tuple[Floats, Floats] | None = None
+    """(arrival s from `start_epoch`, realized pickup s; a job never started waited to the end)."""
+    fidelity: Fidelity | None = None
+
+    @property
+    def scores(self) -> tuple[Score, ...]:
+        """Every simulated row, then "as run" when there is one."""
+        extra = (self.as_run,) if self.as_run is not None else ()
+        return self.comparison.scores + extra
+
+
+def queue_config(path: Path, queue: str) -> QueueConfig:
+    """The config of `queue` in a queues config file (the stack's QueuesConfig JSON)."""
+    configs = load_config(path)
+    for config in configs:
+        if config.queue == queue:
+            return config
+    names = ", ".join(c.queue for c in configs)
+    raise ArrivalError(f"--config {path}: no queue {queue!r} in it (queues: {names})")
+
+
+def replay_spec(
+    spec: RunSpec, trace: JobTrace, config: QueueConfig | None, interval: float | None
+) -> tuple[RunSpec, QueueSettings | None]:
+    """The spec for replaying `trace`: no warm-up (recorded jobs are all scored), the mean job
+    time measured from the trace, and, with a queue config, its SLA, percentile, fleet bounds,
+    concurrency and provisioning lead; `interval`: the recorded controller's tick gap, s."""
+    durations = trace.durations
+    mean = float(durations.mean()) if durations.size else spec.service_seconds
+    spec = replace(spec, warmup_seconds=0, service_seconds=max(mean, 1e-3))
+    if interval is not None:
+        spec = replace(spec, interval_seconds=max(1, round(interval)))
+    if config is None:
+        return spec, None
+    spec = replace(
+        spec,
+        sla_seconds=config.sla_seconds,
+        percentile=config.percentile,
+        min_workers=config.min_workers,
+        max_workers=config.max_workers,
+        concurrency=config.effective_concurrency,
+        provision_delay_seconds=math.ceil(config.provisioning_lead_seconds),
+    )
+    return spec, config.settings(evaluation_interval_seconds=spec.interval_seconds)
+
+
+def archive_input(
+    archive: Path,
+    queue: str,
+    window: tuple[float | None, float | None],
+    spec: RunSpec,
+    config: QueueConfig | None,
+) -> ReplayInput:
+    """Read `queue`'s window from the archive; the replay ticks as the recorded controller did."""
+    recorded = read_archive(archive, queue, window[0], window[1], seed=spec.seed)
+    spec, settings = replay_spec(spec, recorded.trace, config, median_tick_gap(recorded.ticks))
+    return ReplayInput(recorded.trace, spec, settings, recorded)
+
+
+def run_replay(
+    replay: ReplayInput,
+    policies: Sequence[str],
+    progress: Progress | None = None,
+    record_decisions: bool = False,
+) -> Replay:
+    """Every policy on the recorded jobs; with the archive, "as run" and the fidelity."""
+    start = replay.trace.start_epoch
+    workload = replay.trace.workload(start)
+    comparison = compare_workload(
+        workload, policies, replay.spec, progress, record_decisions, replay.settings
+    )
+    recorded = replay.recorded
+    if recorded is None:
+        return Replay(comparison, start)
+    as_run = as_run_score(recorded, replay.spec.sla_seconds, replay.spec.concurrency)
+    seconds = max((r.end_seconds for r in comparison.results), default=0)
+    fleet = fleet_series(recorded, start, seconds)
+    hybrid = next((s for s in comparison.scores if s.policy == HYBRID), None)
+    gap = fidelity(hybrid, as_run) if hybrid is not None and replay.settings else None
+    arrived = recorded.trace.arrivals - start
+    waited = np.where(
+        np.isnan(recorded.pickups), recorded.end_epoch - recorded.trace.arrivals, recorded.pickups
+    )
+    return Replay(comparison, start, as_run, fleet, (arrived, waited), gap)
+
+
+__all__ = ["AS_RUN", "Replay", "ReplayInput", "archive_input", "queue_config", "run_replay"]

@@ -1,0 +1,205 @@
+"""`simulate --jobs` and `simulate --archive`: recorded jobs replayed under every policy next to
+"as run"; the demo's own archive reproduces the demo; a damaged archive is counted, not fatal."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from queue_autoscale.cli import app
+from queue_autoscale.sim.archive import read_archive
+from queue_autoscale.sim.jobs import parse_time
+from queue_autoscale.sim.workload import Floats
+
+runner = CliRunner()
+DEMO = Path(__file__).parent / "data" / "demo-archive"
+"""A `queue-autoscale demo` run (120 s, balanced profile, 5 s ticks, 10 s provisioning): its
+archive, its summary.json and its queue config."""
+START = 1_795_800_000  # 2026-11-27T17:20:00Z
+SLA = 60.0
+
+
+@pytest.fixture(autouse=True)
+def _serial(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QUEUE_AUTOSCALE_SIM_PROCESSES", "1")
+
+
+def _simulate(args: Sequence[str], out: Path) -> list[dict[str, Any]]:
+    result = runner.invoke(app, ["simulate", *args, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    rows: list[dict[str, Any]] = json.loads(out.read_text())
+    for row in rows:
+        row.pop("wall_seconds")
+        row.pop("workload")
+    return rows
+
+
+def heavy_tailed_jobs(count: int = 3000, seed: int = 7) -> tuple[Floats, Floats]:
+    """(arrival epoch s, duration s): Poisson arrivals at 1.5 jobs/s; durations lognormal with a
+    median of 23 s and a tail past 500 s (a GPU queue's), whole milliseconds as events carry."""
+    rng = np.random.default_rng(seed)
+    arrivals = START + np.cumsum(rng.exponential(1 / 1.5, count))
+    durations = np.minimum(np.exp(rng.normal(np.log(23.0), 1.1, count)), 3000.0)
+    return np.round(arrivals, 3), np.round(durations, 3)
+
+
+def _line(kind: str, job: str, at_s: float, **extra: Any) -> str:
+    record = {"type": kind, "queue": "gpu", "job_id": job, "at": round(at_s * 1000), **extra}
+    return json.dumps(record)
+
+
+def write_archive(folder: Path, arrivals: Floats, durations: Floats) -> dict[str, int]:
+    """The archive a stack would have written for these jobs (each picked up 2 s after it was
+    queued), one file per hour folder; returns the number of lines per day."""
+    lines: dict[str, list[str]] = {}
+    for index, (arrival, duration) in enumerate(zip(arrivals, durations, strict=True)):
+        job, started = f"job-{index}", arrival + 2.0
+        for kind, at, extra in (
+            ("queued", arrival, {}),
+            ("started", started, {}),
+            ("completed", started + duration, {"duration_ms": round(duration * 1000)}),
+        ):
+            moment = datetime.fromtimestamp(at, UTC)
+            key = f"dt={moment:%Y-%m-%d}/hour={moment:%H}"
+            lines.setdefault(key, []).append(_line(kind, job, at, **extra))
+    for key, rows in lines.items():
+        path = folder / "events" / key / "batch.jsonl.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode()))
+    days: dict[str, int] = {}
+    for key, rows in lines.items():
+        days[key.split("/")[0]] = days.get(key.split("/")[0], 0) + len(rows)
+    return days
+
+
+def test_the_demo_archive_replays_to_the_demo_within_tolerance(tmp_path: Path) -> None:
+    # GIVEN the demo's archive and summary, replayed with the demo queue's settings
+    summary = json.loads((DEMO / "summary.json").read_text())
+    rows = _simulate(
+        ["--archive", str(DEMO), "--queue", "demo-jobs", "--config", str(DEMO / "queues.json"),
+         "--policy", "hybrid"],
+        tmp_path / "s.json",
+    )  # fmt: skip
+    hybrid, as_run = rows
+    # THEN "as run" is what the demo measured, from the same started events
+    assert as_run["policy"] == "as run" and as_run["jobs"] == summary["jobs_produced"] == 579
+    assert as_run["sla_compliance"] == summary["picked_up_within_sla"] == 1.0
+    assert as_run["max_pickup_seconds"] == pytest.approx(summary["pickup_max_seconds"], abs=0.05)
+    # AND the simulated hybrid reproduces it: compliance within 1 point, worker-seconds within
+    # 10% of the worker processes' lifetimes (the emulator's ECS bills from desiredCount, so
+    # the report's as-run worker-seconds are higher by the provisioning time of every start)
+    assert hybrid["sla_compliance"] == pytest.approx(summary["picked_up_within_sla"], abs=0.01)
+    assert hybrid["worker_seconds"] == pytest.approx(summary["worker_seconds"], rel=0.10)
+    assert hybrid["busy_seconds"] == pytest.approx(as_run["busy_seconds"], abs=2.0)
+
+
+def test_a_heavy_tailed_trace_gives_the_same_result_as_its_archive(tmp_path: Path) -> None:
+    # GIVEN heavy-tailed jobs as a CSV (ISO 8601 times), as Parquet (epoch s), and as an archive
+    arrivals, durations = heavy_tailed_jobs()
+    assert np.median(durations) < 30 and durations.max() > 500
+    iso = [datetime.fromtimestamp(a, UTC).isoformat(timespec="milliseconds") for a in arrivals]
+    csv = tmp_path / "jobs.csv"
+    csv.write_text(
+        "queued_at,seconds\n" + "".join(f"{t},{d}\n" for t, d in zip(iso, durations, strict=True))
+    )
+    parquet = tmp_path / "jobs.parquet"
+    pq.write_table(pa.table({"t": arrivals, "d": durations}), parquet)
+    write_archive(tmp_path / "archive", arrivals, durations)
+    common = ["--policy", "hybrid,keda", "--sla", str(SLA), "--max-workers", "400"]
+    # WHEN each is replayed
+    by_csv = _simulate(["--jobs", str(csv), "--arrival-column", "queued_at",
+                        "--duration-column", "seconds", *common], tmp_path / "a.json")  # fmt: skip
+    by_parquet = _simulate(["--jobs", str(parquet), "--arrival-column", "t",
+                            "--duration-column", "d", *common], tmp_path / "b.json")  # fmt: skip
+    by_archive = _simulate(["--archive", str(tmp_path / "archive"), "--queue", "gpu",
+                            "--interval", "15", *common], tmp_path / "c.json")  # fmt: skip
+    # THEN every simulated row is the same, and the archive adds what really happened
+    assert by_csv == by_parquet == by_archive[:2]
+    assert by_csv[0]["jobs"] == 3000 and by_csv[0]["busy_seconds"] > 0
+    as_run = by_archive[2]
+    assert as_run["policy"] == "as run" and as_run["p50_pickup_seconds"] == pytest.approx(2.0)
+
+
+def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
+    # GIVEN an archive over three days, damaged: the middle day gone, a file that is not gzip,
+    # lines that are not events, and a redelivered batch
+    _, durations = heavy_tailed_jobs(count=600)
+    spread = START + np.arange(600) * 300.0  # one job every 5 minutes: ~2 days
+    archive = tmp_path / "archive"
+    days = write_archive(archive, spread, np.minimum(durations, 200.0))
+    assert len(days) == 3
+    middle = sorted(days)[1]
+    for path in sorted((archive / "events" / middle).rglob("*.gz")):
+        path.unlink()
+    (archive / "events" / middle).rename(tmp_path / "gone")
+    first_day = archive / "events" / sorted(days)[0]
+    hour = sorted(first_day.iterdir())[0]
+    (hour / "truncated.jsonl.gz").write_bytes(b"\x1f\x8b\x08 not gzip at all")
+    (hour / "redelivered.jsonl.gz").write_bytes((hour / "batch.jsonl.gz").read_bytes())
+    bad = [
+        "{not json",
+        "[1, 2]",
+        _line("completed", "job-x", START + 10, duration_ms=-5),
+        _line("queued", "job-y", START + 10, duration_ms=5),
+        json.dumps({"type": "queued", "queue": "other-queue", "job_id": "z", "at": 1}),
+    ]
+    (hour / "bad.jsonl.gz").write_bytes(gzip.compress("\n".join(bad).encode()))
+    # WHEN it is read as a replay reads it
+    recorded = read_archive(archive, "gpu", None, None)
+    # THEN nothing crashes, every job of the two days left is there, and each damage is named
+    kept = [d for d in sorted(days) if d != middle]
+    jobs_left = sum(days[d] for d in kept) // 3
+    assert recorded.trace.arrivals.size == pytest.approx(jobs_left, abs=2)
+    skipped = recorded.skipped
+    assert skipped["line is not JSON"] == 1
+    assert skipped["line is not a JSON object"] == 1
+    assert sum(v for k, v in skipped.items() if k.startswith("not an event")) == 2
+    assert skipped[f"no events folder for day {middle.removeprefix('dt=')}"] == 1
+    assert skipped["file not readable to its end (damaged or truncated gzip)"] == 1
+    redelivered = len(gzip.decompress((hour / "batch.jsonl.gz").read_bytes()).splitlines())
+    assert skipped["duplicate event (redelivered)"] == redelivered
+    # AND the CLI says so and still replays
+    result = runner.invoke(app, ["simulate", "--archive", str(archive), "--queue", "gpu",
+                                 "--policy", "keda", "--sla", str(SLA)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"skipped {redelivered:,}: duplicate event (redelivered)" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--archive", "/nowhere", "--queue", "q"],
+                     "--archive /nowhere: no such folder", id="no-archive"),
+        pytest.param(["--archive", str(DEMO)], "--archive needs --queue", id="no-queue"),
+        pytest.param(["--jobs", "/nowhere.csv"],
+                     "--jobs /nowhere.csv: no such file", id="no-jobs-file"),
+        pytest.param(["--archive", str(DEMO), "--queue", "demo-jobs", "--from", "yesterday"],
+                     "--from 'yesterday': not epoch seconds or an ISO 8601 time", id="bad-from"),
+        pytest.param(["--archive", str(DEMO), "--queue", "demo-jobs", "--scenario", "steady"],
+                     "drop --scenario and --trace", id="two-sources"),
+    ],
+)  # fmt: skip
+def test_a_bad_replay_request_is_one_line(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["simulate", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_the_window_keeps_the_jobs_queued_in_it(tmp_path: Path) -> None:
+    arrivals, durations = heavy_tailed_jobs(count=400)
+    write_archive(tmp_path / "a", arrivals, durations)
+    lo, hi = float(arrivals[100]), float(arrivals[300])
+    recorded = read_archive(tmp_path / "a", "gpu", lo, hi)
+    assert recorded.trace.arrivals.size == 200
+    assert parse_time("2026-11-27T17:20:00Z", "--from") == START
+    assert parse_time(str(START), "--from") == START
