@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from queue_autoscale.sim.archive import Recorded, Tick
-from queue_autoscale.sim.scores import TASK_HOUR_USD, Score
+from queue_autoscale.sim.scores import FLAP_EXTRA_SECONDS, TASK_HOUR_USD, Score, flaps
 
 AS_RUN = "as run"
 DEFAULT_TICK_SECONDS = 60.0
@@ -44,22 +44,27 @@ def median_tick_gap(ticks: Sequence[Tick]) -> float | None:
     return statistics.median(gaps) if gaps else None
 
 
-def fleet_series(recorded: Recorded, start_epoch: int, seconds: int) -> list[int]:
+def fleet_series(
+    recorded: Recorded, start_epoch: int, seconds: int, *, desired: bool = False
+) -> list[int]:
     """Workers per second from `start_epoch` as the decision log shows them (each tick's
-    workers until the next tick; 0 before the first)."""
+    workers, or with `desired` the count it set, until the next tick; 0 before the first)."""
     out = np.zeros(max(0, seconds), dtype=np.int64)
     ticks = recorded.ticks
     for tick, span in zip(ticks, tick_seconds(ticks), strict=True):
         lo = max(0, int(tick.at - start_epoch))
         hi = min(out.size, int(tick.at - start_epoch + span))
-        out[lo:hi] = tick.workers
+        out[lo:hi] = tick.target if desired else tick.workers
     workers: list[int] = out.tolist()
     return workers
 
 
-def as_run_score(recorded: Recorded, sla_seconds: float, concurrency: int = 1) -> Score:
+def as_run_score(
+    recorded: Recorded, sla_seconds: float, concurrency: int = 1, lead_seconds: float = 0.0
+) -> Score:
     """The recorded run scored as `sim.scores.score` scores a simulated one: an attempt never
-    started counts as a miss that waited until the archive's end."""
+    started counts as a miss that waited until the archive's end; flaps by the same rule
+    (`lead_seconds`: the provisioning lead), task starts as the rises of the logged fleet."""
     trace = recorded.trace
     pickups = recorded.pickups
     started = ~np.isnan(pickups)
@@ -73,6 +78,10 @@ def as_run_score(recorded: Recorded, sla_seconds: float, concurrency: int = 1) -
     duration = max(1, round(recorded.end_epoch - first))
     targets = [t.target for t in recorded.ticks]
     actions = sum(1 for a, b in pairwise(targets) if a != b)
+    start = int(first)
+    seconds = max(0, int(recorded.end_epoch) - start + 1)
+    desired = fleet_series(recorded, start, seconds, desired=True)
+    workers = [t.workers for t in recorded.ticks]
     return Score(
         policy=AS_RUN,
         workload=trace.name,
@@ -94,6 +103,8 @@ def as_run_score(recorded: Recorded, sla_seconds: float, concurrency: int = 1) -
         peak_workers=max((t.workers for t in recorded.ticks), default=0),
         duration_seconds=duration,
         wall_seconds=0.0,
+        flaps=flaps(desired, 0, lead_seconds + FLAP_EXTRA_SECONDS),
+        task_starts=sum(max(0, b - a) for a, b in pairwise(workers)),
     )
 
 

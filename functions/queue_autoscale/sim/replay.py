@@ -127,7 +127,10 @@ def run_replay(
     recorded = replay.recorded
     if recorded is None:
         return Replay(comparison, start)
-    as_run = as_run_score(recorded, replay.spec.sla_seconds, replay.spec.concurrency)
+    spec = replay.spec
+    as_run = as_run_score(
+        recorded, spec.sla_seconds, spec.concurrency, spec.provision_delay_seconds
+    )
     seconds = max((r.end_seconds for r in comparison.results), default=0)
     fleet = fleet_series(recorded, start, seconds)
     hybrid = next((s for s in comparison.scores if s.policy == HYBRID), None)
