@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import shlex
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -63,6 +64,8 @@ DEFINITIONS: dict[str, str] = {
     "mean_workers": "worker_seconds / the seconds the decisions cover.",
     "busy_seconds": "Sum of the durations of attempts that finished in the period, seconds.",
     "utilization": "busy_seconds / worker_seconds.",
+    "replay": "The command that replays the queue's window under every scaling policy, next to "
+    "what really happened (add --config with the queues config for its own settings).",
     "reason": "Why an archive line was rejected.",
     "count": "Archive lines rejected for this reason.",
     "backlog": "Jobs waiting at the end of each interval, rebuilt with the Lindley recursion "
@@ -108,6 +111,7 @@ OVERVIEW_COLUMNS = (
     "breach_minutes",
     "worker_seconds",
     "utilization",
+    "replay",
 )
 DATES: Any = matplotlib.dates
 """matplotlib.dates has no type hints; its calls are made through this."""
@@ -312,10 +316,24 @@ def table(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
     return f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>"
 
 
+def replay_command(queue: str, days: pd.Series, archive: str) -> str:
+    """`queue-autoscale simulate --archive` over the days of `days` (period starts), UTC."""
+    first = pd.Timestamp(days.min()).normalize()
+    end = pd.Timestamp(days.max()).normalize() + pd.Timedelta(days=1)
+    return (
+        f"queue-autoscale simulate --archive {shlex.quote(archive)} --queue {shlex.quote(queue)} "
+        f"--from {first:%Y-%m-%dT%H:%M:%SZ} --to {end:%Y-%m-%dT%H:%M:%SZ}"
+    )
+
+
 def queue_overview(
-    daily: pd.DataFrame, cost_daily: pd.DataFrame | None, percentiles: Mapping[str, float]
+    daily: pd.DataFrame,
+    cost_daily: pd.DataFrame | None,
+    percentiles: Mapping[str, float],
+    archive: str = "ARCHIVE",
 ) -> pd.DataFrame:
-    """One row per queue over the whole window: jobs, compliance against target, cost."""
+    """One row per queue over the whole window: jobs, compliance against target, cost, and the
+    command that replays it from `archive`."""
     rows = []
     for queue, group in daily.groupby("queue"):
         judged = float((group["picked_up"] + group["late_not_started"]).sum())
@@ -328,6 +346,7 @@ def queue_overview(
             "sla_share": share,
             "pickup_max": group["pickup_max"].max(),
             "breach_minutes": int(group["breach_minutes"].sum()),
+            "replay": replay_command(str(queue), group["period_start"], archive),
         }
         if cost_daily is not None and not cost_daily.empty:
             cost = cost_daily[cost_daily["queue"] == queue]
@@ -386,7 +405,7 @@ def render_report(  # noqa: PLR0913 - one per table of the report
         parts += [
             "<h2>Per queue, whole window</h2>",
             table(
-                queue_overview(daily, cost_daily, targets),
+                queue_overview(daily, cost_daily, targets, str(summary.get("archive", "ARCHIVE"))),
                 OVERVIEW_COLUMNS,
             ),
             f"<h2>SLA compliance by {period}</h2>",

@@ -158,3 +158,17 @@ def test_the_report_defines_every_column_it_shows_and_its_cost() -> None:
     assert "<td>90.0%</td>" in overview and "<td>95.0%</td>" in overview
     assert "<td>25.0%</td>" in overview
     assert html.count("data:image/png;base64,") == 2  # compliance, pickup (no backlog rows)
+
+
+def test_each_queue_row_shows_the_command_that_replays_its_window() -> None:
+    # GIVEN two days of one queue in an archive on S3
+    daily = sla_rows("day", [DAY, DAY + timedelta(days=1)], queue="gpu jobs")
+    # WHEN the per-queue overview is built
+    overview = report.queue_overview(daily, None, {}, "s3://bucket/archive")
+    # THEN its replay cell is the simulate command over those two whole days (quoted)
+    (command,) = overview["replay"].tolist()
+    assert command == (
+        "queue-autoscale simulate --archive s3://bucket/archive --queue 'gpu jobs' "
+        "--from 2026-11-02T00:00:00Z --to 2026-11-04T00:00:00Z"
+    )
+    assert "replay" in report.OVERVIEW_COLUMNS and "replay" in report.DEFINITIONS
