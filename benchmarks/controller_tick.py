@@ -177,14 +177,14 @@ def create_world(
         clients.ecs.create_service(
             cluster=CLUSTER, serviceName=name, taskDefinition="bench-worker", desiredCount=1
         )
-    from queue_autoscale.adapters.dynamodb import create_load_table
+    from queue_autoscale.adapters.dynamodb import counter_pk, create_load_table, second_sk
 
     create_load_table(clients.dynamodb, TABLE)
     second = int(now)
     items = [
         {
-            "pk": {"S": f"Q#{name}"},
-            "sk": {"S": f"S#{second - 1 - k}"},
+            "pk": {"S": counter_pk(name)},
+            "sk": {"S": second_sk(second - 1 - k)},
             "queued": {"N": "2"},
             "started": {"N": "2"},
             "completed": {"N": "2"},

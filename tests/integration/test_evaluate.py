@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.dynamodb import LoadTable, counter_pk, second_sk
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.config import parse_config
 from queue_autoscale.constants import EVENT_SOURCE, QUEUE_METRICS
@@ -74,8 +74,8 @@ class World:
         """Seed counter items as record_events leaves them (25 per BatchWriteItem, for speed)."""
         items = [
             {
-                "pk": {"S": f"Q#{self.queue}"},
-                "sk": {"S": f"S#{second}"},
+                "pk": {"S": counter_pk(self.queue)},
+                "sk": {"S": second_sk(second)},
                 "expires_at": {"N": str(second + 86_400)},
                 **{name: {"N": str(value)} for name, value in counts.items()},
             }

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.cloudwatch import OldestAgeReader
-from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.dynamodb import LoadTable, Migration, migrate_legacy_counters
 from queue_autoscale.adapters.ecs import EcsServices, ServiceRef, ServiceStatus
 from queue_autoscale.adapters.errors import NotFound, StateConflict
 from queue_autoscale.adapters.sqs import QueueDepth, SqsQueues
@@ -123,3 +123,60 @@ def test_counters_state_and_model_round_trip(kit: Any, clients: Any) -> None:
     documents = table.read_documents(["orders", "emails"])
     assert documents["orders"] == ({"queue": "orders", "samples": [], "version": 2}, model)
     assert documents["emails"] == (None, None)
+
+
+NOW_SECOND = 1_763_000_000
+
+
+def test_a_window_query_returns_only_rows_within_its_seconds(kit: Any, clients: Any) -> None:
+    # GIVEN a row in January 1970 (an `at` sent in seconds, divided again) and one inside the
+    # window; unpadded keys compared as strings put S#1762999 between S#1762998800 and S#1763000000
+    table = LoadTable(clients.dynamodb, kit.load_table())
+    table.add_counters("orders", 1_762_999, {"queued": 5}, expires_at=1_762_999 + 86_400)
+    table.add_counters("orders", NOW_SECOND - 10, {"queued": 1}, expires_at=NOW_SECOND + 86_400)
+    # WHEN the controller reads its 1,200 s window
+    rows = table.counter_rows("orders", NOW_SECOND - 1_200, NOW_SECOND)
+    # THEN only the row inside it comes back
+    assert rows == [CounterRow(second=NOW_SECOND - 10, queued=1)]
+
+
+def _legacy_counter(clients: Any, table: str, second: int, **counts: int) -> None:
+    item = {"pk": {"S": "Q#orders"}, "sk": {"S": f"S#{second}"}}
+    item |= {field: {"N": str(value)} for field, value in counts.items()}
+    item["expires_at"] = {"N": str(second + 86_400)}
+    clients.dynamodb.put_item(TableName=table, Item=item)
+
+
+def test_legacy_counters_move_to_the_new_keys_once_and_1970_rows_go(kit: Any, clients: Any) -> None:
+    # GIVEN the earlier layout's counters (pk Q#, unpadded sk) for two live seconds and a 1970
+    # one, a STATE item beside them, and a count the new layout already wrote for one second
+    name = kit.load_table()
+    table = LoadTable(clients.dynamodb, name)
+    _legacy_counter(clients, name, NOW_SECOND - 20, queued=2, busy_ms=700, completed=1)
+    _legacy_counter(clients, name, NOW_SECOND - 10, queued=3)
+    _legacy_counter(clients, name, 1_762_999, queued=9)
+    table.write_state("orders", {"queue": "orders", "samples": []}, 0)
+    table.add_counters("orders", NOW_SECOND - 10, {"queued": 1}, expires_at=NOW_SECOND)
+
+    def migrate() -> Migration:
+        return migrate_legacy_counters(
+            clients.dynamodb, name, now=NOW_SECOND, keep_seconds=2 * 86_400, skew_seconds=300
+        )
+
+    # WHEN the migration runs twice
+    first, second = migrate(), migrate()
+    # THEN the live seconds moved (summed with the new count), the 1970 row is deleted, and the
+    # second run had nothing left to do
+    assert first == Migration(moved=2, deleted=1)
+    assert second == Migration()
+    assert table.counter_rows("orders", 0, NOW_SECOND) == [
+        CounterRow(second=NOW_SECOND - 20, queued=2, completed=1, busy_ms=700),
+        CounterRow(second=NOW_SECOND - 10, queued=4),
+    ]
+    # AND no legacy counter item is left, while STATE is untouched
+    left = clients.dynamodb.scan(TableName=name)["Items"]
+    assert sorted((i["pk"]["S"], i["sk"]["S"][:2]) for i in left) == [
+        ("C#orders", "S#"),
+        ("C#orders", "S#"),
+        ("Q#orders", "ST"),
+    ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from queue_autoscale.adapters.dynamodb import LoadTable
+from queue_autoscale.adapters.dynamodb import LoadTable, counter_pk, second_sk
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.client import EventRecorder
 from queue_autoscale.demo import sqs_event
@@ -51,7 +51,7 @@ def setup(kit: Any, clients: Any, function_environ: Any) -> Iterator[dict[str, A
 
 def counter(clients: Any, table: str, queue: str, second: int) -> dict[str, int]:
     item = clients.dynamodb.get_item(
-        TableName=table, Key={"pk": {"S": f"Q#{queue}"}, "sk": {"S": f"S#{second}"}}
+        TableName=table, Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": second_sk(second)}}
     ).get("Item")
     assert item is not None, f"no counter item for {queue} at {second}"
     return {key: int(value["N"]) for key, value in item.items() if "N" in value}

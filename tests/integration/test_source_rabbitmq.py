@@ -17,6 +17,7 @@ from typing import Any
 import pika
 import pytest
 
+from queue_autoscale.adapters.dynamodb import counter_pk, second_sk
 from queue_autoscale.adapters.errors import AccessDenied, NotFound
 from queue_autoscale.adapters.rabbitmq import Credentials, RabbitManagement
 from queue_autoscale.config import parse_queue
@@ -230,8 +231,8 @@ def test_a_rabbitmq_queue_is_configured_read_decided_and_scaled(
     # counters: 3 jobs/s arrived and completed for 5 minutes, 1 s jobs (2 workers are short)
     rows = [
         {
-            "pk": {"S": f"Q#{good['queue']}"},
-            "sk": {"S": f"S#{second}"},
+            "pk": {"S": counter_pk(good["queue"])},
+            "sk": {"S": second_sk(second)},
             "expires_at": {"N": str(second + 86_400)},
             "queued": {"N": "3"},
             "completed": {"N": "3"},

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from queue_autoscale.adapters.dynamodb import counter_pk, second_sk
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import record_events
@@ -61,7 +62,7 @@ RECORD_CASES = {
     # operation, client, match, the records reported failed
     "sqs-SendMessageBatch (DLQ)": ("SendMessageBatch", "sqs", None, {"m3"}),
     "s3-PutObject (archive)": ("PutObject", "s3", None, {"m1", "m2"}),
-    "dynamodb-UpdateItem (one second)": ("UpdateItem", "dynamodb", f"S#{S1}".encode(), {"m1"}),
+    "dynamodb-UpdateItem (one second)": ("UpdateItem", "dynamodb", second_sk(S1).encode(), {"m1"}),
 }
 
 
@@ -105,7 +106,7 @@ def test_record_events_fails_only_the_touched_records_and_loses_nothing(
     for second in (S1, S2):
         item = clients.dynamodb.get_item(
             TableName=ingest_world["table"],
-            Key={"pk": {"S": "Q#orders"}, "sk": {"S": f"S#{second}"}},
+            Key={"pk": {"S": counter_pk("orders")}, "sk": {"S": second_sk(second)}},
         )["Item"]
         queued[second] = int(item["queued"]["N"])
     # Each record here feeds one key, so redelivery adds no over-count: exact counts.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from queue_autoscale.adapters.aws import AwsClients
+from queue_autoscale.adapters.dynamodb import counter_pk, second_sk
 from queue_autoscale.controller.runtime import EvaluateRuntime
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
@@ -72,8 +73,8 @@ class Fleet:
         """Counter items as record_events leaves them (25 per BatchWriteItem)."""
         items = [
             {
-                "pk": {"S": f"Q#{queue}"},
-                "sk": {"S": f"S#{second}"},
+                "pk": {"S": counter_pk(queue)},
+                "sk": {"S": second_sk(second)},
                 "expires_at": {"N": str(second + 86_400)},
                 **{name: {"N": str(value)} for name, value in counts.items()},
             }

@@ -1,8 +1,11 @@
 """DynamoDB load table: per-second counters, the controller STATE item, the trend MODEL item.
 
-Keys (DESIGN section 3): pk `Q#<queue>`; sk `S#<epoch-second>` for counters, `STATE`,
-`MODEL`. Counters are written with `ADD` (one UpdateItem per distinct queue-second) and
-expire through the table's TTL attribute `expires_at` (epoch seconds). The STATE item
+Keys: counters pk `C#<queue>`, sk `S#<epoch second, 13 digits zero-padded>` (so a window's
+BETWEEN on strings is exact, and the counters' own pk prefix lets IAM's dynamodb:LeadingKeys
+keep record_events to them); STATE and MODEL pk `Q#<queue>`. Counters are written with `ADD`
+(one UpdateItem per distinct queue-second) and expire through the table's TTL attribute
+`expires_at` (epoch seconds). `migrate_legacy_counters` moves the earlier layout's counters
+(pk `Q#<queue>`, sk `S#<unpadded second>`) to these keys (docs/events.md). The STATE item
 carries `version`; a write succeeds only if the stored version is still the one read, so
 two controllers never both act on one queue. Each evaluate shard's lock is the item pk
 `SHARD#<index>`, sk `LOCK`: an owner and a lease end (`held_until`, epoch seconds).
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +24,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from queue_autoscale.adapters.errors import (
+    AdapterError,
     MalformedResponse,
     ServiceUnavailable,
     StateConflict,
@@ -51,9 +56,26 @@ def shard_pk(index: int) -> str:
     return f"SHARD#{index}"
 
 
+COUNTER_PK_PREFIX = "C#"
+LEGACY_COUNTER_PK_PREFIX = "Q#"
+"""Counters shared the STATE/MODEL partition key before they had their own."""
+SECOND_DIGITS = 13
+"""Width of a counter sort key's second: an event's `at` is at most 2^53 - 1 ms, 13 digits
+of seconds, so every second the contract admits has one fixed-width key."""
+MAX_COUNTER_SECOND = 10**SECOND_DIGITS - 1
+
+
+def counter_pk(queue: str) -> str:
+    """Partition key of a queue's counter items."""
+    return f"{COUNTER_PK_PREFIX}{queue}"
+
+
 def second_sk(second: int) -> str:
-    """Sort key of one second's counters (epoch seconds, 10 digits until 2286)."""
-    return f"S#{second}"
+    """Sort key of one second's counters: `S#` and the epoch second, zero-padded to 13 digits
+    (string order is time order); a second outside 0..10^13 - 1 raises ValueError."""
+    if not 0 <= second <= MAX_COUNTER_SECOND:
+        raise ValueError(f"counter second {second} is outside 0..{MAX_COUNTER_SECOND}")
+    return f"S#{second:0{SECOND_DIGITS}d}"
 
 
 def to_dynamo(value: Any) -> Any:
@@ -115,10 +137,12 @@ def parse_counter_item(item: Mapping[str, Any]) -> CounterRow:
     sort_key = str(item.get("sk", {}).get("S", ""))
     if not sort_key.startswith("S#"):
         raise MalformedResponse("Query", f"sort key {sort_key!r} is not a counter key")
-    try:
-        second = int(sort_key[2:])
-    except ValueError:
-        raise MalformedResponse("Query", f"sort key {sort_key!r} has no epoch second") from None
+    digits = sort_key[2:]
+    if len(digits) != SECOND_DIGITS or not digits.isascii() or not digits.isdigit():
+        raise MalformedResponse(
+            "Query", f"sort key {sort_key!r} has no {SECOND_DIGITS}-digit epoch second"
+        )
+    second = int(digits)
     values: dict[str, int] = {}
     for field in _ROW_FIELDS:
         attribute = item.get(field)
@@ -198,10 +222,10 @@ class LoadTable:
     ) -> None:
         """ADD counts to one queue-second (creates the item); `expires_at` epoch seconds."""
         expression, names, values = counter_update(counts, expires_at)
-        with aws_call("UpdateItem", f"{queue_pk(queue)}/{second_sk(second)}"):
+        with aws_call("UpdateItem", f"{counter_pk(queue)}/{second_sk(second)}"):
             self._client.update_item(
                 TableName=self.table_name,
-                Key={"pk": {"S": queue_pk(queue)}, "sk": {"S": second_sk(second)}},
+                Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": second_sk(second)}},
                 UpdateExpression=expression,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
@@ -210,17 +234,20 @@ class LoadTable:
     def counter_rows(self, queue: str, from_second: int, to_second: int) -> list[CounterRow]:
         """Counter rows of a queue with from_second <= second <= to_second, oldest first."""
         rows: list[CounterRow] = []
+        low, high = max(0, from_second), min(MAX_COUNTER_SECOND, to_second)
+        if low > high:
+            return rows
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
             "ExpressionAttributeValues": {
-                ":pk": {"S": queue_pk(queue)},
-                ":lo": {"S": second_sk(from_second)},
-                ":hi": {"S": second_sk(to_second)},
+                ":pk": {"S": counter_pk(queue)},
+                ":lo": {"S": second_sk(low)},
+                ":hi": {"S": second_sk(high)},
             },
         }
         while True:
-            with aws_call("Query", queue_pk(queue)):
+            with aws_call("Query", counter_pk(queue)):
                 response = self._client.query(**kwargs)
             rows.extend(parse_counter_item(item) for item in response.get("Items", []))
             last = response.get("LastEvaluatedKey")
@@ -367,3 +394,85 @@ class LoadTable:
         item["sk"] = {"S": MODEL_SK}
         with aws_call("PutItem", f"{queue_pk(queue)}/{MODEL_SK}"):
             self._client.put_item(TableName=self.table_name, Item=item)
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """What `migrate_legacy_counters` did: items moved to the new keys, items deleted as no
+    live second (the 1970 rows TTL never removes), items another run had moved already."""
+
+    moved: int = 0
+    deleted: int = 0
+    skipped: int = 0
+
+
+def legacy_second(item: Mapping[str, Any]) -> int | None:
+    """The second of an earlier-layout counter item (pk `Q#...`, sk `S#<digits>`), else None."""
+    pk, sk = str(item.get("pk", {}).get("S", "")), str(item.get("sk", {}).get("S", ""))
+    digits = sk[2:]
+    if not pk.startswith(LEGACY_COUNTER_PK_PREFIX) or not sk.startswith("S#"):
+        return None
+    if not digits.isascii() or not digits.isdigit() or len(digits) > SECOND_DIGITS:
+        return None
+    return int(digits)
+
+
+def migrate_legacy_counters(
+    client: Any, table_name: str, *, now: float, keep_seconds: float, skew_seconds: float
+) -> Migration:
+    """Move the earlier layout's counter items to pk `C#<queue>`, sk padded; delete those whose
+    second is older than `now - keep_seconds` or later than `now + skew_seconds` (epoch s).
+
+    Each move is one TransactWriteItems: ADD the counts to the new item and delete the old one
+    on the condition that it still exists, so a second run (or two at once) moves nothing
+    twice. Items the new layout wrote since the deploy are summed with, never overwritten.
+    """
+    moved = deleted = skipped = 0
+    kwargs: dict[str, Any] = {
+        "TableName": table_name,
+        "FilterExpression": "begins_with(pk, :q) AND begins_with(sk, :s)",
+        "ExpressionAttributeValues": {":q": {"S": LEGACY_COUNTER_PK_PREFIX}, ":s": {"S": "S#"}},
+    }
+    while True:
+        with aws_call("Scan", table_name):
+            response = client.scan(**kwargs)
+        for item in response.get("Items", []):
+            second = legacy_second(item)
+            if second is None:
+                continue
+            old_key = {"pk": item["pk"], "sk": item["sk"]}
+            delete = {
+                "TableName": table_name,
+                "Key": old_key,
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+            if not now - keep_seconds <= second <= now + skew_seconds:
+                with aws_call("DeleteItem", f"{item['pk']['S']}/{item['sk']['S']}"):
+                    client.delete_item(TableName=table_name, Key=old_key)
+                deleted += 1
+                continue
+            counts = {f: int(Decimal(item[f]["N"])) for f in COUNTER_FIELDS if f in item}
+            expires_at = int(Decimal(item.get("expires_at", {}).get("N", str(second))))
+            expression, names, values = counter_update(counts, expires_at)
+            queue = item["pk"]["S"][len(LEGACY_COUNTER_PK_PREFIX) :]
+            update = {
+                "TableName": table_name,
+                "Key": {"pk": {"S": counter_pk(queue)}, "sk": {"S": second_sk(second)}},
+                "UpdateExpression": expression,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+            try:
+                with aws_call("TransactWriteItems", f"{counter_pk(queue)}/{second_sk(second)}"):
+                    client.transact_write_items(
+                        TransactItems=[{"Update": update}, {"Delete": delete}]
+                    )
+                moved += 1
+            except AdapterError as error:
+                if error.code != "TransactionCanceledException":
+                    raise
+                skipped += 1  # the old item was gone: another run moved it
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return Migration(moved=moved, deleted=deleted, skipped=skipped)
+        kwargs["ExclusiveStartKey"] = last

@@ -16,14 +16,20 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from queue_autoscale.adapters.aws import make_client
+from queue_autoscale.adapters.dynamodb import migrate_legacy_counters
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.config import ConfigError, parse_json, read_text
-from queue_autoscale.operator.live import StackClients, StatusError, read_status
+from queue_autoscale.events import DEFAULT_MAX_SKEW_SECONDS
+from queue_autoscale.operator.live import StackClients, StatusError, read_status, stack_settings
 from queue_autoscale.operator.views import status_view
+from queue_autoscale.settings import RecordSettings
 
 DEFAULT_STACK = "queue-autoscale"
 """The stack name `sam deploy` is guided to and the emulator creates."""
+
+COUNTER_TTL_DAYS = RecordSettings.model_fields["counter_ttl_seconds"].default / 86_400
+"""record_events' default counter TTL, in days."""
 
 StackOption = Annotated[
     str,
@@ -254,7 +260,40 @@ KINDS = ("events", "decisions")
 """The archive's folders the report reads."""
 
 
+def migrate_counters(
+    stack: StackOption = DEFAULT_STACK,
+    keep_days: Annotated[
+        float,
+        typer.Option(
+            "--keep-days",
+            min=0.0,
+            max=400.0,
+            help="Counters older than this are deleted, not moved (the stack's COUNTER_TTL).",
+        ),
+    ] = COUNTER_TTL_DAYS,
+) -> None:
+    """Move the load table's counters from the earlier keys (pk Q#<queue>, sk S#<second>) to
+    pk C#<queue>, sk S#<13-digit second>; delete those with no live second (docs/events.md)."""
+    clients = StackClients.create()
+    try:
+        table = stack_settings(stack, clients).load_table
+        done = migrate_legacy_counters(
+            clients.dynamodb,
+            table,
+            now=time.time(),
+            keep_seconds=keep_days * 86_400,
+            skew_seconds=DEFAULT_MAX_SKEW_SECONDS,
+        )
+    except (StatusError, AdapterError) as error:
+        raise _fail(str(error)) from None
+    typer.echo(
+        f"{table}: {done.moved} counter items moved, {done.deleted} deleted (no live second), "
+        f"{done.skipped} moved by another run"
+    )
+
+
 def register(app: typer.Typer) -> None:
-    """Add `status` and `report` to the app."""
+    """Add `status`, `report` and `migrate-counters` to the app."""
     app.command("status")(status)
     app.command("report")(report)
+    app.command("migrate-counters")(migrate_counters)

@@ -13,6 +13,7 @@ from queue_autoscale.adapters.dynamodb import (
     counter_update,
     parse_counter_item,
     parse_document,
+    second_sk,
     serialize_item,
 )
 from queue_autoscale.adapters.ecs import ServiceStatus, deployment_rolling, parse_describe_services
@@ -219,15 +220,15 @@ def test_counter_update_refuses_unknown_fields() -> None:
     ("item", "row"),
     [
         pytest.param(
-            {"pk": {"S": "Q#o"}, "sk": {"S": "S#1700000000"}, "queued": {"N": "4"}},
+            {"pk": {"S": "C#o"}, "sk": {"S": "S#0001700000000"}, "queued": {"N": "4"}},
             CounterRow(second=1_700_000_000, queued=4),
             id="sparse",
         ),
         pytest.param(
             serialize_item(
                 {
-                    "pk": "Q#o",
-                    "sk": "S#1700000001",
+                    "pk": "C#o",
+                    "sk": "S#0001700000001",
                     "queued": 1,
                     "started": 2,
                     "completed": 3,
@@ -248,8 +249,10 @@ def test_parse_counter_item(item: dict[str, Any], row: CounterRow) -> None:
 
 
 def test_parse_counter_item_rejects_a_counter_that_is_not_a_number() -> None:
-    item = {"pk": {"S": "Q#o"}, "sk": {"S": "S#5"}, "queued": {"S": "three"}}
-    with pytest.raises(MalformedResponse, match=re.escape("S#5: field 'queued' = {'S': 'three'}")):
+    item = {"pk": {"S": "C#o"}, "sk": {"S": "S#0000000000005"}, "queued": {"S": "three"}}
+    with pytest.raises(
+        MalformedResponse, match=re.escape("S#0000000000005: field 'queued' = {'S': 'three'}")
+    ):
         parse_counter_item(item)
 
 
@@ -303,3 +306,45 @@ def test_build_entries_and_parse_put_events() -> None:
     (failure,) = parse_put_events(response, offset=10)
     assert (failure.index, failure.code) == (11, "InternalFailure")
     assert parse_put_events({"FailedEntryCount": 0, "Entries": [{"EventId": "e"}]}) == []
+
+
+@pytest.mark.parametrize(
+    "sort_key",
+    [
+        pytest.param("S#1700000000", id="unpadded"),
+        pytest.param("S#00017000000000", id="too-wide"),
+        pytest.param("S#-001700000000", id="signed"),
+        pytest.param(
+            "S#\u0661\u0667\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660",
+            id="arabic-digits",
+        ),
+    ],
+)
+def test_parse_counter_item_rejects_a_key_not_of_fixed_width(sort_key: str) -> None:
+    with pytest.raises(MalformedResponse, match="has no 13-digit epoch second"):
+        parse_counter_item({"pk": {"S": "C#o"}, "sk": {"S": sort_key}})
+
+
+@pytest.mark.parametrize(
+    ("second", "key"),
+    [
+        (0, "S#0000000000000"),
+        (1_762_999, "S#0000001762999"),
+        (9_007_199_254_740, "S#9007199254740"),
+    ],
+)
+def test_counter_sort_keys_are_fixed_width_so_string_order_is_time_order(
+    second: int, key: str
+) -> None:
+    assert second_sk(second) == key
+    assert sorted([second_sk(1_762_999), second_sk(1_762_998_800)]) == [
+        second_sk(1_762_999),
+        second_sk(1_762_998_800),
+    ]
+
+
+def test_a_counter_second_outside_the_key_width_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"outside 0\.\.9999999999999"):
+        second_sk(10**13)
+    with pytest.raises(ValueError, match="outside"):
+        second_sk(-1)
