@@ -11,13 +11,19 @@ Each case: one tick over an SQS queue and the hurt queue, both backlogged.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +39,7 @@ from tests.reliability.worlds import NOW, SECOND, START_WORKERS, Fleet, MetricsR
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
 
 MAX_WORKERS = 10
+ROOT = Path(__file__).resolve().parents[2]
 HTTP_FAULTS = {
     "server-error": 503,
     "throttled": 429,
@@ -286,3 +293,64 @@ def test_rabbit_falls_back_to_amazon_mq_cloudwatch(
     # 140 ready + 2 unacked; 2 consumers of prefetch 1 work on both: 140 waiting
     assert rabbit.decision.backlog_per_instance == 140 / START_WORKERS
     assert any("CloudWatch used" in error for error in rabbit.errors)
+
+
+@pytest.fixture(params=["body", "headers"])
+def trickle_url(request: pytest.FixtureRequest) -> Iterator[tuple[str, int]]:
+    """(URL, port) of a management API trickling a byte every 0.2 s (each read well within the
+    source's 0.5 s timeout): a subprocess on 127.0.0.1, killed by PID."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.reliability.trickle_server", request.param, "0.2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        yield f"http://127.0.0.1:{port}", port
+    finally:
+        server.kill()
+        server.communicate(timeout=10)
+
+
+def sockets_to(port: int) -> int:
+    """This process's open TCP sockets whose peer is 127.0.0.1:`port`."""
+    inodes = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    count = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[2].split(":")[1], 16) == port and fields[9] in inodes:
+            count += 1
+    return count
+
+
+def test_a_trickling_management_api_leaves_no_thread_and_no_socket_after_20_ticks(
+    world: World, clients: Any, trickle_url: tuple[str, int]
+) -> None:
+    # GIVEN a management API that never finishes its answer (0.5 s timeout)
+    url, port = trickle_url
+    runtime = world.runtime(clients, world.config(world.rabbit, management_url=url))
+    run_and_check(world, runtime, world.rabbit, acts=False)
+    threads = threading.active_count()
+    # WHEN 20 more ticks run
+    errors: list[str] = []
+    for _ in range(20):
+        world.reset()
+        began = time.monotonic()
+        outcomes = run_and_check(world, runtime, world.rabbit, acts=False)
+        errors += outcomes[world.rabbit].errors
+        assert time.monotonic() - began < 5.0  # each tick still ends (the RabbitMQ queue holds)
+    # THEN no thread and no socket to the broker is left behind
+    deadline = time.monotonic() + 2.0
+    while threading.active_count() > threads and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() <= threads, [t.name for t in threading.enumerate()]
+    assert sockets_to(port) == 0
+    # and each tick's error names the deadline
+    assert len(errors) == 20 and all("0.5 s deadline" in error for error in errors), errors

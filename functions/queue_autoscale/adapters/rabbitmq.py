@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import urllib3
 
+from queue_autoscale.adapters import deadline_http
 from queue_autoscale.adapters.errors import (
     AccessDenied,
     AdapterError,
@@ -134,51 +135,36 @@ def _status_error(status: int, resource: str, body: bytes) -> AdapterError:
 
 
 class RabbitManagement:
-    """Reads queues through one broker's management HTTP API (one GET per queue)."""
+    """Reads queues through one broker's management HTTP API (one GET per queue, each within
+    a total deadline of `timeout_seconds`: adapters/deadline_http.py)."""
 
     def __init__(
-        self,
-        base_url: str,
-        credentials: Credentials,
-        timeout_seconds: float = 3.0,
-        http: urllib3.PoolManager | None = None,
+        self, base_url: str, credentials: Credentials, timeout_seconds: float = 3.0
     ) -> None:
         self._base = base_url.rstrip("/")
         self._headers = urllib3.make_headers(
             basic_auth=f"{credentials.username}:{credentials.password}"
         )
         self._headers["Accept"] = "application/json"
-        self._timeout = urllib3.Timeout(connect=timeout_seconds, read=timeout_seconds)
         # No retries here: the tick runs every interval, and a slow broker must not hold it.
-        self._http = http or urllib3.PoolManager(retries=False)
+        self._deadline = timeout_seconds
 
     def queue(self, vhost: str, name: str) -> RabbitQueue:
         """One queue's counts (one GET); errors are the project's AdapterErrors."""
         url = f"{self._base}/api/queues/{quote(vhost, safe='')}/{quote(name, safe='')}"
         resource = f"{vhost}/{name}"
+        answer = deadline_http.get(
+            url,
+            self._headers,
+            deadline_seconds=self._deadline,
+            max_bytes=MAX_BODY_BYTES,
+            operation=OPERATION,
+            resource=resource,
+        )
+        if answer.status != 200:
+            raise _status_error(answer.status, resource, answer.body)
         try:
-            response = self._http.request(
-                "GET",
-                url,
-                headers=self._headers,
-                timeout=self._timeout,
-                redirect=False,
-                preload_content=False,
-            )
-            try:
-                body = response.read(MAX_BODY_BYTES + 1)
-            finally:
-                response.release_conn()
-        except urllib3.exceptions.HTTPError as error:
-            raise ServiceUnavailable(
-                OPERATION, str(error), code=type(error).__name__, resource=resource
-            ) from error
-        if response.status != 200:
-            raise _status_error(response.status, resource, body)
-        if len(body) > MAX_BODY_BYTES:
-            raise MalformedResponse(OPERATION, "answer larger than 1 MiB", resource=resource)
-        try:
-            data = json.loads(body)
+            data = json.loads(answer.body)
         except ValueError:
             raise MalformedResponse(
                 OPERATION, "the answer is not JSON", resource=resource
