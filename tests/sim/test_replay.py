@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 from queue_autoscale.cli import app
 from queue_autoscale.sim.archive import read_archive
 from queue_autoscale.sim.jobs import parse_time
+from queue_autoscale.sim.replay import ReplayInput, recorded_start, run_replay
+from queue_autoscale.sim.runner import RunSpec
 from queue_autoscale.sim.workload import Floats
 
 runner = CliRunner()
@@ -203,3 +205,25 @@ def test_the_window_keeps_the_jobs_queued_in_it(tmp_path: Path) -> None:
     assert recorded.trace.arrivals.size == 200
     assert parse_time("2026-11-27T17:20:00Z", "--from") == START
     assert parse_time(str(START), "--from") == START
+
+
+def test_the_replay_starts_from_the_fleet_the_decision_log_shows(tmp_path: Path) -> None:
+    # GIVEN an archive whose controller ran 7 workers when the first job was queued
+    arrivals, durations = heavy_tailed_jobs(count=200)
+    write_archive(tmp_path, arrivals, durations)
+    ticks = [
+        {"queue": "gpu", "at": float(arrivals[0]) - 5 + 15 * i, "running": 7, "current": 7,
+         "target": 7} for i in range(20)
+    ]  # fmt: skip
+    day = datetime.fromtimestamp(arrivals[0], UTC)
+    path = tmp_path / f"decisions/dt={day:%Y-%m-%d}/t.jsonl.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(gzip.compress("\n".join(json.dumps(t) for t in ticks).encode()))
+    recorded = read_archive(tmp_path, "gpu", None, None)
+    # THEN the replay starts the policies at 7 (hybrid keeps them through its first tick)
+    assert recorded_start(recorded) == 7
+    spec = RunSpec(sla_seconds=SLA)
+    replay = run_replay(ReplayInput(recorded.trace, spec, None, recorded), ["hybrid"])
+    assert replay.comparison.results[0].series.billed[0] == 7
+    assert replay.as_run is not None and replay.as_run.peak_workers == 7
+    assert replay.as_run_fleet is not None and replay.as_run_fleet[10] == 7

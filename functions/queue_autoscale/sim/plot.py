@@ -14,12 +14,15 @@ import numpy as np
 from queue_autoscale.sim.runner import Comparison
 
 
-def _per_minute(values: list[int] | list[float], how: str) -> np.ndarray[Any, Any]:
+def _per_minute(
+    values: list[int] | list[float], how: str, seconds: int = 60
+) -> np.ndarray[Any, Any]:
+    """Per-second `values` reduced ("max" or mean) over bins of `seconds` (a minute)."""
     data = np.asarray(values, dtype=np.float64)
-    minutes = data.size // 60
+    minutes = data.size // seconds
     if minutes == 0:
         return data
-    grid = data[: minutes * 60].reshape(minutes, 60)
+    grid = data[: minutes * seconds].reshape(minutes, seconds)
     reduced: np.ndarray[Any, Any] = grid.max(axis=1) if how == "max" else grid.mean(axis=1)
     return reduced
 

@@ -112,6 +112,16 @@ def archive_input(
     return ReplayInput(recorded.trace, spec, settings, recorded)
 
 
+def recorded_start(recorded: Recorded) -> int | None:
+    """The fleet the decision log shows at the first arrival: the last tick's workers at or
+    before it, else the first tick's (None without a decision log)."""
+    if not recorded.ticks:
+        return None
+    first = float(recorded.trace.arrivals.min()) if recorded.trace.arrivals.size else 0.0
+    before = [tick for tick in recorded.ticks if tick.at <= first]
+    return (before[-1] if before else recorded.ticks[0]).workers
+
+
 def run_replay(
     replay: ReplayInput,
     policies: Sequence[str],
@@ -121,10 +131,16 @@ def run_replay(
     """Every policy on the recorded jobs; with the archive, "as run" and the fidelity."""
     start = replay.trace.start_epoch
     workload = replay.trace.workload(start)
-    comparison = compare_workload(
-        workload, policies, replay.spec, progress, record_decisions, replay.settings
-    )
     recorded = replay.recorded
+    comparison = compare_workload(
+        workload,
+        policies,
+        replay.spec,
+        progress,
+        record_decisions,
+        replay.settings,
+        None if recorded is None else recorded_start(recorded),
+    )
     if recorded is None:
         return Replay(comparison, start)
     spec = replay.spec

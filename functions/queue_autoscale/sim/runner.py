@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, Decision, QueueSettings
 from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
 from queue_autoscale.sim.engine import RunResult, run_policy
+from queue_autoscale.sim.peers import StaticPolicy
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy, sim_settings
 from queue_autoscale.sim.scores import Score, score
 from queue_autoscale.sim.workload import FleetSpec, Workload, build_workload
@@ -269,11 +270,13 @@ def compare_workload(
     progress: Progress | None = None,
     record_decisions: bool = False,
     settings: QueueSettings | None = None,
+    start_workers: int | None = None,
 ) -> Comparison:
     """Replay `workload`'s jobs (each with its own arrival and duration) under every policy;
     the spec gives everything else (its warm-up and job-time distribution are the
     workload's business, not read here). `settings`: a queue's own (from its config) instead
-    of the spec's."""
+    of the spec's. `start_workers`: the fleet every adaptive policy starts with (a replay's
+    recorded fleet), instead of one sized for the first five minutes' rate."""
     fleet = spec.fleet()
     settings = spec.settings() if settings is None else settings
     counts = workload.counts[workload.warmup_seconds :]
@@ -283,6 +286,8 @@ def compare_workload(
     def run(name: str) -> tuple[RunResult, list[Decision] | None]:
         policy = make_policy(name, settings, counts, record_decisions)
         start = initial_workers(policy, settings, warm_rate)
+        if start_workers is not None and not isinstance(policy, StaticPolicy):
+            start = start_workers
 
         def tick(done: int, total: int) -> None:
             if progress is not None and serial:  # a forked run cannot draw this process's bar
