@@ -129,8 +129,13 @@ class RabbitSource(BaseModel):
     broker: str | None = Field(default=None, min_length=1, max_length=50)
     """Amazon MQ broker name (CloudWatch dimension `Broker`): enables the fallback."""
     timeout_seconds: float = Field(default=3.0, gt=0, le=10)
+    """The total deadline of one management API call, s."""
     stale_after_seconds: float = Field(default=300.0, ge=60, le=3_600)
     """A CloudWatch fallback datapoint older than this holds the queue."""
+    max_message_age_seconds: float | None = Field(default=None, gt=0, le=1_209_600)
+    """The oldest a message can be, s, where the queue has no message TTL (x-message-ttl or a
+    policy's message-ttl): an older `head_message_timestamp` is a publisher's clock or unit
+    error, so the age is unknown (default: 14 days, SQS's longest retention)."""
 
     @model_validator(mode="after")
     def _check(self) -> RabbitSource:
