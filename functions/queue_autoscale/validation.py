@@ -11,6 +11,10 @@ from pydantic import ValidationError
 
 SHOWN_CHARACTERS = 120
 """A value is shown in at most this many characters (a 5,000-character name is cut)."""
+MAX_PROBLEMS = 10
+"""A description names at most this many problems, then says how many more there were."""
+MAX_REASON_CHARACTERS = 4_000
+"""No description is longer than this (MAX_PROBLEMS problems of a cut field and value fit)."""
 
 
 def shown(value: Any) -> str:
@@ -23,7 +27,7 @@ def error_parts(error: ValidationError) -> list[str]:
     """One phrase per problem of a pydantic error, naming the field and the value."""
     parts = []
     for item in error.errors():
-        loc = ".".join(str(part) for part in item["loc"])
+        loc = cut(".".join(str(part) for part in item["loc"]))
         message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "missing":
             parts.append(f"field {loc!r} is missing")
@@ -34,6 +38,19 @@ def error_parts(error: ValidationError) -> list[str]:
     return parts
 
 
+def cut(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """`text` cut to `limit` characters with '...'."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def join_problems(parts: list[str]) -> str:
+    """'a; b; ...': the first MAX_PROBLEMS, then '; and K more', at most MAX_REASON_CHARACTERS."""
+    shown_parts = parts[:MAX_PROBLEMS]
+    if len(parts) > MAX_PROBLEMS:
+        shown_parts.append(f"and {len(parts) - MAX_PROBLEMS} more")
+    return cut("; ".join(shown_parts), MAX_REASON_CHARACTERS)
+
+
 def describe_error(error: ValidationError) -> str:
-    """A pydantic error as 'field 'x' = value: message; ...'."""
-    return "; ".join(error_parts(error))
+    """A pydantic error as 'field 'x' = value: message; ...' (bounded: see join_problems)."""
+    return join_problems(error_parts(error))

@@ -167,3 +167,34 @@ def test_a_failed_counter_write_retries_only_the_records_it_touched(
     assert [json.loads(m["Body"])["reason"] for m in rejected] == [
         "body = []: an empty array holds no event"
     ]
+
+
+def test_an_event_of_thousands_of_unknown_fields_is_dead_lettered_with_a_bounded_reason(
+    setup: dict[str, Any], kit: Any, clients: Any, lambda_context: Any
+) -> None:
+    # GIVEN a body near the 256 KiB limit holding one event with ~24,000 unknown fields (its
+    # reason listed every one: 1.4 million characters), and a good event in another message
+    bad: dict[str, Any] = {"type": "queued", "queue": "orders", "job_id": "j", "at": NOW_MS}
+    bad |= {f"x{i}": 0 for i in range(24_000)}
+    body = json.dumps(bad, separators=(",", ":"))
+    assert 200_000 < len(body) < 256 * 1024
+    clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody=body)
+    good = {"type": "queued", "queue": "orders", "job_id": "g", "at": NOW_MS - 1_000}
+    clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody=json.dumps(good))
+    messages = kit.receive_all(setup["events_url"])
+
+    # WHEN the handler consumes the batch
+    response = record_events.handler(sqs_event(messages, setup["arn"]), lambda_context)
+
+    # THEN nothing is retried, the good event is counted once
+    assert response == {"batchItemFailures": []}
+    second = (NOW_MS - 1_000) // 1000
+    assert counter(clients, setup["table"], "orders", second)["queued"] == 1
+    # AND the DLQ holds the bad event with its first ten problems and how many more
+    (dead,) = kit.receive_all(setup["dlq_url"])
+    wrapper = json.loads(dead["Body"])
+    reason = wrapper["reason"]
+    assert reason.startswith("field 'x0' = 0: Extra inputs are not permitted; field 'x1' = 0")
+    assert reason.endswith("; and 23990 more")
+    assert len(reason) < 1_000
+    assert "body_s3_key" in wrapper  # the body itself went to the archive

@@ -318,3 +318,24 @@ def test_the_duration_limit_is_each_queues_max_job_seconds() -> None:
     # THEN a 61 s job is rejected on orders and accepted on emails
     assert parse_body(json.dumps(event(**long_job)), context).rejected
     assert parse_body(json.dumps(event(queue="emails", **long_job)), context).accepted
+
+
+@pytest.mark.parametrize(
+    ("extra", "ending"),
+    [
+        pytest.param({f"x{i}": 0 for i in range(5_000)}, "; and 4990 more", id="5,000-fields"),
+        pytest.param(
+            {"y" * 100_000: 1}, "...' = 1: Extra inputs are not permitted", id="long-name"
+        ),
+    ],
+)
+def test_a_rejection_reason_is_bounded_whatever_the_event(
+    extra: dict[str, Any], ending: str
+) -> None:
+    # GIVEN an event with thousands of unknown fields, or one unknown field of 100,000 chars
+    with pytest.raises(ValueError) as caught:
+        validate_event(event() | extra, CONTEXT)
+    # THEN the reason names the first problems and how many more, in under a thousand chars
+    reason = str(caught.value)
+    assert reason.endswith(ending)
+    assert len(reason) < 1_000

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from queue_autoscale.adapters.errors import MalformedResponse, aws_call
+from queue_autoscale.validation import MAX_REASON_CHARACTERS, cut
 
 DEPTH_ATTRIBUTES = (
     "ApproximateNumberOfMessages",
@@ -169,7 +170,10 @@ class SqsQueues:
         """
         url = self.queue_url(queue)
         failures: list[SendFailure] = []
-        sizes = [len(body.encode("utf-8")) for body in bodies]
+        sizes = [
+            len(body.encode("utf-8")) + attributes_bytes(attributes[i] if attributes else None)
+            for i, body in enumerate(bodies)
+        ]
         for batch in pack_batches(sizes):
             entries = []
             for index in batch:
@@ -184,6 +188,17 @@ class SqsQueues:
         return failures
 
 
+def attributes_bytes(attributes: Mapping[str, Any] | None) -> int:
+    """What message attributes add to a message's size as SQS counts it: each name, data type
+    and value, bytes."""
+    total = 0
+    for name, value in (attributes or {}).items():
+        total += len(name.encode("utf-8")) + len(str(value.get("DataType", "")).encode("utf-8"))
+        total += len(str(value.get("StringValue", "")).encode("utf-8"))
+        total += len(value.get("BinaryValue", b""))
+    return total
+
+
 REASON_ATTRIBUTE = "reason"
 """Message attribute on a dead-lettered event holding the rejection reason."""
 
@@ -195,7 +210,8 @@ def dead_letter_body(
 
     When the original does not fit, `overflow_key` names the archive object holding it.
     """
-    wrapper: dict[str, Any] = {"reason": reason, "message_id": source_message_id}
+    wrapper: dict[str, Any] = {"reason": cut(reason, MAX_REASON_CHARACTERS)}
+    wrapper["message_id"] = source_message_id
     if overflow_key is None:
         wrapper["body"] = body
     else:
