@@ -110,8 +110,8 @@ def cheapest(runs: Sequence[Run], target: float) -> Run | None:
 
 
 def is_bound(bound: Run, reacting: Sequence[Run]) -> bool:
-    """Whether the reaction bound is a bound at this SLA on this row: no reacting run (a tuned
-    peer setting, or the policy judged) keeps more jobs within the SLA than it."""
+    """Whether the reaction bound is a bound in a cell: no reacting run there (the tuned peer
+    settings) keeps more jobs within the SLA than it."""
     return all(run.compliance <= bound.compliance for run in reacting)
 
 

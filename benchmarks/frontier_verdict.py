@@ -1,0 +1,116 @@
+"""The yardstick of issue 33: hybrid's verdict on every cell of the tuning or validation set.
+
+Every row of the set (scenarios whole, NASA days whole) at SLA 10/30/60/300 s x target
+95/99/99.9 %: hybrid configured for the target, seed-hybrid, the reaction bound, and KEDA,
+target tracking and a static fleet each tuned with hindsight to the cheapest setting that
+meets the cell (`sim/tuning.py`), judged by `sim/verdict.py`. The results file is rewritten
+after every row, so an interrupted run keeps the rows it finished.
+
+    nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py --set validation
+    .venv/bin/python benchmarks/frontier_verdict.py --quick     # one row, one seed
+
+Not in `run_all` and not in CI: the validation set takes most of an hour on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "functions"))
+
+from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS  # noqa: E402
+from queue_autoscale.sim.runner import RunSpec  # noqa: E402
+from queue_autoscale.sim.tuning import SLAS, TARGETS, Row, set_rows, tune_row  # noqa: E402
+from queue_autoscale.sim.yardstick import Judged, judge_row, results_markdown  # noqa: E402
+
+DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "nasa-1995-per-second.tbz2"
+JITTER_SECONDS = 10.0
+"""New workers land 60 s + uniform 0..this (as the bench)."""
+QUICK_ROW = "spike"
+"""`--quick`: this scenario at the set's first seed."""
+BASE_COMMAND = "nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=("validation", "tuning"), default="validation")
+    parser.add_argument("--rows", help="only rows whose label starts with one of these (a,b)")
+    parser.add_argument("--quick", action="store_true", help=f"one row: {QUICK_ROW}, one seed")
+    parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    parser.add_argument("--out", type=Path, help="default: results/policy_frontier[_SET].md")
+    return parser.parse_args(argv)
+
+
+def chosen(args: argparse.Namespace) -> list[Row]:
+    """The rows to run."""
+    rows = set_rows(args.set, with_nasa=args.trace.is_file())
+    if args.quick:
+        return [r for r in rows if r.name == QUICK_ROW][:1]
+    if args.rows:
+        wanted = [w.strip() for w in args.rows.split(",") if w.strip()]
+        rows = [r for r in rows if any(r.label.startswith(w) for w in wanted)]
+    if not rows:
+        raise SystemExit(f"no row matches {args.rows!r}")
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    rows = chosen(args)
+    suffix = "" if args.set == "validation" else "_tuning"
+    suffix += ".quick" if args.quick else ""
+    out = args.out or ROOT / "benchmarks" / "results" / f"policy_frontier{suffix}.md"
+    spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS, interval_seconds=BENCH_INTERVAL_SECONDS)
+    setup = [
+        f"- Jobs {spec.service_seconds:g} s mean (gamma, cv {spec.service_cv:g}), concurrency "
+        f"{spec.concurrency}; a new worker takes jobs {spec.provision_delay_seconds} s + "
+        f"uniform 0..{JITTER_SECONDS:g} s after it is ordered; fleet at most "
+        f"{spec.max_workers}; our controller every {BENCH_INTERVAL_SECONDS} s; a 600 s "
+        "warm-up at the first 5 minutes' rate before every row (not scored); the same jobs "
+        "under every policy and setting of a row.",
+        f"- Trace: {args.trace.name if args.trace.is_file() else 'absent: NASA rows skipped'}.",
+    ]
+    command = " ".join([BASE_COMMAND, *argv])
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)"
+    started = time.perf_counter()
+    done: list[tuple[str, list[Judged]]] = []
+    for index, row in enumerate(rows):
+        began = time.perf_counter()
+
+        def tick(count: int, label: str = row.label) -> None:
+            print(f"\r{label}: {count} runs", end="", file=sys.stderr, flush=True)
+
+        judged = judge_row(tune_row(row, args.trace, spec, SLAS, TARGETS, tick), SLAS, TARGETS)
+        done.append((row.label, judged))
+        passed = sum(j.verdict.passed for j in judged)
+        print(
+            f"\r{row.label}: hybrid passes {passed}/{len(judged)} "
+            f"({time.perf_counter() - began:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+        pending = [r.label for r in rows[index + 1 :]]
+        text = results_markdown(
+            done,
+            args.set,
+            command,
+            BASE_COMMAND,
+            setup,
+            time.perf_counter() - started,
+            machine,
+            pending,
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    print(f"written to {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
