@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from queue_autoscale.sim.console import score_table
 from queue_autoscale.sim.engine import FleetView, run_policy
 from queue_autoscale.sim.quality_report import goal_check, scores_markdown
-from queue_autoscale.sim.scores import TASK_HOUR_USD, Score, score
+from queue_autoscale.sim.scores import TASK_HOUR_USD, Score, score, scores_at
 from queue_autoscale.sim.workload import FleetSpec, Workload
 from tests.sim.conftest import FixedFleet
 
@@ -141,3 +143,17 @@ def test_a_cancelled_start_still_counts_and_a_ready_worker_is_no_new_start() -> 
     s = score(run_policy(workload, Script(plan, 5), fleet, initial_workers=5), sla_seconds=30.0)
     assert s.task_starts == 4 + 2
     assert s.flaps == 0  # the scale-out at 600 s comes 490 s after the scale-in at 110 s
+
+
+def test_scores_at_every_sla_equal_scoring_each() -> None:
+    """One run scored once at several SLAs gives what `score` gives at each (jobs still waiting
+    at the end included)."""
+    fleet = FleetSpec(provision_delay_seconds=60, drain_limit_seconds=0)
+    rng = np.random.default_rng(4)
+    arrivals = np.sort(rng.uniform(0, 600, 900))
+    workload = _workload(arrivals.tolist(), rng.exponential(1.0, 900).tolist(), 600)
+    result = run_policy(workload, Script({200: 1, 400: 3}, 2), fleet, initial_workers=2)
+    many = scores_at(result, [10.0, 30.0, 300.0])
+    for sla, got in many.items():
+        assert got == replace(score(result, sla), wall_seconds=got.wall_seconds)
+    assert many[10.0].sla_compliance < many[300.0].sla_compliance

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -168,6 +168,24 @@ def score(result: RunResult, sla_seconds: float) -> Score:
         flaps=flaps(result.series.desired, warm, result.lead_seconds + FLAP_EXTRA_SECONDS),
         task_starts=task_starts(result, warm),
     )
+
+
+def scores_at(result: RunResult, slas: Sequence[float]) -> dict[float, Score]:
+    """The run's score at each SLA (s): scored once; only the compliance depends on the SLA."""
+    if not slas:
+        return {}
+    first = score(result, slas[0])
+    w = result.workload
+    start = int(w.counts[: w.warmup_seconds].sum())
+    starts = result.starts[start:]
+    pickup = starts - w.arrivals[start:]  # NaN (never picked up) is within no SLA
+    jobs = int(pickup.size)
+    out = {slas[0]: first}
+    for sla in slas[1:]:
+        within = int(np.count_nonzero(pickup <= sla))
+        compliance = within / jobs if jobs else 1.0
+        out[sla] = replace(first, sla_seconds=sla, sla_compliance=compliance)
+    return out
 
 
 def flaps(desired: Sequence[int], start: int, window_seconds: float) -> int:

@@ -35,10 +35,11 @@ from queue_autoscale.core import workers_for_sla
 from queue_autoscale.sim.arrivals import SCENARIOS, Counts, minute_rates, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import run_policy
+from queue_autoscale.sim.frontier import failing_static_size
 from queue_autoscale.sim.peers import keda
 from queue_autoscale.sim.policies import PolicyChoice, initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec, parallel_map
-from queue_autoscale.sim.scores import Score, score
+from queue_autoscale.sim.scores import Score, scores_at
 from queue_autoscale.sim.workload import Workload, build_workload
 
 SLAS: tuple[float, ...] = (10.0, 30.0, 60.0, 300.0)
@@ -143,7 +144,7 @@ class Runs:
         result = run_policy(
             self.workload, policy, spec.fleet(), initial_workers(policy, settings, warm)
         )
-        return {s: score(result, s) for s in ((sla,) if sla is not None else self.slas)}
+        return scores_at(result, (sla,) if sla is not None else self.slas)
 
 
 class Bisection:
@@ -223,13 +224,17 @@ def peer_searches(counts: Counts, spec: RunSpec, sla: float, target: float) -> l
     return out
 
 
-def static_search(counts: Counts, spec: RunSpec, sla: float, target: float) -> Search:
-    """The least static size meeting one cell's target: sizes 0 .. `STATIC_HEADROOM` x the
-    Erlang-C size of the busiest minute."""
+def static_search(
+    workload: Workload, counts: Counts, spec: RunSpec, sla: float, target: float
+) -> Search:
+    """The least static size meeting one cell's target, bisected between the largest size shown
+    to miss by capacity alone (`failing_static_size`) and `STATIC_HEADROOM` x the Erlang-C size
+    of the busiest minute."""
     busiest = float(minute_rates(counts).max()) if counts.size else 0.0
     top = workers_for_sla(busiest, spec.service_seconds, spec.concurrency, sla, target)
     top = min(spec.max_workers, math.ceil(STATIC_HEADROOM * max(1, top)))
-    return Search(sla, target, "static", "size", (), Bisection(range(top + 1), falling=False))
+    low = min(top, failing_static_size(workload, sla, spec.concurrency) + 1)
+    return Search(sla, target, "static", "size", (), Bisection(range(low, top + 1), falling=False))
 
 
 def run_searches(runs: Runs, searches: Sequence[Search], progress: Callable[[int], None]) -> None:
@@ -299,7 +304,7 @@ def tune_row(
     runs = Runs(workload, counts, spec, tuple(slas))
     runs.ensure(our_keys(slas, targets))
     searches = {
-        (s, t): (*peer_searches(counts, spec, s, t), static_search(counts, spec, s, t))
+        (s, t): (*peer_searches(counts, spec, s, t), static_search(workload, counts, spec, s, t))
         for s in slas
         for t in targets
     }
