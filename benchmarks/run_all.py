@@ -117,7 +117,7 @@ def benches() -> list[Bench]:
                 "--out",
                 "benchmarks/results/policy_quality.quick.md",
                 "--frontier-out",
-                "benchmarks/results/policy_frontier.quick.md",
+                "benchmarks/results/policy_sweep.quick.md",
             ],
             "policy_quality.md",
             "policy_quality.quick.md",

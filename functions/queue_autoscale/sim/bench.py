@@ -172,7 +172,7 @@ class SweepOptions:
     """Provisioning: the fixed delay plus uniform 0..this (seconds)."""
     variants: int = 50
     """Seeded NASA windows for the worst-decile hourly compliance (0: skip)."""
-    frontier_out: Path | None = Path("benchmarks/results/policy_frontier.md")
+    frontier_out: Path | None = Path("benchmarks/results/policy_sweep.md")
     plots: bool = True
     """Write a frontier plot per workload and SLA beside `frontier_out`."""
 

@@ -277,7 +277,7 @@ def register(app: typer.Typer) -> None:
         ] = 50,
         frontier_out: Annotated[
             Path, typer.Option(help="The frontier results file (plots go beside it).")
-        ] = Path("benchmarks/results/policy_frontier.md"),
+        ] = Path("benchmarks/results/policy_sweep.md"),
     ) -> None:
         """Every scenario plus the NASA trace under every policy -> a markdown report; every
         policy over its main knob at every profile's SLA -> the frontier file."""
