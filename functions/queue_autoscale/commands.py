@@ -291,16 +291,17 @@ def explain(
     snapshot: Annotated[Path | None, typer.Option("--snapshot", help="Snapshot JSON.")] = None,
     state: Annotated[Path | None, typer.Option("--state", help="Controller state JSON.")] = None,
     model: Annotated[Path | None, typer.Option("--model", help="Trend model JSON.")] = None,
-    policy: Annotated[str, typer.Option("--policy", help="hybrid, seed-hybrid or a peer.")] = (
-        "hybrid"
-    ),
+    policy: Annotated[
+        str,
+        typer.Option("--policy", help="A core policy (hybrid, seed-hybrid, predictive) or a peer."),
+    ] = "hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     examples: Annotated[
         Path | None,
         typer.Option(
             "--examples",
             help="A folder of NAME.snapshot.json (+ NAME.config.json, NAME.state.json): "
-            "decide each with hybrid and seed-hybrid and print one table.",
+            "decide each with every core policy and print one table.",
         ),
     ] = None,
     stack: Annotated[
@@ -378,7 +379,7 @@ def explain_live(stack: str, queue: str | None, as_json: bool) -> None:
 def run_examples(
     folder: Path, evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS
 ) -> list[tuple[str, Decision]]:
-    """Decide every example snapshot in a folder with hybrid and seed-hybrid."""
+    """Decide every example snapshot in a folder with every core policy."""
     snapshots = sorted(folder.glob("*.snapshot.json"))
     if not snapshots:
         raise InputError(f"--examples {folder}: no *.snapshot.json files")

@@ -87,17 +87,17 @@ def test_explain_table_is_readable() -> None:
     assert "load ratio" in out and "0.500" in out
 
 
-def test_explain_examples_prints_every_example_with_both_policies() -> None:
+def test_explain_examples_prints_every_example_with_every_core_policy() -> None:
     code, out, _ = run("explain", "--examples", str(EXAMPLES), "--json")
     assert code == 0
     rows = json.loads(out)
     names = {row["example"] for row in rows}
-    assert len(rows) == 2 * len(names) and "seed000-ex4-breach" in names
+    assert len(rows) == 3 * len(names) and "seed000-ex4-breach" in names
     breach = {r["policy"]: r["target"] for r in rows if r["example"] == "seed000-ex4-breach"}
     # ours: the running worker keeps pace with the 5 jobs/s arriving, so when new workers land
     # (60 s lead) the queue holds the last 60 s of arrivals; the job with the 20 s horizon left
     # has 100 ahead: 5 jobs/s, 1 worker, breach margin 1.4 -> 2, where the seed jumps to max
-    assert breach == {"hybrid": 2, "seed-hybrid": 20}
+    assert breach == {"hybrid": 2, "seed-hybrid": 20, "predictive": 2}
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from queue_autoscale.core.models import (
     Urgency,
     Winner,
 )
+from queue_autoscale.core.predictive import decide_predictive
 from queue_autoscale.core.queueing import (
     erlang_c,
     load_ratio,
@@ -61,7 +62,11 @@ Policy = Callable[
 ]
 """A pure policy: (snapshot, settings, state, now, model) -> decision and next state."""
 
-POLICIES: dict[str, Policy] = {"hybrid": decide, "seed-hybrid": decide_seed_hybrid}
+POLICIES: dict[str, Policy] = {
+    "hybrid": decide,
+    "seed-hybrid": decide_seed_hybrid,
+    "predictive": decide_predictive,
+}
 
 __all__ = [
     "DEFAULT_EVALUATION_INTERVAL_SECONDS",
@@ -90,6 +95,7 @@ __all__ = [
     "Winner",
     "build_snapshot",
     "decide",
+    "decide_predictive",
     "decide_seed_hybrid",
     "decision_to_dict",
     "erlang_c",

@@ -1,6 +1,6 @@
 """The decision record and the next controller state, shared by every policy in the core:
-`build_decision` (reason, constraint codes, final clamp), `next_state` (the sample and the
-scaling times remembered) and `hold_on_bad_inputs`. Pure."""
+`build_decision` (reason, constraint codes, final clamp), `largest_term` (the winning term),
+`next_state` (the sample and the scaling times remembered) and `hold_on_bad_inputs`. Pure."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from dataclasses import fields
 from queue_autoscale.core.constraints import binding_cap, max_allowed
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import (
+    DRAIN,
+    STEADY,
+    TREND,
     Action,
     Constraint,
     ControllerState,
@@ -221,3 +224,13 @@ def hold_on_bad_inputs(
         clamp=fleet_known,
     )
     return Evaluation(decision, state)
+
+
+def largest_term(terms: Terms) -> tuple[int, Winner]:
+    """The largest term, workers, and its name (0 and `Winner.NONE` when every term is 0)."""
+    name, value = STEADY, terms.steady  # first of equals: steady, then trend
+    if terms.trend > value:
+        name, value = TREND, terms.trend
+    if terms.drain > value:
+        name, value = DRAIN, terms.drain
+    return (value, name) if value > 0 else (0, Winner.NONE)

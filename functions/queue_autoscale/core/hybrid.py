@@ -21,14 +21,18 @@ from queue_autoscale.core.constraints import (
     max_allowed,
     movement,
 )
-from queue_autoscale.core.decision import build_decision, hold_on_bad_inputs, next_state
+from queue_autoscale.core.decision import (
+    build_decision,
+    hold_on_bad_inputs,
+    largest_term,
+    next_state,
+)
 from queue_autoscale.core.drain import carried_backlog_workers, carried_wait_seconds
 from queue_autoscale.core.drain_plan import drain_plan
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     DRAIN,
     STEADY,
-    TREND,
     Constraint,
     ControllerState,
     Evaluation,
@@ -36,7 +40,6 @@ from queue_autoscale.core.models import (
     QueueSnapshot,
     Terms,
     TrendModel,
-    Winner,
 )
 from queue_autoscale.core.queueing import workers_for_sla
 from queue_autoscale.core.trend import persistent_forecast_rate
@@ -108,7 +111,7 @@ def decide(
     # a backlog standing when a burst begins costs the burst's first jobs (core/hot.py)
     onset = 0 if surge else hot_terms.onset_workers(m, snapshot, loop.spare, base, cap)
     terms = Terms(steady=max(steady, onset), trend=trend, drain=drain)
-    raw, winner = _winner(terms)
+    raw, winner = largest_term(terms)
     why = term_words(winner, terms, m, forecast, settings, plan)
     if winner is STEADY and (onset > steady or steady < need):  # not Erlang C's size
         why = hot_terms.steady_words(need, steady, onset, m, loop.spare, base)
@@ -397,13 +400,3 @@ def _surge_at(
     ):
         return now
     return state.surge_at
-
-
-def _winner(terms: Terms) -> tuple[int, Winner]:
-    """The largest term, workers, and its name (0 and `Winner.NONE` when every term is 0)."""
-    name, value = STEADY, terms.steady  # first of equals: steady, then trend
-    if terms.trend > value:
-        name, value = TREND, terms.trend
-    if terms.drain > value:
-        name, value = DRAIN, terms.drain
-    return (value, name) if value > 0 else (0, Winner.NONE)

@@ -31,6 +31,9 @@ from queue_autoscale.sim.peers.keda import NAME_NO_DRAIN as KEDA_NO_DRAIN
 from queue_autoscale.sim.peers.knobs import Knob, KnobError
 
 POLICY_NAMES: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracking", "static")
+CANDIDATES: tuple[str, ...] = ("predictive",)
+"""Runnable by name, not part of `all`: a policy that joins the comparison once it beats
+hybrid on the validation set (core/predictive.py)."""
 DIAGNOSTICS: tuple[str, ...] = (BOUND_NAME, KEDA_NO_DRAIN)
 """Runnable by name, not part of `all`: a yardstick nobody would deploy, and KEDA as users suffer
 it when pods are stopped at random mid-job (the `interrupted` score)."""
@@ -161,10 +164,11 @@ def parse_policy(text: str) -> PolicyChoice:
     """One POLICY of the grammar, validated (ArrivalError in one line)."""
     name, opened, rest = text.partition("(")
     name = name.strip()
-    if name not in POLICY_NAMES + DIAGNOSTICS:
+    if name not in POLICY_NAMES + CANDIDATES + DIAGNOSTICS:
         raise ArrivalError(
             f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
-            f"or the diagnostics {', '.join(DIAGNOSTICS)}"
+            f"the candidates {', '.join(CANDIDATES)}, or the diagnostics "
+            f"{', '.join(DIAGNOSTICS)}"
         )
     if not opened:
         return PolicyChoice(name)

@@ -1,0 +1,90 @@
+"""Every knob of the predictive policy (core/predictive.py), in one place. Pure.
+
+Each is derived from the queue's SLA S, percentile p (miss budget b = 1 - p), provisioning
+lead L and evaluation interval I, or is a resolution of the arithmetic; none was fitted to a
+workload. docs/decision.md explains each with its formula.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple
+
+from queue_autoscale.core.models import QueueSettings
+
+COHORT_POINTS = 12
+"""Deadline cohorts the pickup prediction evaluates over the horizon (a resolution, not a
+behaviour): with L = 60 s, I = 10 s and S = 30 s one cohort per 8.3 s of deadlines, finer than
+an interval. The cost of a plan's evaluation is linear in it."""
+LEVEL_FLOOR_SHARE = 0.1
+"""The chance level never tightens below this share of the budget b: a window that overspent
+its budget twice over sizes for b / 10, about one more standard deviation of arrivals at the
+usual budgets (z(0.995) - z(0.95) = 0.93), not for an unreachable zero."""
+DISPERSION_FLOOR = 1.0
+"""The arrivals' index of dispersion (variance / mean of per-second counts) never reads below
+Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
+
+
+class Knobs(NamedTuple):
+    """The knobs of one tick, derived once from the queue's settings (seconds)."""
+
+    landing_seconds: float
+    """L: when workers ordered now start taking jobs."""
+    reach_seconds: float
+    """L + I: the earliest deadline the plan sizes for. Workers ordered now land after L, and
+    the controller reads the queue once an interval, so it cannot see within one when they
+    start: a job due within an interval of the landing is saved only by a landing to the
+    second, and is left to the reaction bound (except that a release may not make it late)."""
+    horizon_seconds: float
+    """L + I + S: the deadlines the plan is judged on: every job waiting now and arriving
+    until the reach. Later jobs are the steady state's."""
+    delayed_off_seconds: float
+    """L + I: how long a worker the plan no longer needs is kept before it is stopped. A task
+    stopped and started again within a lead bills the lead without serving (Gandhi and
+    Harchol-Balter's delayed off: keeping it idle for the setup time costs at most twice the
+    best offline choice); the interval is the time to see that the need came back."""
+    budget: float
+    """b = 1 - p: the share of jobs the SLA lets be late."""
+    level_floor: float
+    """The lowest chance level, LEVEL_FLOOR_SHARE x b."""
+
+
+def derive(settings: QueueSettings) -> Knobs:
+    """The tick's knobs from the queue's settings."""
+    lead = settings.provisioning_lead_seconds
+    reach = lead + settings.evaluation_interval_seconds
+    budget = max(0.0, 1.0 - settings.percentile)
+    return Knobs(
+        landing_seconds=lead,
+        reach_seconds=reach,
+        horizon_seconds=reach + settings.sla_seconds,
+        delayed_off_seconds=reach,
+        budget=budget,
+        level_floor=LEVEL_FLOOR_SHARE * budget,
+    )
+
+
+def chance_level(budget: float, started: float, late: float, floor: float) -> float:
+    """The chance constraint's level: the predicted miss share a plan may have, 0..2b.
+
+    The SLA loop's only output. Over the loop's window (core/sla_loop.py, decayed counts of
+    jobs `started` and of those `late`) the realized miss share m = late / started; the level
+    is b + (b - m): what the window saved is spent, what it overspent is paid back, so the
+    realized share settles at b. With fewer than 1 / b jobs counted (too few to tell a share of
+    b) it is b. Never below `floor`."""
+    if budget <= 0 or started * budget < 1.0:
+        return budget
+    level = 2.0 * budget - late / started
+    return level if level > floor else floor
+
+
+def movement_settings(settings: QueueSettings, knobs: Knobs) -> QueueSettings:
+    """The settings `constraints.movement` applies to this policy's plan, made once per tick:
+    the stabilization window is the delayed off, and a release goes at once (no step limit:
+    the plan already priced what the release costs, and scale-in drains). Cooldowns, the
+    deployment guard and the fleet-stuck stop are the configured ones."""
+    return replace(
+        settings,
+        stabilization_window_seconds=knobs.delayed_off_seconds,
+        scale_down_percent=100.0,
+    )

@@ -1,0 +1,215 @@
+"""The predictive policy: named cases, its knobs, and hypothesis invariants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers_for_sla
+from queue_autoscale.core.constraints import max_allowed
+from queue_autoscale.core.models import Action, Constraint, Winner
+from queue_autoscale.core.predictive import POLICY, decide_predictive
+from queue_autoscale.core.predictive_knobs import chance_level, derive
+from tests.unit.core.builders import NOW, settings, snapshot
+from tests.unit.core.test_invariants import configs, snapshots
+
+
+def _decide(state: ControllerState | None = None, cfg: QueueSettings | None = None, **snap: Any):
+    cfg = cfg or settings()
+    return decide_predictive(snapshot(**snap), cfg, state or ControllerState("jobs"), NOW).decision
+
+
+STEADY_20 = {"arrival_rate": 20.0, "running": 21, "desired": 21, "in_flight": 18, "visible": 2}
+
+
+def test_steady_poisson_traffic_gets_erlang_c_fleet() -> None:
+    # GIVEN 20 jobs/s of 1 s jobs, SLA 30 s at p95, the fleet at Erlang C's size
+    want = workers_for_sla(20.0, 1.0, 1, 30.0, 0.95)
+    # WHEN the predictive policy decides
+    d = _decide(**STEADY_20)
+    # THEN it keeps Erlang C's fleet, says so, and fills the shared record
+    assert d.raw_target == want == 21
+    assert d.target == 21 and d.action is Action.HOLD
+    assert d.policy == POLICY and d.inputs_ok
+    assert d.winner is Winner.STEADY
+    assert "predicted miss share" in d.reason and "level 5.00%" in d.reason
+
+
+def test_a_backlog_workers_cannot_clear_by_its_deadline_orders_workers() -> None:
+    # GIVEN 3,000 jobs waiting, the oldest 20 s of a 60 s SLA, 20 jobs/s and 20 workers
+    d = _decide(
+        cfg=settings(sla_seconds=60.0, provisioning_lead_seconds=30.0),
+        arrival_rate=20.0,
+        visible=3_000,
+        oldest_age_seconds=20.0,
+        running=20,
+        desired=20,
+        in_flight=20,
+        completion_rate=20.0,
+    )
+    # THEN the plan is bound by the jobs due within the horizon and goes well past the load
+    assert d.winner is Winner.DRAIN
+    assert d.target > 40 and d.action is Action.UP
+    assert "bound by the jobs due before the horizon" in d.reason
+
+
+def test_unusable_inputs_hold_through_the_shared_hold() -> None:
+    d = _decide(visible=None, running=5, desired=5)
+    assert not d.inputs_ok and d.target == 5 and d.action is Action.HOLD
+    assert "inputs unusable (visible unknown)" in d.reason
+
+
+def test_poison_guard_stops_the_climb() -> None:
+    # GIVEN jobs failing in flight (80 %) and a backlog that would ask for more workers
+    d = _decide(
+        arrival_rate=20.0,
+        visible=3_000,
+        oldest_age_seconds=25.0,
+        running=5,
+        desired=5,
+        in_flight=5,
+        failure_rate=0.8,
+    )
+    assert d.target == 5 and Constraint.POISON_GUARD in d.constraints
+
+
+def test_never_below_the_work_in_flight() -> None:
+    # GIVEN 30 workers all busy and almost nothing arriving
+    state = ControllerState("jobs", samples=(Sample(NOW - 400, 0.1, 0, 1),))
+    d = _decide(state, arrival_rate=0.1, running=30, desired=30, in_flight=30)
+    assert d.target == 30 and Constraint.IN_FLIGHT in d.constraints
+
+
+def test_no_scale_down_while_a_deployment_rolls() -> None:
+    state = ControllerState("jobs", samples=(Sample(NOW - 400, 0.1, 0, 1),))
+    d = _decide(state, arrival_rate=0.1, running=30, desired=30, deployment_in_progress=True)
+    assert d.target == 30 and Constraint.DEPLOYMENT in d.constraints
+
+
+def test_delayed_off_keeps_a_worker_needed_within_lead_plus_interval() -> None:
+    # GIVEN 30 workers, 5 jobs/s now, and a plan of 30 remembered 60 s ago (lead 60 + 30 s)
+    cfg = settings(scale_down_cooldown_seconds=0.0)
+    held = derive(cfg).delayed_off_seconds
+    recent = ControllerState(
+        "jobs", samples=(Sample(NOW - held - 30, 5.0, 0, 6), Sample(NOW - 60, 30.0, 0, 30))
+    )
+    old = ControllerState("jobs", samples=(Sample(NOW - held - 30, 5.0, 0, 6),))
+    quiet = {"arrival_rate": 5.0, "running": 30, "desired": 30, "in_flight": 5}
+    # THEN the recent need holds the fleet; once it is older than the delayed off it goes at once
+    kept = _decide(recent, cfg, **quiet)
+    assert kept.target == 30 and Constraint.STABILIZATION in kept.constraints
+    released = _decide(old, cfg, **quiet)
+    assert released.target == released.raw_target < 30 and Constraint.STEP not in (
+        released.constraints
+    )
+
+
+def test_the_cap_binds_and_says_so() -> None:
+    d = _decide(
+        cfg=settings(max_workers=8),
+        arrival_rate=20.0,
+        visible=3_000,
+        oldest_age_seconds=25.0,
+        running=8,
+        desired=8,
+        in_flight=8,
+        completion_rate=8.0,
+    )
+    assert d.target == 8 and Constraint.MAX_WORKERS in d.constraints
+
+
+@pytest.mark.parametrize(
+    ("started", "late", "level"),
+    [
+        pytest.param(10.0, 0.0, 0.05, id="too-few-jobs-to-tell: the budget"),
+        pytest.param(1_000.0, 0.0, 0.10, id="none-late: spends the saved budget"),
+        pytest.param(1_000.0, 50.0, 0.05, id="at-budget: the budget"),
+        pytest.param(1_000.0, 80.0, 0.02, id="over-budget: pays it back"),
+        pytest.param(1_000.0, 500.0, 0.005, id="far-over: the floor"),
+    ],
+)
+def test_chance_level_moves_with_realized_compliance(
+    started: float, late: float, level: float
+) -> None:
+    assert chance_level(0.05, started, late, 0.005) == pytest.approx(level)
+
+
+def test_a_tighter_level_after_misses_asks_for_more_workers() -> None:
+    # GIVEN 20 jobs/s at a 2 s SLA, once after a window that met its budget, once after one
+    # that overspent it (pickups of 4 s in every counted second)
+    cfg = settings(sla_seconds=2.0)
+    fine = tuple((int(NOW) - 200 + s, 20, 20 * 100) for s in range(180))
+    late = tuple((int(NOW) - 200 + s, 20, 20 * 4_000) for s in range(180))
+    d_fine = _decide(cfg=cfg, **STEADY_20, pickups=fine)
+    d_late = _decide(cfg=cfg, **STEADY_20, pickups=late)
+    # THEN the level moves (10 % -> the 0.5 % floor) and only the level: Erlang C 22 -> 23
+    assert (d_fine.raw_target, d_late.raw_target) == (22, 23)
+    assert "level 10.00%" in d_fine.reason
+    assert "level 0.50%" in d_late.reason  # the floor: b / 10
+
+
+def test_knobs_are_derived_from_lead_interval_and_sla() -> None:
+    k = derive(settings(provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0))
+    assert k.landing_seconds == 60.0 and k.reach_seconds == k.delayed_off_seconds == 70.0
+    assert k.horizon_seconds == 100.0 and k.budget == pytest.approx(0.05)
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(st.data())
+def test_plan_respects_min_max_and_never_goes_below_work_in_flight(data: st.DataObject) -> None:
+    cfg = data.draw(configs())
+    snap = data.draw(snapshots(cfg))
+    d = decide_predictive(snap, cfg, ControllerState("jobs"), NOW).decision
+    assert cfg.min_workers <= d.target <= max_allowed(cfg)
+    busy = -(-(snap.in_flight or 0) // cfg.worker_concurrency)
+    assert d.target >= min(busy, max_allowed(cfg))
+
+
+_SLAS = st.sampled_from([10.0, 30.0, 60.0, 300.0])
+_PERCENTILES = st.sampled_from([0.9, 0.95, 0.99, 0.999])
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(st.floats(0.0, 300.0), st.floats(0.0, 300.0), st.integers(1, 200), _SLAS, _PERCENTILES)
+def test_plan_never_falls_as_the_rate_rises(
+    rate_a: float, rate_b: float, running: int, sla: float, percentile: float
+) -> None:
+    # GIVEN no backlog (a backlog's share of the horizon's jobs falls as more arrive: the
+    # budget is a share of every job, so more traffic may spare a worker of a backlog's drain)
+    cfg = settings(sla_seconds=sla, percentile=percentile, max_workers=500)
+    low_rate, high_rate = sorted((rate_a, rate_b))
+    common = {"running": running, "desired": running}
+    low = _decide(cfg=cfg, arrival_rate=low_rate, **common)
+    high = _decide(cfg=cfg, arrival_rate=high_rate, **common)
+    assert low.raw_target <= high.raw_target
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(
+    st.floats(0.0, 300.0),
+    st.integers(0, 5_000),
+    st.integers(0, 5_000),
+    st.floats(0.0, 60.0),
+    st.integers(1, 200),
+    _SLAS,
+    _PERCENTILES,
+)
+def test_plan_never_falls_as_the_backlog_rises(
+    rate: float,
+    backlog_a: int,
+    backlog_b: int,
+    age: float,
+    running: int,
+    sla: float,
+    percentile: float,
+) -> None:
+    cfg = settings(sla_seconds=sla, percentile=percentile, max_workers=500)
+    low_backlog, high_backlog = sorted((backlog_a, backlog_b))
+    common = {"running": running, "desired": running, "oldest_age_seconds": age}
+    low = _decide(cfg=cfg, arrival_rate=rate, visible=low_backlog, **common)
+    high = _decide(cfg=cfg, arrival_rate=rate, visible=high_backlog, **common)
+    assert low.raw_target <= high.raw_target
