@@ -41,8 +41,9 @@ from controller_tick import (
 )
 
 
-def evaluate_side(url: str, queues: int) -> dict[str, Any]:
-    """One steady tick of `queues` queues: calls, stdout bytes, decision-log bytes."""
+def evaluate_side(url: str, queues: int, warm_ticks: int) -> dict[str, Any]:
+    """One tick of `queues` queues after `warm_ticks` ticks 15 s apart: calls, stdout bytes,
+    decision-log bytes, the STATE item's size."""
     from queue_autoscale.adapters.aws import make_clients
     from queue_autoscale.controller.tick import decision_events, run_tick
     from queue_autoscale.handlers import evaluate
@@ -50,7 +51,8 @@ def evaluate_side(url: str, queues: int) -> dict[str, Any]:
     from queue_autoscale.telemetry import logger
 
     clients = make_clients(endpoint_url=url, region_name=REGION)
-    now = time.time()
+    now = time.time() - 15 * (warm_ticks + 1)
+    clock = {"now": now}
     names = [f"cost-q{index:04d}" for index in range(queues)]
     publish_config(clients, names)
     environment = {
@@ -61,14 +63,18 @@ def evaluate_side(url: str, queues: int) -> dict[str, Any]:
         "EVALUATION_INTERVAL_SECONDS": "15",
     }
     runtime = evaluate.build_runtime(
-        EvaluateSettings.from_environ(environment), clients, clock=lambda: now
+        EvaluateSettings.from_environ(environment), clients, clock=lambda: clock["now"]
     )
     create_world(clients, names, now, counter_seconds=10)
     counter = CallCounter()
     for name in ("sqs", "cloudwatch", "ecs", "dynamodb", "s3", "events", "ssm"):
         counter.attach(getattr(clients, name))
-    with contextlib.redirect_stdout(io.StringIO()):
-        run_tick(runtime, now, budget_seconds=300)
+    with contextlib.redirect_stdout(io.StringIO()):  # the STATE item's samples fill up
+        for index in range(warm_ticks):
+            clock["now"] = now + 15 * index
+            run_tick(runtime, clock["now"], budget_seconds=300)
+    now = clock["now"] + 15
+    clock["now"] = now
     counter.reset()
     out = io.StringIO()
     handler = logging.StreamHandler(out)  # the Powertools logger's lines, as Lambda ships them
@@ -77,7 +83,7 @@ def evaluate_side(url: str, queues: int) -> dict[str, Any]:
     lines_of.addHandler(handler)
     try:
         with contextlib.redirect_stdout(out):
-            outcomes = run_tick(runtime, now + 15, budget_seconds=300)
+            outcomes = run_tick(runtime, now, budget_seconds=300)
     finally:
         lines_of.removeHandler(handler)
     calls, _, _ = counter.snapshot()
@@ -105,7 +111,9 @@ def evaluate_side(url: str, queues: int) -> dict[str, Any]:
 def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
     """One batch of `events` events over `queues` queues (3 events a job, 10 a message)."""
     from queue_autoscale.adapters.aws import make_clients
-    from queue_autoscale.handlers import record_events
+    from queue_autoscale.ingest.batch import ingest, publish
+    from queue_autoscale.ingest.parse import Message
+    from queue_autoscale.ingest.runtime import build_runtime
     from queue_autoscale.settings import RecordSettings
 
     clients = make_clients(endpoint_url=url, region_name=REGION)
@@ -118,7 +126,7 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
             "EVENTS_DLQ_URL": dlq,
         }
     )
-    runtime = record_events.build_runtime(settings, clients)
+    runtime = build_runtime(settings, clients)
     now = time.time()
     at = int(now * 1000) - 500
     bodies: list[dict[str, Any]] = []
@@ -130,7 +138,7 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
             {"type": "completed", "queue": queue, "job_id": job, "at": at, "duration_ms": 200},
         ]
     messages = [
-        record_events.Message(f"m{first}", json.dumps(bodies[first : first + 10]))
+        Message(f"m{first}", json.dumps(bodies[first : first + 10]))
         for first in range(0, len(bodies), 10)
     ]
     counter = CallCounter()
@@ -138,8 +146,8 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
         counter.attach(getattr(clients, name))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        result = record_events.ingest(messages, runtime, now)
-        record_events.publish(runtime, result)
+        result = ingest(messages, runtime, now)
+        publish(runtime, result)
     calls, _, _ = counter.snapshot()
     key = result.archive_key or ""
     size = clients.s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"] if key else 0
@@ -155,6 +163,7 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--queues", type=int, default=50)
+    parser.add_argument("--warm-ticks", type=int, default=40, help="ticks before the measured one")
     parser.add_argument("--events", type=int, nargs="+", default=[3, 30, 300, 3000])
     parser.add_argument("--out", default="stack_cost_inputs.md")
     args = parser.parse_args()
@@ -165,7 +174,7 @@ def main() -> None:
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "INFO"  # the template's level: its log lines are billed
     with moto_server() as url:
-        tick = evaluate_side(url, args.queues)
+        tick = evaluate_side(url, args.queues, args.warm_ticks)
         batches = [record_side(url, args.queues, count) for count in args.events]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     q = tick["queues"]
@@ -176,7 +185,8 @@ def main() -> None:
         ),
         "## One steady evaluate tick",
         "",
-        f"{q} queues, {tick['decided']} decisions, {tick['events']} decision events.",
+        f"{q} queues, after {args.warm_ticks} ticks 15 s apart (the STATE item's samples "
+        f"fill up); {tick['decided']} decisions, {tick['events']} decision events.",
         "",
         "| measure | per tick | per queue |",
         "|---|---:|---:|",

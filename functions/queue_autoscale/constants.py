@@ -22,6 +22,10 @@ QUEUE_METRICS: Final[dict[str, str]] = {
     "ControllerErrors": "Count",
     "RealizedCompliance": "None",
 }
+# Of QUEUE_METRICS, the ones no alarm, dashboard widget or target tracking policy reads: they
+# stay in the same EMF log line as plain fields (Logs Insights and the decision log have them)
+# and CloudWatch never extracts them into metrics, which are billed per metric-month.
+LOGGED_ONLY_METRICS: Final[frozenset[str]] = frozenset({"RealizedCompliance"})
 # Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}
 # Published by both functions' config loader (dimension ConfigParameter: the store's SSM

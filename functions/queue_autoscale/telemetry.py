@@ -13,6 +13,7 @@ from queue_autoscale.constants import (
     CONFIG_DIMENSION,
     CONFIG_METRICS,
     INGEST_METRICS,
+    LOGGED_ONLY_METRICS,
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
     QUEUE_METRICS,
@@ -44,7 +45,8 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
 
     Lambda ships stdout to CloudWatch Logs, which turns EMF into metrics: no API call, no
     latency, no failure mode inside the handler. The dimensions are exactly [Queue], what
-    template.yaml's alarms and dashboard query: `service=""` stops Powertools from adding a
+    template.yaml's alarms and dashboard query; LOGGED_ONLY_METRICS are plain fields of the
+    same line, not extracted into metrics. `service=""` stops Powertools from adding a
     `service` dimension taken from POWERTOOLS_SERVICE_NAME (which the functions set for logs
     and traces).
     """
@@ -64,5 +66,9 @@ def _emf(dimension: str, value: str, values: Mapping[str, float]) -> None:
     metrics = EphemeralMetrics(namespace=namespace, service="")
     metrics.add_dimension(name=dimension, value=value)
     for name, number in values.items():
-        metrics.add_metric(name=name, unit=metric_unit(name), value=float(number))
+        unit = metric_unit(name)  # an undeclared name fails here, extracted or not
+        if name in LOGGED_ONLY_METRICS:
+            metrics.add_metadata(key=name, value=float(number))
+        else:
+            metrics.add_metric(name=name, unit=unit, value=float(number))
     metrics.flush_metrics()

@@ -31,7 +31,6 @@ SHAPE = StackShape(
     glue_dpus_per_day=4.0,
     glue_runs_per_day=2,
     glue_flex=False,
-    tracing=False,
     queue_metrics=12,
     fleet_metrics=1,
 )
@@ -56,8 +55,10 @@ def test_two_idle_queues_worked_by_hand() -> None:
     # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks
     assert line(lines, "CloudWatch", "GetMetricData") == pytest.approx(175_200 / 1000 * 0.01)
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
-    # STATE: an 846-byte item is 1 WRU a write; the shard lock 2 writes a minute
-    assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
+    # STATE: a 2,551-byte item is 3 WRU a write; the shard lock 2 writes a minute
+    assert line(lines, "DynamoDB", "STATE write") == pytest.approx(
+        (3 * 175_200 + 87_600) / 1e6 * 0.625
+    )
     # no events: 12 metrics a queue + ConfigErrors; 6 alarms a queue + 4 fleet alarm metrics
     assert line(lines, "CloudWatch", "custom metrics") == pytest.approx(25 * 0.30)
     assert line(lines, "CloudWatch", "alarms") == pytest.approx(16 * 0.10)
@@ -101,7 +102,10 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     shape = template_shape()
     assert shape.alarms_per_queue == 6
     assert shape.fleet_alarm_metrics == 4  # config errors, events DLQ, function errors (2 metrics)
+    assert (shape.evaluate.arm64, shape.record.arm64) == (True, True)
+    assert (shape.evaluate.tracing, shape.record.tracing) == (True, False)
     assert shape.dashboards == 1
+    assert shape.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
     assert shape.glue_runs_per_day == 2
     assert shape.glue_dpus_per_day == 4.0
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769

@@ -32,6 +32,7 @@ from queue_autoscale.constants import (
     CONFIG_DIMENSION,
     CONFIG_METRICS,
     INGEST_METRICS,
+    LOGGED_ONLY_METRICS,
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
     QUEUE_METRICS,
@@ -44,7 +45,8 @@ from queue_autoscale.controller.config_loader import (
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
 from queue_autoscale.telemetry import emf_metrics
 
-PUBLISHED = set(QUEUE_METRICS) | set(INGEST_METRICS) | set(CONFIG_METRICS)
+PUBLISHED = (set(QUEUE_METRICS) - LOGGED_ONLY_METRICS) | set(INGEST_METRICS) | set(CONFIG_METRICS)
+"""Extracted into CloudWatch metrics (the logged-only ones stay plain fields of the EMF line)."""
 # AWS's own metrics an alarm may use, with the dimensions they carry.
 AWS_METRICS = {
     ("AWS/SQS", "ApproximateNumberOfMessagesVisible"): {"QueueName"},
@@ -144,6 +146,23 @@ def test_every_alarm_reads_only_metrics_the_code_publishes(expanded: dict[str, A
     ]
     assert problems == []
     assert all(list(metrics_named(alarm)) for alarm in alarms.values())
+
+
+def test_every_extracted_metric_is_read_by_an_alarm_or_the_dashboard(
+    expanded: dict[str, Any],
+) -> None:
+    """A metric is billed per month whether or not anything reads it: only what an alarm or
+    a dashboard widget reads is extracted (the rest is LOGGED_ONLY_METRICS)."""
+    read = {
+        metric
+        for alarm in resources_of(expanded, "AWS::CloudWatch::Alarm").values()
+        for namespace, metric, _ in metrics_named(alarm)
+        if namespace == METRIC_NAMESPACE
+    }
+    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
+    for query in re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text):
+        read |= {metric for _, metric, _ in insights_metrics(query.replace('\\"', '"'))}
+    assert sorted(PUBLISHED - read) == []
 
 
 def test_the_metric_check_rejects_a_misspelt_metric() -> None:
@@ -326,8 +345,9 @@ def test_emitted_metrics_carry_exactly_what_alarms_and_dashboard_query(
     # GIVEN the function's environment from template.yaml (POWERTOOLS_SERVICE_NAME included)
     # WHEN the real publishing path prints its EMF
     emitted = emitted_under(template, logical_id, names, monkeypatch, capsys)
-    # THEN every metric is published once, in the namespace, with the dimension Queue only
-    assert sorted(metric for _, metric, _ in emitted) == sorted(names)
+    # THEN every metric but the logged-only ones is published once, in the namespace, with
+    # the dimension Queue only
+    assert sorted(metric for _, metric, _ in emitted) == sorted(set(names) - LOGGED_ONLY_METRICS)
     assert {(ns, tuple(sorted(dims.items()))) for ns, _, dims in emitted} == {
         (METRIC_NAMESPACE, ((METRIC_DIMENSION, "orders"),))
     }

@@ -47,6 +47,8 @@ class FunctionShape:
 
     memory_mb: int
     arm64: bool
+    tracing: bool = False
+    """Active X-Ray tracing (PassThrough records no trace of its own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,6 @@ class StackShape:
     """Sum over the daily Glue runs of workers x DPU per worker."""
     glue_runs_per_day: int
     glue_flex: bool
-    tracing: bool
     queue_metrics: int
     """Per-queue metrics the functions publish with metric extraction (constants.py)."""
     fleet_metrics: int
@@ -72,21 +73,22 @@ class StackShape:
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """Bytes and calls measured on the emulator (benchmarks/results/stack_cost_inputs.md) or,
-    where named, assumed. Per queue per tick unless the name says otherwise."""
+    """Bytes and calls measured on the emulator (benchmarks/results/stack_cost_inputs.md, by
+    benchmarks/stack_cost.py) or, where named, assumed. Per queue per tick unless the name says
+    otherwise."""
 
-    emf_bytes: float = 892.0
-    log_line_bytes: float = 340.0
+    emf_bytes: float = 884.0
+    log_line_bytes: float = 297.0
     """The `decision` INFO line (Powertools JSON)."""
     invocation_log_bytes: float = 350.0
     """Per invocation: Lambda's START, END and REPORT lines (assumed: their usual length)."""
-    decision_archive_bytes: float = 23.3
+    decision_archive_bytes: float = 19.7
     """Gzipped decision-log bytes (one object per shard tick)."""
     decision_events: float = 1.0
     """EventBridge entries (ScalingDecisionMade; WorkersScaled and breach events are rare)."""
-    state_item_bytes: float = 846.0
-    """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB; its typed
-    JSON, an upper bound of DynamoDB's item size)."""
+    state_item_bytes: float = 2551.0
+    """The STATE item DynamoDB stores and rewrites each tick, after 40 ticks (PutItem: 1 WRU per
+    KB; its typed JSON, an upper bound of DynamoDB's item size)."""
     counter_item_bytes: float = 120.0
     archive_event_bytes: float = 29.0
     """Gzipped archive bytes per event (batches of 30 or more)."""
@@ -198,7 +200,7 @@ def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usa
             MINUTES_PER_MONTH / 1e6 * prices.scheduler_per_million_invocations,
         ),
     ]
-    if shape.tracing:
+    if shape.evaluate.tracing:
         lines.append(
             Usage(
                 "X-Ray",
@@ -332,7 +334,7 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
             invocations / 1000 * prices.s3_per_thousand_puts,
         ),
     ]
-    if shape.tracing:
+    if shape.record.tracing:
         traces = (min(batches, 1.0) + 0.05 * max(0.0, batches - 1)) * SECONDS_PER_MONTH
         lines.append(
             Usage(

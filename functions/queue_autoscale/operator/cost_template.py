@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.constants import CONFIG_METRICS, QUEUE_METRICS
+from queue_autoscale.constants import CONFIG_METRICS, LOGGED_ONLY_METRICS, QUEUE_METRICS
 from queue_autoscale.operator.cost import FunctionShape, StackShape
 
 GLUE_DPU_PER_WORKER = {"G.025X": 0.25, "G.1X": 1.0, "G.2X": 2.0, "G.4X": 4.0, "G.8X": 8.0}
@@ -31,7 +31,8 @@ def _function(
     properties = {**globals_, **template["Resources"][logical_id]["Properties"]}
     architectures = _value(template, properties.get("Architectures", ["x86_64"]), overrides)
     memory = int(_value(template, properties.get("MemorySize", 128), overrides))
-    return FunctionShape(memory_mb=memory, arm64=list(architectures) == ["arm64"])
+    tracing = _value(template, properties.get("Tracing", "PassThrough"), overrides) == "Active"
+    return FunctionShape(memory_mb=memory, arm64=list(architectures) == ["arm64"], tracing=tracing)
 
 
 def _alarm_metrics(properties: Mapping[str, Any]) -> int:
@@ -72,7 +73,6 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
     ]
     record = resources["RecordEventsFunction"]["Properties"]
     source = record["Events"]["Events"]["Properties"]
-    globals_ = template.get("Globals", {}).get("Function", {})
     return StackShape(
         evaluate=_function(template, "EvaluateFunction", given),
         record=_function(template, "RecordEventsFunction", given),
@@ -86,7 +86,6 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         ),
         glue_runs_per_day=len(jobs),
         glue_flex=bool(jobs) and all(job.get("ExecutionClass") == "FLEX" for job in jobs),
-        tracing=globals_.get("Tracing") == "Active",
-        queue_metrics=len(QUEUE_METRICS),
+        queue_metrics=len(set(QUEUE_METRICS) - LOGGED_ONLY_METRICS),
         fleet_metrics=len(CONFIG_METRICS),
     )
