@@ -1,0 +1,216 @@
+"""The stack's monthly bill at 1, 10, 100, 1,000 and 10,000 queues next to target tracking's
+and KEDA's marginal cost, where each dollar goes, and what an idle queue adds: the arithmetic of
+`queue-autoscale cost` (operator/cost.py) over this checkout's template.yaml. With
+`--baseline REV` the same workloads are also billed with that revision's template.yaml and
+metric list, so a reduction shows as before and after.
+
+    .venv/bin/python benchmarks/stack_cost_table.py [--baseline b11844a] [--events-per-second 0.3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functions"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import header, write
+
+from queue_autoscale.controller.tick import DECIDE_SHARE
+from queue_autoscale.core.shard import plan_shards, vcpus_for_memory
+from queue_autoscale.demo.template import load_template, translate
+from queue_autoscale.operator.cost import (
+    StackShape,
+    Workload,
+    by_service,
+    derived_evaluate_memory,
+    idle_queue_usd,
+    total_usd,
+    usage,
+)
+from queue_autoscale.operator.cost_peers import peer_costs
+from queue_autoscale.operator.cost_template import shape
+from queue_autoscale.operator.prices import PRICED_ON, SOURCES, US_EAST_1
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = (1, 10, 100, 1_000, 10_000)
+
+
+def baseline_shape(revision: str) -> StackShape:
+    """The shape of `revision`'s template.yaml with that revision's per-queue metric count."""
+
+    def show(path: str) -> str:
+        return subprocess.run(
+            ["git", "show", f"{revision}:{path}"], cwd=ROOT, check=True, capture_output=True
+        ).stdout.decode("utf-8")
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", encoding="utf-8") as handle:
+        handle.write(show("template.yaml"))
+        handle.flush()
+        old = shape(load_template(Path(handle.name)))
+    constants = ast.parse(show("functions/queue_autoscale/constants.py"))
+    for node in ast.walk(constants):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "QUEUE_METRICS"
+            and isinstance(node.value, ast.Dict)
+        ):
+            return replace(old, queue_metrics=len(node.value.keys))
+    return old
+
+
+def dollars(usd: float) -> str:
+    """USD, to the cent above a dollar, to the tenth of a cent below."""
+    return f"{usd:,.2f}" if usd >= 1 else f"{usd:,.3f}"
+
+
+def at_derived_memory(shape_: StackShape, workload: Workload) -> StackShape:
+    """The shape with EvaluateMemorySize as `queue-autoscale cost` derives it for `workload`."""
+    memory = derived_evaluate_memory(workload, shape_)
+    return replace(shape_, evaluate=replace(shape_.evaluate, memory_mb=memory))
+
+
+def sizes_table(template_current: StackShape, rate: float, base: StackShape | None) -> list[str]:
+    """Total, per queue, top line item, idle queue and peers at each size (this template at
+    the derived EvaluateMemorySize; the baseline at its own default)."""
+    head = "| queues | evaluate shards x MB | total USD/month | USD per queue-month |"
+    rule = "|---:|---|---:|---:|"
+    if base is not None:
+        head += " before USD/month | before per queue |"
+        rule += "---:|---:|"
+    head += " idle queue adds | largest line item | target tracking | KEDA |"
+    rule += "---:|---|---:|---:|"
+    out = [head, rule]
+    for n in SIZES:
+        workload = Workload(queues=n, events_per_second=rate)
+        current = at_derived_memory(template_current, workload)
+        lines = usage(workload, current, US_EAST_1)
+        total = total_usd(lines)
+        top = max(lines, key=lambda line: line.usd)
+        shards = top_shards(workload, current)
+        peers = {peer.name: peer.usd for peer in peer_costs(n, US_EAST_1)}
+        row = f"| {n:,} | {shards} x {current.evaluate.memory_mb} | {dollars(total)} | "
+        row += f"{dollars(total / n)} |"
+        if base is not None:
+            before = total_usd(usage(workload, base, US_EAST_1))
+            row += f" {dollars(before)} | {dollars(before / n)} |"
+        row += (
+            f" {dollars(idle_queue_usd(workload, current, US_EAST_1))} | {top.service}: "
+            f"{top.item} ({top.usd / total:.0%}) | {dollars(peers['target tracking'])} | "
+            f"{dollars(peers['KEDA'])} |"
+        )
+        out.append(row)
+    return out
+
+
+def top_shards(workload: Workload, current: StackShape) -> str:
+    """The evaluate function's shard count at this workload, and whether the plan fits."""
+    plan = plan_shards(
+        workload.queues,
+        budget_seconds=DECIDE_SHARE * workload.interval_seconds,
+        max_shards=current.max_evaluate_shards,
+        vcpus=vcpus_for_memory(current.evaluate.memory_mb),
+    )
+    return str(plan.count) if plan.fits else f"{plan.count} (does not fit: needs {plan.needed})"
+
+
+CLOUDFORMATION_MAX_RESOURCES = 500
+"""Resources one CloudFormation stack may hold (AWS CloudFormation quotas)."""
+
+
+def deployable_queues() -> tuple[int, int, int]:
+    """(resources with 1 queue, resources per queue, most queues one stack holds): the
+    template translated as `sam deploy` would, with one and with two queues."""
+    template = load_template()
+    one = len(translate(template, {"QueueNames": ["q1"]})["Resources"])
+    two = len(translate(template, {"QueueNames": ["q1", "q2"]})["Resources"])
+    per_queue = two - one
+    fixed = one - per_queue
+    most = (CLOUDFORMATION_MAX_RESOURCES - fixed) // per_queue if per_queue else 10**9
+    return one, per_queue, most
+
+
+def where_it_goes(current: StackShape, n: int, rate: float) -> list[str]:
+    """Line items of one size, largest first, and the services' shares."""
+    workload = Workload(queues=n, events_per_second=rate)
+    lines = usage(workload, at_derived_memory(current, workload), US_EAST_1)
+    total = total_usd(lines)
+    out = [
+        f"### {n:,} queue(s): ${dollars(total)} a month, ${dollars(total / n)} per queue",
+        "",
+        "| service | line item | USD/month | share |",
+        "|---|---|---:|---:|",
+    ]
+    for line in sorted(lines, key=lambda item: -item.usd):
+        if line.usd / total >= 0.005:
+            out.append(
+                f"| {line.service} | {line.item} | {dollars(line.usd)} | {line.usd / total:.0%} |"
+            )
+    services = ", ".join(f"{k} {v / total:.0%}" for k, v in by_service(lines).items())
+    return [*out, "", f"By service: {services}.", ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", help="a git revision whose template is billed beside")
+    parser.add_argument("--events-per-second", type=float, default=0.3, help="per queue")
+    parser.add_argument("--out", default="cost.md")
+    args = parser.parse_args()
+    current = shape(load_template())
+    base = baseline_shape(args.baseline) if args.baseline else None
+    rate = args.events_per_second
+    out = [
+        header("What the stack itself costs a month (`queue-autoscale cost`'s arithmetic)"),
+        f"Prices: {US_EAST_1.region} list prices transcribed {PRICED_ON} from "
+        + ", ".join(SOURCES)
+        + "; no free tier; a month is 730 hours. Workload: "
+        f"{rate:g} events/s per queue (0.1 jobs/s), interval 15 s, logs 30 days, archive "
+        "400 days; EvaluateMemorySize as `queue-autoscale cost` derives it for the queue count "
+        "(the before column: the baseline template's default). The same numbers per size come "
+        "from `queue-autoscale cost --queues N --evaluate-memory MB`.",
+        "",
+        "## The bill by size",
+        "",
+        *sizes_table(current, rate, base),
+        "",
+        f"Before = the template and metric list of `{args.baseline}`." if base else "",
+        "",
+        "## Where each dollar goes",
+        "",
+    ]
+    for n in (1, 10_000):
+        out += where_it_goes(current, n, rate)
+    one, per_queue, most = deployable_queues()
+    out += [
+        "## How many queues one stack holds",
+        "",
+        f"The template translates to {one} resources with one queue and {per_queue} more per "
+        f"queue (its per-queue alarms); CloudFormation holds at most "
+        f"{CLOUDFORMATION_MAX_RESOURCES} resources a stack, so one stack deploys at most "
+        f"**{most} queues**. The rows above {most} queues bill per-queue alarms that no single "
+        "stack can hold: the deployable design at 1,000 and 10,000 queues needs alarms that do "
+        "not grow the stack. Metrics Insights alarms would be those; they are billed per "
+        "metric the query analyzes (docs/cost.md says what was and was not verified), so the "
+        "alarm line is priced the same either way and no saving is counted.",
+        "",
+    ]
+    memory = {n: derived_evaluate_memory(Workload(queues=n), current) for n in SIZES}
+    out += [
+        "## Evaluate memory derived from the queue count",
+        "",
+        "| queues | " + " | ".join(f"{n:,}" for n in SIZES) + " |",
+        "|---|" + "---:|" * len(SIZES),
+        "| EvaluateMemorySize MB | " + " | ".join(str(memory[n]) for n in SIZES) + " |",
+    ]
+    write(args.out, "\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
