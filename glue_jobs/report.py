@@ -429,8 +429,10 @@ def render_report(  # noqa: PLR0913 - one per table of the report
     else:
         parts += [
             f"<p class='note'>worker_seconds: {html.escape(DEFINITIONS['worker_seconds'])} "
-            "This is what ECS reports running, so a task counts from the moment ECS starts it, "
-            "including the provisioning lead before it takes jobs.</p>",
+            "ECS's runningCount counts RUNNING tasks only, so this leaves out what Fargate "
+            "also bills: a task's provisioning (PENDING, from its image pull) and its drain "
+            "after a scale-in (STOPPING); the demo and the simulator count a task from its "
+            "order to its exit.</p>",
             table(cost_daily, COST_COLUMNS),
         ]
     parts.append("<h2>Rejected archive lines</h2>")

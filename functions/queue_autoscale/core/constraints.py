@@ -66,7 +66,7 @@ def bounds(
         target = settings.min_workers
     remembered = min(max(terms.steady, terms.trend, settings.min_workers), cap)
     target = _activation(target, m, settings, cap, steps)
-    busy = math.ceil(m.in_flight / settings.worker_concurrency)
+    busy = busy_workers(m, settings)
     if target < busy:
         busy = min(busy, cap)
         steps.append(
@@ -74,6 +74,18 @@ def bounds(
         )
         target = busy
     return target, steps, remembered
+
+
+def busy_workers(m: Measures, settings: QueueSettings) -> int:
+    """Workers busy now, at most: the in-flight floor.
+
+    A worker holds messages beyond its running jobs only while every slot is busy (the runtime
+    starts a held message as soon as a slot frees), so a worker holding anything is busy, and
+    busy workers are running ones: ceil(in flight / concurrency), never above the running
+    tasks. Messages a worker prefetched are in flight too; without the running cap they
+    counted as workers of their own, and more workers held more of them, which raised the
+    floor again (issue 35's quiet phase: 2 -> 4 -> 1 -> 2 within 15 s)."""
+    return min(math.ceil(m.in_flight / settings.worker_concurrency), m.running)
 
 
 def _poison_hold(target: int, m: Measures, steps: list[Step]) -> int:
@@ -315,8 +327,9 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
         return target, []
     if target == current:
         return target, []
-    if snapshot.deployment_in_progress:
-        return current, [Step(Constraint.DEPLOYMENT, "no scale-down while a deployment rolls")]
+    held = _scale_down_held(snapshot, state)
+    if held is not None:
+        return current, [held]
     window = settings.stabilization_window_seconds
     seen = [
         s.raw_target
@@ -354,6 +367,27 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
         steps.append(Step(Constraint.STEP, f"step limit: down by at most {step}"))
         target = current - step
     return target, steps
+
+
+def _scale_down_held(snapshot: QueueSnapshot, state: ControllerState) -> Step | None:
+    """Why a scale-down waits, or None: a deployment rolls, or tasks ordered earlier have not
+    started (ECS pendingCount) and the visible backlog is above the last tick's. That order
+    was placed for this backlog, which has not stopped growing, and a rate estimate that fell
+    between two ticks is no reason to cancel it (issue 35's demo: 10 -> 5 with 124 waiting,
+    5 -> 10 a tick later)."""
+    if snapshot.deployment_in_progress:
+        return Step(Constraint.DEPLOYMENT, "no scale-down while a deployment rolls")
+    pending, visible = snapshot.pending, snapshot.visible
+    if not pending or pending <= 0 or visible is None or not state.samples:
+        return None
+    before = state.samples[-1].visible
+    if visible <= before:
+        return None
+    return Step(
+        Constraint.ORDERS_PENDING,
+        f"no scale-down while {pending} ordered tasks have not started and the backlog "
+        f"grows ({before} -> {visible} waiting)",
+    )
 
 
 def confirm_reorder(

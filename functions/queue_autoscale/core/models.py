@@ -94,6 +94,9 @@ class Constraint(StrEnum):
     REORDER_CONFIRM = "reorder_confirm"
     """A scale-out within a flap window of the last scale-in, waiting one interval to be
     confirmed while the miss budget pays for the delay (core/constraints.py confirm_reorder)."""
+    ORDERS_PENDING = "orders_pending"
+    """No scale-down while tasks ordered earlier have not started and the visible backlog is
+    above the last tick's (core/constraints.py movement)."""
     LOAD_RELEASE = "load_release"
     """On a loose SLA, a scale-down stopped one worker under the load (core/constraints.py
     load_release)."""
