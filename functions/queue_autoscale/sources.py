@@ -28,9 +28,11 @@ from queue_autoscale.adapters.rabbitmq import (
     RabbitManagement,
     RabbitQueue,
     split_unacked,
+    stamp_epoch_seconds,
 )
 from queue_autoscale.adapters.sqs import QueueDepth
 from queue_autoscale.config import KafkaSource, QueueConfig, RabbitSource
+from queue_autoscale.events import DEFAULT_MAX_SKEW_SECONDS, MAX_PICKUP_MS
 
 SECRET_MAX_AGE_SECONDS = 300
 """Powertools caches a fetched secret this long (a rotated password is seen within 5 min)."""
@@ -53,6 +55,9 @@ class SourceReading:
     """A live partition count, when the platform read gave one."""
     notes: tuple[str, ...] = ()
     """Why a fallback was used (the primary read's error)."""
+    reason_notes: tuple[str, ...] = ()
+    """What the decision's reason should say about this reading (a broker timestamp refused
+    or read as milliseconds): the reading is usable, so these are not errors."""
 
 
 class QueueSource(Protocol):
@@ -200,16 +205,30 @@ class RabbitQueueSource:
             self._source.prefetch,
             self._config.worker_concurrency,
         )
-        age: OldestAge | None = None
-        if main.head_at is not None:  # the oldest unacked-or-ready message: an upper bound
-            age = OldestAge(age_seconds=max(0.0, now - main.head_at), lag_seconds=0.0)
+        age, note = self._age(main, now)
         return SourceReading(
             depth=QueueDepth(visible=waiting, in_flight=working, delayed=0),
             age=age,
             dlq_depth=dead,
             origin=origin,
             notes=notes,
+            reason_notes=(note,) if note else (),
         )
+
+    def _age(self, main: RabbitQueue, now: float) -> tuple[OldestAge | None, str | None]:
+        """The head message's age (an upper bound: it may be unacked), if its stamp is
+        believable (`stamp_epoch_seconds`); None leaves the age to the counters."""
+        if main.head_stamp is None:
+            return None, None
+        limit = (
+            main.ttl_seconds
+            if main.ttl_seconds is not None
+            else self._source.max_message_age_seconds or MAX_PICKUP_MS / 1000.0
+        )
+        at, note = stamp_epoch_seconds(main.head_stamp, now, limit, DEFAULT_MAX_SKEW_SECONDS)
+        if at is None:
+            return None, note
+        return OldestAge(age_seconds=max(0.0, now - at), lag_seconds=0.0), note
 
 
 class KafkaQueueSource:

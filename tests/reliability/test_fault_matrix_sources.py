@@ -354,3 +354,85 @@ def test_a_trickling_management_api_leaves_no_thread_and_no_socket_after_20_tick
     assert sockets_to(port) == 0
     # and each tick's error names the deadline
     assert len(errors) == 20 and all("0.5 s deadline" in error for error in errors), errors
+
+
+class _Management(BaseHTTPRequestHandler):
+    """Answers every GET with `body` as JSON (a management API whose counts are healthy)."""
+
+    body: bytes = b"{}"
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def management() -> Iterator[tuple[ThreadingHTTPServer, type[_Management]]]:
+    """A management API on 127.0.0.1 whose answer the test sets; stopped at teardown."""
+    handler = type("Handler", (_Management,), {})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server, handler
+    server.shutdown()
+    server.server_close()
+
+
+TEN_MINUTES_AGO = NOW - 600
+
+
+@pytest.mark.parametrize(
+    ("stamp", "source", "note"),
+    [
+        pytest.param(TEN_MINUTES_AGO, "cloudwatch", None, id="seconds"),
+        pytest.param(TEN_MINUTES_AGO * 1000, "cloudwatch", "read as milliseconds", id="ms"),
+        pytest.param(1, "counters", "ignored: 17629", id="stamped 1"),
+        pytest.param(NOW + 3_600, "counters", "3600 s in the future", id="an hour ahead"),
+        pytest.param(TEN_MINUTES_AGO, "counters", "over the 60 s", id="older than the TTL"),
+    ],
+)
+def test_a_broker_timestamp_is_believed_only_where_it_can_be_right(
+    world: World,
+    clients: Any,
+    management: tuple[ThreadingHTTPServer, type[_Management]],
+    stamp: float,
+    source: str,
+    note: str | None,
+) -> None:
+    # GIVEN 40 ready messages whose head was published ten minutes ago, stamped this way (the
+    # last case: on a queue whose x-message-ttl is 60 s), and our own queued events
+    server, handler = management
+    body: dict[str, Any] = {
+        "messages_ready": 40,
+        "messages_unacknowledged": 0,
+        "consumers": 0,
+        "head_message_timestamp": stamp,
+    }
+    if note and "60 s" in note:
+        body["arguments"] = {"x-message-ttl": 60_000}
+    handler.body = json.dumps(body).encode()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    runtime = world.runtime(clients, world.config(world.rabbit, management_url=url))
+    # WHEN a tick runs
+    outcome = {o.queue: o for o in tick.run_tick(runtime, NOW)}[world.rabbit]
+    # THEN the age is the stamp's where it can be right, else our counters' (never 0, never
+    # decades), and the decision's reason says what was done with the stamp
+    decision = outcome.decision
+    assert decision is not None and outcome.errors == []
+    assert decision.oldest_age_source == source
+    assert decision.oldest_age_seconds is not None
+    if source == "cloudwatch":
+        assert decision.oldest_age_seconds == pytest.approx(600, abs=1)
+    else:
+        assert 0 < decision.oldest_age_seconds < 600
+    if note is None:
+        assert "head_message_timestamp" not in decision.reason
+    else:
+        assert note in decision.reason, decision.reason

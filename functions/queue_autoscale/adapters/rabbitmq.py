@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import quote
 
 import urllib3
@@ -67,11 +67,13 @@ class RabbitQueue:
     """messages_unacknowledged: delivered to a consumer, not yet acked or rejected."""
     consumers: int | None
     """Consumers subscribed (None: not reported, as in CloudWatch without ConsumerCount)."""
-    head_at: float | None = None
-    """Epoch seconds stamped on the oldest message not yet acked (head_message_timestamp),
-    if the publishers set the AMQP timestamp property."""
+    head_stamp: float | None = None
+    """head_message_timestamp as the broker reports it: the AMQP timestamp the publisher put on
+    the oldest message not yet acked, in the publisher's unit (`stamp_epoch_seconds`)."""
     measured_at: float | None = None
     """Epoch seconds the counts refer to (CloudWatch datapoints); None: live."""
+    ttl_seconds: float | None = None
+    """The queue's message TTL, s (x-message-ttl or the policy's message-ttl, the lower)."""
 
 
 def _count(body: Mapping[str, Any], name: str, queue: str) -> int:
@@ -93,14 +95,64 @@ def parse_queue(body: Any, queue: str = "") -> RabbitQueue:
         raise MalformedResponse(OPERATION, "the answer is not a JSON object", resource=queue)
     head = body.get("head_message_timestamp")
     oldest: float | None = None
-    if isinstance(head, int | float) and not isinstance(head, bool) and head > 0:
+    if _number(head) and head > 0:
         oldest = float(head)
     return RabbitQueue(
         ready=_count(body, "messages_ready", queue),
         unacked=_count(body, "messages_unacknowledged", queue),
         consumers=_count(body, "consumers", queue),
-        head_at=oldest,
+        head_stamp=oldest,
+        ttl_seconds=_ttl_seconds(body),
     )
+
+
+def _number(raw: Any) -> TypeGuard[float]:
+    """A finite JSON number (not a bool)."""
+    return isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw)
+
+
+TTL_FIELDS = (("arguments", "x-message-ttl"), ("effective_policy_definition", "message-ttl"))
+"""Where a queue's message TTL (ms) is set: its declare argument, or a policy."""
+
+
+def _ttl_seconds(body: Mapping[str, Any]) -> float | None:
+    """The message TTL in force, s: the queue argument and the policy's, the lower (RabbitMQ
+    applies the lower of the two); None when neither is a usable number of milliseconds."""
+    found = []
+    for holder, key in TTL_FIELDS:
+        values = body.get(holder)
+        raw = values.get(key) if isinstance(values, Mapping) else None
+        if _number(raw) and raw >= 0:
+            found.append(float(raw) / 1000.0)
+    return min(found) if found else None
+
+
+STAMP_UNITS = ((1.0, "seconds"), (1_000.0, "milliseconds"))
+"""The AMQP timestamp is seconds by the spec; some publishers put milliseconds."""
+
+
+def stamp_epoch_seconds(
+    stamp: float, now: float, max_age_seconds: float, max_skew_seconds: float
+) -> tuple[float | None, str | None]:
+    """(epoch seconds, note) of a head_message_timestamp; (None, why) when it cannot be right.
+
+    A stamp is read in the first unit (seconds, then milliseconds) that puts it within
+    [now - max_age - skew, now + skew]: a message can be neither older than the queue keeps
+    messages nor from the future beyond clock skew. At most one unit fits while max_age is
+    under ~50 years (a millisecond stamp read as seconds lies millennia ahead; a seconds stamp
+    read as milliseconds lies in January 1970), so the rule never guesses. The note says when
+    milliseconds were read, or why the stamp was refused.
+    """
+    for scale, unit in STAMP_UNITS:
+        at = stamp / scale
+        if now - max_age_seconds - max_skew_seconds <= at <= now + max_skew_seconds:
+            note = None if scale == 1.0 else f"head_message_timestamp {stamp:.0f} read as {unit}"
+            return at, note
+    if stamp > now + max_skew_seconds:
+        why = f"{stamp - now:.0f} s in the future (allowed clock skew {max_skew_seconds:g} s)"
+    else:
+        why = f"{now - stamp:.0f} s old, over the {max_age_seconds:g} s a message can be kept"
+    return None, f"head_message_timestamp {stamp:g} ignored: {why}; age from our own events"
 
 
 def split_unacked(

@@ -41,6 +41,8 @@ class Inputs:
     partitions: dict[str, int | None] = field(default_factory=dict)
     """Live partition counts (Kafka sources that report one)."""
     errors: dict[str, list[str]] = field(default_factory=dict)
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """What a source asks the decision's reason to say (not errors: the reading is usable)."""
 
     def readings(self, queue: str) -> Readings:
         """One queue's readings, for the core's snapshot builder."""
@@ -69,6 +71,7 @@ class _QueueReads:
     partitions: int | None = None
     rows: list[CounterRow] | None = None
     errors: list[AdapterError | str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
 
 
 def _read_source(
@@ -87,6 +90,7 @@ def _read_source(
         reads.depth, reads.age = reading.depth, reading.age
         reads.dlq_depth, reads.partitions = reading.dlq_depth, reading.partitions
         reads.errors.extend(reading.notes)
+        reads.notes = reading.reason_notes
 
 
 def _read_queue(runtime: EvaluateRuntime, config: QueueConfig, now: float) -> _QueueReads:
@@ -160,6 +164,8 @@ def gather(
         if not isinstance(config.source, SqsSource):
             inputs.ages[config.queue] = reads.age
             inputs.partitions[config.queue] = reads.partitions
+            if reads.notes:
+                inputs.notes[config.queue] = reads.notes
         for problem in reads.errors:
             inputs.fail(config.queue, problem)
     _services(inputs, refs, services_call)

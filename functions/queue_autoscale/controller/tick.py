@@ -157,6 +157,8 @@ def evaluate_queue(
     policy: Policy = POLICIES[runtime.policy]
     evaluation = policy(snapshot, settings, state, now if decided_at is None else decided_at, model)
     decision = evaluation.decision
+    if queue in inputs.notes:
+        decision = replace(decision, reason="; ".join([decision.reason, *inputs.notes[queue]]))
     outcome.decision = decision
     try:
         document = {**state_to_dict(evaluation.state), "shard": shard.label, "ticked_at": now}

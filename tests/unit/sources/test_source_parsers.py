@@ -47,7 +47,7 @@ def test_parse_queue_reads_the_counts_and_the_head_timestamp() -> None:
     }
     queue = parse_queue(body, "/orders")
     assert (queue.ready, queue.unacked, queue.consumers) == (18, 7, 2)
-    assert queue.head_at == NOW - 42
+    assert queue.head_stamp == NOW - 42
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_a_queue_without_a_head_timestamp_has_no_age() -> None:
     queue = parse_queue(
         {"messages_ready": 3, "messages_unacknowledged": 0, "consumers": 1}, "/orders"
     )
-    assert queue.head_at is None
+    assert queue.head_stamp is None
 
 
 @pytest.mark.parametrize(
