@@ -22,7 +22,7 @@ test: setup rabbitmq chromium ## Lint, type-check and run every test
 test313: $(VENV313)/.synced java rabbitmq ## The functions' unit and integration tests on Python 3.13 (the Lambda runtime)
 	$(VENV313)/bin/pytest -n 2 --dist loadgroup tests/unit tests/integration
 
-test-localstack: setup rabbitmq ## The integration suite on LocalStack (host mode, its own 3.13 venv); see docs/deploy.md
+test-localstack: setup rabbitmq ## The integration suite on LocalStack (host mode, its own 3.13 venv); see CONTRIBUTING.md
 	bash infra/localstack.sh run
 
 lint: setup ## Template checks: cfn-lint, sam validate --lint, sam build, checkov

@@ -4,7 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SAM_CLI_VERSION=1.170.0
 CHECKOV_VERSION=3.3.30
 UV=.tools/bin/uv
 PY=.venv/bin/python
@@ -16,6 +15,8 @@ export BC_SKIP_MAPPING=TRUE CHECKOV_RUN_SCA_PACKAGE_SCAN_V2=false
 
 [ -x "$UV" ] || make --no-print-directory "$UV"
 [ -x "$PY" ] || make --no-print-directory setup
+# one pin for the SAM CLI, shared with `queue-autoscale deploy`
+SAM_CLI_VERSION="$("$PY" -c 'from queue_autoscale.operator.deploy import SAM_CLI_VERSION as v; print(v)')"
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -11,7 +11,7 @@ from queue_autoscale import commands as core_commands
 from queue_autoscale import demo
 from queue_autoscale.adapters.errors import UNTRANSLATED, untranslated_line
 from queue_autoscale.operator import commands as operator_commands
-from queue_autoscale.operator import cost_command
+from queue_autoscale.operator import cost_command, deploy_command
 from queue_autoscale.sim import commands as sim_commands
 from queue_autoscale.worker import command as worker_command
 
@@ -29,6 +29,7 @@ sim_commands.register(app)
 demo.register(app)
 worker_command.register(app)
 operator_commands.register(app)
+deploy_command.register(app)
 cost_command.register(app)
 
 

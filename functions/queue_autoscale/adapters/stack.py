@@ -52,3 +52,23 @@ class StackReader:
         with aws_call("GetFunctionConfiguration", function):
             configuration = self._lambda.get_function_configuration(FunctionName=function)
         return parse_environment(configuration, function)
+
+
+def parse_outputs(answer: Mapping[str, Any], stack_name: str) -> dict[str, str]:
+    """OutputKey -> OutputValue of a DescribeStacks answer for one stack."""
+    stacks = answer.get("Stacks")
+    if not isinstance(stacks, list) or not stacks or not isinstance(stacks[0], Mapping):
+        raise MalformedResponse("DescribeStacks", "no stack in the answer", resource=stack_name)
+    outputs = stacks[0].get("Outputs", [])
+    return {
+        str(item["OutputKey"]): str(item.get("OutputValue", ""))
+        for item in outputs
+        if isinstance(item, Mapping) and "OutputKey" in item
+    }
+
+
+def stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
+    """A deployed stack's outputs (ArchiveBucketName, EventsQueueUrl, ...)."""
+    with aws_call("DescribeStacks", stack_name):
+        answer = cloudformation.describe_stacks(StackName=stack_name)
+    return parse_outputs(answer, stack_name)

@@ -1,0 +1,137 @@
+"""The `deploy` command: validate, derive, build, deploy, upload, print what to run next."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from queue_autoscale.adapters.aws import make_client, make_session
+from queue_autoscale.adapters.errors import AdapterError
+from queue_autoscale.adapters.stack import StackReader, stack_outputs
+from queue_autoscale.adapters.sts import Identity, caller_identity
+from queue_autoscale.config import ConfigError, load_json, parse_config, read_text
+from queue_autoscale.demo.template import ROOT
+from queue_autoscale.operator import deploy as steps
+
+ARCHIVE_LOGICAL_ID = "ArchiveBucket"
+DRY_RUN_IDENTITY = Identity(account="<account-id>", partition="aws")
+"""--dry-run calls no AWS: ARNs name this placeholder account (as long as a real one)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a deploy will do: the stack, its parameters and the two SAM commands."""
+
+    target: steps.Target
+    parameters: dict[str, str]
+    build: list[str]
+    deploy: list[str]
+
+
+def plan(config: Path, target: steps.Target, uv: str, *, guided: bool) -> Plan:
+    """Validate the config and derive everything a deploy runs; raises ConfigError or
+    DeployError with one line."""
+    text = read_text(config, "config ", ConfigError)
+    document = load_json(text, str(config), ConfigError)
+    queues = parse_config(document)
+    parameters = steps.derive_parameters(queues, steps.compact(document), target)
+    return Plan(
+        target=target,
+        parameters=parameters,
+        build=steps.build_command(uv, parameters),
+        deploy=steps.deploy_command(uv, target, parameters, guided=guided),
+    )
+
+
+def describe(p: Plan) -> list[str]:
+    """The plan as lines: the parameters, then the commands."""
+    lines = [f"stack {p.target.stack} in {p.target.region}, account {p.target.identity.account}"]
+    lines += ["parameters:"]
+    lines += [f"  {name} = {value}" for name, value in p.parameters.items()]
+    lines += [
+        "build:",
+        f"  {steps.shell_line(p.build)}",
+        "deploy:",
+        f"  {steps.shell_line(p.deploy)}",
+    ]
+    return lines
+
+
+def next_steps(stack: str, region: str) -> str:
+    """The command to run once the stack is up."""
+    return f"AWS_REGION={region} queue-autoscale status --stack {stack}"
+
+
+def finish(cloudformation: Any, s3: Any, stack: str, zip_path: Path) -> dict[str, str]:
+    """After `sam deploy`: upload the Glue artifacts to the stack's archive bucket (the
+    resource `ArchiveBucket`, what the Glue jobs' ScriptLocation names); the stack's outputs."""
+    outputs = stack_outputs(cloudformation, stack)
+    bucket = StackReader(cloudformation, None).physical_id(stack, ARCHIVE_LOGICAL_ID)
+    steps.upload_glue(s3, bucket, zip_path)
+    return {**outputs, "GlueArtifacts": f"s3://{bucket}/{steps.GLUE_PREFIX}"}
+
+
+def _stream(command: Sequence[str], env: dict[str, str] | None = None) -> None:
+    """Run a step with the user's terminal (SAM prints progress, --guided asks questions)."""
+    result = subprocess.run(list(command), env=env, check=False)
+    if result.returncode != 0:
+        raise steps.DeployError(f"{command[5]} {command[6]} failed (exit {result.returncode})")
+
+
+def deploy(
+    config: Annotated[Path, typer.Option("--config", help="The queue config JSON file.")],
+    stack: Annotated[str, typer.Option("--stack", help="Stack name.")] = "queue-autoscale",
+    region: Annotated[
+        str | None, typer.Option("--region", help="AWS region (default: the AWS config's).")
+    ] = None,
+    guided: Annotated[
+        bool, typer.Option("--guided", help="Let sam deploy ask for every other parameter.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the parameters and commands; call no AWS.")
+    ] = False,
+) -> None:
+    """Deploy the stack for a queue config: validate it, derive QueueNames, QueueArns and
+    ServiceArns, sam build (pinned SAM CLI, Python 3.13 found or installed by uv), sam deploy,
+    upload the Glue jobs, print the outputs and the status command."""
+    try:
+        chosen = region or os.environ.get("AWS_REGION") or make_session().region_name
+        if not chosen:
+            raise steps.DeployError("no region: pass --region or set AWS_REGION")
+        identity = (
+            DRY_RUN_IDENTITY if dry_run else caller_identity(make_client("sts", region_name=chosen))
+        )
+        target = steps.Target(stack=stack, region=chosen, identity=identity)
+        the_plan = plan(config, target, steps.find_uv(), guided=guided)
+        typer.echo("\n".join(describe(the_plan)))
+        zip_path = ROOT / "build" / "glue" / "glue_jobs.zip"
+        if dry_run:
+            glue = f"glue_jobs/*.py and {zip_path.name}"
+            typer.echo(f"then: upload {glue} to s3://<ArchiveBucketName>/{steps.GLUE_PREFIX}")
+            typer.echo(f"next: {next_steps(stack, chosen)}")
+            return
+        python = steps.python313(the_plan.build[0])
+        path = f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        env = {**os.environ, "PATH": path}
+        _stream(the_plan.build, env)
+        _stream(the_plan.deploy)
+        steps.package_glue(zip_path)
+        cloudformation = make_client("cloudformation", region_name=chosen)
+        outputs = finish(cloudformation, make_client("s3", region_name=chosen), stack, zip_path)
+    except (ConfigError, steps.DeployError, AdapterError) as error:
+        typer.echo(f"error: deploy: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    for name, value in sorted(outputs.items()):
+        typer.echo(f"{name}: {value}")
+    typer.echo(f"next: {next_steps(stack, chosen)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `deploy` to the app."""
+    app.command("deploy")(deploy)

@@ -1,0 +1,208 @@
+"""queue-autoscale deploy: the parameters derived from a config, the limits of one stack, the
+SAM command lines, and --dry-run (which calls no AWS)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from infra.template import expand_for_each, load_template, translate
+from queue_autoscale.adapters.sts import Identity
+from queue_autoscale.cli import app
+from queue_autoscale.config import parse_config
+from queue_autoscale.operator import deploy
+
+TARGET = deploy.Target("prod", "eu-west-1", Identity("123456789012", "aws"))
+CN = deploy.Target("prod", "cn-north-1", Identity("123456789012", "aws-cn"))
+
+
+def _params(document: object, target: deploy.Target = TARGET) -> dict[str, str]:
+    return deploy.derive_parameters(parse_config(document), deploy.compact(document), target)
+
+
+def test_parameters_name_every_queue_dlq_and_service() -> None:
+    # GIVEN two SQS queues in one cluster, one with a DLQ, one service given as an ARN
+    service_arn = "arn:aws:ecs:eu-west-1:123456789012:service/workers/mail"
+    document = {
+        "queues": [
+            {"queue": "reports", "cluster": "workers", "service": "reports-worker", "dlq": "r-dlq"},
+            {"queue": "emails", "cluster": "workers", "service": service_arn},
+        ]
+    }
+    # WHEN the parameters are derived
+    params = _params(document)
+    # THEN each list names exactly what the config does, with the caller's account and region
+    assert params["QueueNames"] == "reports,emails"
+    assert params["QueueArns"] == (
+        "arn:aws:sqs:eu-west-1:123456789012:reports,"
+        "arn:aws:sqs:eu-west-1:123456789012:r-dlq,"
+        "arn:aws:sqs:eu-west-1:123456789012:emails"
+    )
+    assert params["ServiceArns"] == (
+        f"arn:aws:ecs:eu-west-1:123456789012:service/workers/reports-worker,{service_arn}"
+    )
+    assert params["EcsClusterName"] == "workers"
+    assert params["SourceSecretArns"] == ""
+    assert json.loads(params["QueuesConfig"]) == document
+
+
+def test_partition_cluster_arn_and_default_service() -> None:
+    # GIVEN a China-region account, a cluster given as an ARN and no service (the queue's name)
+    cluster = "arn:aws-cn:ecs:cn-north-1:123456789012:cluster/batch"
+    params = _params({"queue": "jobs", "cluster": cluster}, CN)
+    # THEN the ARNs use the partition, the cluster's name and the queue's name as service
+    assert params["QueueArns"] == "arn:aws-cn:sqs:cn-north-1:123456789012:jobs"
+    assert params["ServiceArns"] == "arn:aws-cn:ecs:cn-north-1:123456789012:service/batch/jobs"
+    assert params["EcsClusterName"] == "batch"
+
+
+def test_rabbitmq_source_names_its_credentials_and_no_sqs_queue() -> None:
+    # GIVEN a RabbitMQ queue whose credentials live in a secret and a parameter
+    source = {
+        "type": "rabbitmq",
+        "management_url": "https://broker.example:15671",
+        "prefetch": 10,
+        "credentials_secret": "mq/admin",
+    }
+    params = _params({"queue": "rq", "cluster": "c", "source": source})
+    # THEN no SQS ARN is listed and the secret is granted with its random suffix
+    assert params["QueueArns"] == ""
+    assert params["SourceSecretArns"] == (
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:mq/admin-??????"
+    )
+
+
+def test_two_clusters_are_refused_naming_both() -> None:
+    document = [{"queue": "a", "cluster": "one"}, {"queue": "b", "cluster": "two"}]
+    with pytest.raises(deploy.DeployError, match=r"2 clusters \(one, two\)"):
+        _params(document)
+
+
+def _queues(count: int, name_length: int) -> list[dict[str, object]]:
+    return [{"queue": f"q{i:0{name_length - 1}d}", "cluster": "c"} for i in range(count)]
+
+
+def test_a_list_past_4096_bytes_is_refused_naming_the_parameter() -> None:
+    # GIVEN 65 queues of 20-character names: ServiceArns = 65 x 67 bytes > 4,096
+    with pytest.raises(deploy.DeployError, match=r"ServiceArns would be 4,\d{3} bytes"):
+        _params({"queues": _queues(65, 20)})
+    # and 55 of them fit
+    assert len(_params({"queues": _queues(55, 20)})["ServiceArns"]) <= deploy.PARAMETER_BYTES
+
+
+def test_too_many_queues_for_500_resources_are_refused() -> None:
+    count = deploy.max_queues_by_resources() + 1
+    with pytest.raises(deploy.DeployError, match=r"a stack holds 500"):
+        deploy.check_limits({}, count)
+    deploy.check_limits({}, count - 1)
+
+
+def test_resource_counts_are_the_translated_templates() -> None:
+    # GIVEN the template as sam deploy submits it, for one queue and for two
+    template = load_template()
+    one = translate(expand_for_each(template, {"QueueNames": ["a"]}))["Resources"]
+    two = translate(expand_for_each(template, {"QueueNames": ["a", "b"]}))["Resources"]
+    # THEN each queue adds RESOURCES_PER_QUEUE and the rest is BASE_RESOURCES
+    assert len(two) - len(one) == deploy.RESOURCES_PER_QUEUE
+    assert len(one) - deploy.RESOURCES_PER_QUEUE == deploy.BASE_RESOURCES
+
+
+def _overrides(value: str) -> dict[str, str]:
+    """SAM's shorthand Name="value" items, outer quotes stripped and \\" unescaped."""
+    items = re.findall(r'(\w+)="((?:\\.|[^"\\])*)"', value)
+    return {name: raw.replace('\\"', '"') for name, raw in items}
+
+
+def test_deploy_command_passes_every_parameter_through_sams_syntax() -> None:
+    # GIVEN derived parameters, one of them JSON with quotes and commas
+    params = _params({"queue": "jobs", "cluster": "c", "sla_seconds": 12})
+    # WHEN the deploy command is built
+    command = deploy.deploy_command("uv", TARGET, params, guided=True)
+    # THEN it runs the pinned SAM CLI on the built template, with the stack, region, both
+    # capabilities, and every non-empty parameter recoverable from one overrides string
+    assert command[:6] == ["uv", "tool", "run", "--from", "aws-sam-cli==1.170.0", "sam"]
+    assert command[6] == "deploy"
+    assert command[command.index("--stack-name") + 1] == "prod"
+    assert command[command.index("--region") + 1] == "eu-west-1"
+    capabilities = command.index("--capabilities")
+    assert command[capabilities + 1 : capabilities + 3] == [
+        "CAPABILITY_IAM",
+        "CAPABILITY_AUTO_EXPAND",
+    ]
+    overrides = _overrides(command[command.index("--parameter-overrides") + 1])
+    assert overrides == {name: value for name, value in params.items() if value}
+    assert command[-1] == "--guided"
+    # and the line printed for a user parses back into the same arguments
+    assert shlex.split(deploy.shell_line(command)) == command
+
+
+def test_build_command_expands_the_alarms_for_the_queue_names() -> None:
+    params = _params([{"queue": "a", "cluster": "c"}, {"queue": "b", "cluster": "c"}])
+    command = deploy.build_command("uv", params)
+    assert command[5:7] == ["sam", "build"]
+    assert "--language-extensions" in command
+    assert _overrides(command[-1]) == {"QueueNames": "a,b"}
+    assert command[command.index("--template-file") + 1].endswith("template.yaml")
+
+
+def _runner(answers: dict[str, list[subprocess.CompletedProcess[str]]]) -> deploy.Runner:
+    calls: list[Sequence[str]] = []
+
+    def run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        calls.append(command)
+        return answers[" ".join(command[1:3])].pop(0)
+
+    return run
+
+
+def _done(code: int, out: str = "", err: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.CompletedProcess([], code, out, err)
+
+
+def test_python313_is_found_or_installed_through_uv() -> None:
+    # GIVEN uv finds no 3.13 at first, installs it, then finds it
+    found = "/home/u/.local/share/uv/python/cpython-3.13.5/bin/python3.13\n"
+    run = _runner(
+        {"python find": [_done(2, err="not found"), _done(0, found)], "python install": [_done(0)]}
+    )
+    # THEN the installed interpreter is used
+    assert deploy.python313("uv", run) == found.strip()
+    # and an install that fails says why
+    failing = _runner({"python find": [_done(2)], "python install": [_done(1, err="offline")]})
+    with pytest.raises(deploy.DeployError, match="offline"):
+        deploy.python313("uv", failing)
+
+
+def test_dry_run_prints_parameters_and_commands_and_calls_no_aws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a valid config and no credentials or endpoint that could answer
+    config = tmp_path / "queues.json"
+    config.write_text(json.dumps({"queue": "jobs", "cluster": "workers"}))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    # WHEN deploy --dry-run runs
+    result = CliRunner().invoke(
+        app, ["deploy", "--config", str(config), "--region", "us-west-2", "--dry-run"]
+    )
+    # THEN it prints the derived parameters, both SAM commands and the status command
+    assert result.exit_code == 0, result.output
+    assert "QueueArns = arn:aws:sqs:us-west-2:<account-id>:jobs" in result.output
+    assert "sam build" in result.output and "sam deploy" in result.output
+    assert "queue-autoscale status --stack queue-autoscale" in result.output
+
+
+def test_a_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "queues.json"
+    config.write_text(json.dumps({"queue": "jobs", "percentile": 2}))
+    result = CliRunner().invoke(
+        app, ["deploy", "--config", str(config), "--dry-run", "--region", "x"]
+    )
+    assert result.exit_code == 2
+    assert "percentile" in result.output
