@@ -108,6 +108,7 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert shape.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
     assert shape.glue_runs_per_day == 2
     assert shape.glue_dpus_per_day == 4.0
+    assert shape.glue_flex
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769
 
 

@@ -708,6 +708,8 @@ def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
     props = resources_of(translated, "AWS::Glue::Job")[job]
     script = "sla_report" if job == "SlaReportJob" else "trend_fit"
     assert props["GlueVersion"] == "5.0"
+    # daily, not urgent: Flex (Glue 3.0+, glueetl, G.1X or G.2X workers)
+    assert (props["ExecutionClass"], props["WorkerType"]) == ("FLEX", "G.1X")
     assert props["Command"]["ScriptLocation"] == {
         "Fn::Sub": f"s3://${{ArchiveBucket}}/glue/{script}.py"
     }
