@@ -99,10 +99,10 @@ def test_update_service_sets_desired(kit: Any, clients: Any) -> None:
 def test_counters_state_and_model_round_trip(kit: Any, clients: Any) -> None:
     # GIVEN counters added twice to one second, once to another, and a model
     table = LoadTable(clients.dynamodb, kit.load_table())
-    table.add_counters("orders", 100, {"queued": 2, "busy_ms": 500}, expires_at=1000)
-    table.add_counters("orders", 100, {"queued": 1, "completed": 1}, expires_at=1000)
-    table.add_counters("orders", 205, {"failed": 1}, expires_at=1000)
-    table.add_counters("emails", 150, {"queued": 9}, expires_at=1000)
+    table.add_counters_once("orders", 100, {"m1": {"queued": 2, "busy_ms": 500}}, expires_at=1000)
+    table.add_counters_once("orders", 100, {"m2": {"queued": 1, "completed": 1}}, expires_at=1000)
+    table.add_counters_once("orders", 205, {"m3": {"failed": 1}}, expires_at=1000)
+    table.add_counters_once("emails", 150, {"m4": {"queued": 9}}, expires_at=1000)
     model = {"queue": "orders", "fitted_at": 1.5, "level": 2.25, "slope_per_hour": -0.5}
     table.put_model("orders", model)
 
@@ -132,8 +132,12 @@ def test_a_window_query_returns_only_rows_within_its_seconds(kit: Any, clients: 
     # GIVEN a row in January 1970 (an `at` sent in seconds, divided again) and one inside the
     # window; unpadded keys compared as strings put S#1762999 between S#1762998800 and S#1763000000
     table = LoadTable(clients.dynamodb, kit.load_table())
-    table.add_counters("orders", 1_762_999, {"queued": 5}, expires_at=1_762_999 + 86_400)
-    table.add_counters("orders", NOW_SECOND - 10, {"queued": 1}, expires_at=NOW_SECOND + 86_400)
+    table.add_counters_once(
+        "orders", 1_762_999, {"m5": {"queued": 5}}, expires_at=1_762_999 + 86_400
+    )
+    table.add_counters_once(
+        "orders", NOW_SECOND - 10, {"m6": {"queued": 1}}, expires_at=NOW_SECOND + 86_400
+    )
     # WHEN the controller reads its 1,200 s window
     rows = table.counter_rows("orders", NOW_SECOND - 1_200, NOW_SECOND)
     # THEN only the row inside it comes back
@@ -156,7 +160,7 @@ def test_legacy_counters_move_to_the_new_keys_once_and_1970_rows_go(kit: Any, cl
     _legacy_counter(clients, name, NOW_SECOND - 10, queued=3)
     _legacy_counter(clients, name, 1_762_999, queued=9)
     table.write_state("orders", {"queue": "orders", "samples": []}, 0)
-    table.add_counters("orders", NOW_SECOND - 10, {"queued": 1}, expires_at=NOW_SECOND)
+    table.add_counters_once("orders", NOW_SECOND - 10, {"m7": {"queued": 1}}, expires_at=NOW_SECOND)
 
     def migrate() -> Migration:
         return migrate_legacy_counters(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from queue_autoscale.adapters.dynamodb import LoadTable, counter_pk, second_sk
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
@@ -198,3 +199,61 @@ def test_an_event_of_thousands_of_unknown_fields_is_dead_lettered_with_a_bounded
     assert reason.endswith("; and 23990 more")
     assert len(reason) < 1_000
     assert "body_s3_key" in wrapper  # the body itself went to the archive
+
+
+class FlakyUpdates:
+    """The DynamoDB client, except that UpdateItem on one second's counter item fails
+    `failures` times (throttled after botocore's retries, as far as the handler can tell)."""
+
+    def __init__(self, real: Any, second: int, failures: int) -> None:
+        self._real = real
+        self._second = str(second)
+        self.left = failures
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def update_item(self, **kwargs: Any) -> Any:
+        if kwargs["Key"]["sk"]["S"].endswith(self._second) and self.left > 0:
+            self.left -= 1
+            error = {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}
+            raise ClientError({"Error": error}, "UpdateItem")
+        return self._real.update_item(**kwargs)
+
+
+def test_a_batch_failing_half_way_redelivered_three_times_counts_each_event_once(
+    setup: dict[str, Any], kit: Any, clients: Any, lambda_context: Any
+) -> None:
+    # GIVEN three messages sharing seconds, one of whose seconds (s3) fails three times
+    s1, s2, s3, s4 = (NOW_MS - k * 1_000 for k in (40, 30, 20, 10))
+
+    def queued(job: str, at: int) -> dict[str, Any]:
+        return {"type": "queued", "queue": "orders", "job_id": job, "at": at}
+
+    bodies = [
+        [queued("a1", s1), queued("a2", s2)],
+        [queued("b1", s2), queued("b2", s3), queued("b3", s3)],
+        [queued("c1", s1), queued("c2", s4)],
+    ]
+    for body in bodies:
+        clients.sqs.send_message(QueueUrl=setup["events_url"], MessageBody=json.dumps(body))
+    messages = kit.receive_all(setup["events_url"])
+    runtime = record_events.get_runtime()
+    runtime.table = LoadTable(FlakyUpdates(clients.dynamodb, s3 // 1000, 3), setup["table"])
+
+    # WHEN the batch runs and SQS redelivers what it reports failed, until nothing is
+    deliveries = []
+    batch = messages
+    while batch:
+        response = record_events.handler(sqs_event(batch, setup["arn"]), lambda_context)
+        failed = {item["itemIdentifier"] for item in response["batchItemFailures"]}
+        deliveries.append(len(failed))
+        batch = [m for m in batch if m["MessageId"] in failed]
+
+    # THEN it failed half way (the message touching s3) three times, then finished
+    assert deliveries == [1, 1, 1, 0]
+    # AND every event is counted exactly once
+    got = {
+        s: counter(clients, setup["table"], "orders", s // 1000)["queued"] for s in (s1, s2, s3, s4)
+    }
+    assert got == {s1: 2, s2: 2, s3: 2, s4: 1}

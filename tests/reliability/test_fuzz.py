@@ -11,6 +11,7 @@ dimensions stay within the queue allowlist plus "unknown".
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,16 +168,22 @@ class FakeAws:
     rejected_bodies: dict[str, str] = field(default_factory=dict)
     metrics: list[tuple[str, dict[str, float]]] = field(default_factory=list)
 
-    def add_counters(
-        self, queue: str, second: int, counts: dict[str, int], expires_at: int
+    def add_counters_once(
+        self,
+        queue: str,
+        second: int,
+        contributions: Mapping[str, Mapping[str, int]],
+        *,
+        expires_at: int,
     ) -> None:
-        # What DynamoDB refuses (ValidationException): a number of more than 38 digits.
-        _, _, values = counter_update(counts, expires_at)
-        if any(len(value["N"].lstrip("-")) > 38 for value in values.values()):
-            raise InvalidRequest("UpdateItem", "number overflow", code="ValidationException")
-        slot = self.counters.setdefault((queue, second), {})
-        for key, value in counts.items():
-            slot[key] = slot.get(key, 0) + value
+        for counts in contributions.values():
+            # What DynamoDB refuses (ValidationException): a number of more than 38 digits.
+            _, _, values = counter_update(counts, expires_at)
+            if any(len(value["N"].lstrip("-")) > 38 for value in values.values()):
+                raise InvalidRequest("UpdateItem", "number overflow", code="ValidationException")
+            slot = self.counters.setdefault((queue, second), {})
+            for key, value in counts.items():
+                slot[key] = slot.get(key, 0) + value
 
     def put_events(self, at: float, batch_id: str, records: Any) -> str:
         self.archived.extend(records)

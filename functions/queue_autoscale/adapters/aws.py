@@ -23,10 +23,12 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+LAMBDA_CONNECT_TIMEOUT_SECONDS = 2
+LAMBDA_READ_TIMEOUT_SECONDS = 5
 LAMBDA_CONFIG = Config(
     retries={"mode": "standard", "total_max_attempts": 3},
-    connect_timeout=2,
-    read_timeout=5,
+    connect_timeout=LAMBDA_CONNECT_TIMEOUT_SECONDS,
+    read_timeout=LAMBDA_READ_TIMEOUT_SECONDS,
     tcp_keepalive=True,
 )
 PRODUCER_CONFIG = Config(

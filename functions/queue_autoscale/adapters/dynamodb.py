@@ -13,6 +13,7 @@ two controllers never both act on one queue. Each evaluate shard's lock is the i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -125,6 +126,35 @@ def counter_update(
     return expression, names, values
 
 
+MARKER_FIELD = "m"
+"""A counter item's set of the tokens of the messages already counted in it."""
+MAX_TOKENS_PER_UPDATE = 40
+"""Messages per conditional update: 40 `NOT contains(...)` terms keep the condition far below
+DynamoDB's 4 KB expression limit."""
+
+
+def message_token(message_id: str) -> str:
+    """A message's marker in a counter item: 16 hex chars of SHA-256 of its id (64 bits: two
+    messages of one queue-second collide with chance ~n^2 / 2^65)."""
+    return hashlib.sha256(message_id.encode("utf-8")).hexdigest()[:16]
+
+
+def counted_update(
+    counts: Mapping[str, int], expires_at: int, tokens: Sequence[str]
+) -> tuple[str, str, dict[str, str], dict[str, Any]]:
+    """(UpdateExpression, ConditionExpression, names, values): ADD `counts` and the messages'
+    tokens, only if none of the tokens is in the item yet."""
+    expression, names, values = counter_update(counts, expires_at)
+    names["#m"] = MARKER_FIELD
+    values[":m"] = {"SS": sorted(set(tokens))}
+    expression += (", " if " ADD " in expression else " ADD ") + "#m :m"
+    terms = []
+    for index, token in enumerate(tokens):
+        values[f":t{index}"] = {"S": token}
+        terms.append(f"NOT contains(#m, :t{index})")
+    return expression, " AND ".join(terms), names, values
+
+
 _ROW_FIELDS = ("queued", "started", "completed", "failed", "busy_ms", "pickup_ms")
 
 
@@ -217,19 +247,58 @@ class LoadTable:
         self._sleep = sleep
         self._max_rounds = max_unprocessed_rounds
 
-    def add_counters(
-        self, queue: str, second: int, counts: Mapping[str, int], expires_at: int
+    def add_counters_once(
+        self,
+        queue: str,
+        second: int,
+        contributions: Mapping[str, Mapping[str, int]],
+        *,
+        expires_at: int,
     ) -> None:
-        """ADD counts to one queue-second (creates the item); `expires_at` epoch seconds."""
-        expression, names, values = counter_update(counts, expires_at)
-        with aws_call("UpdateItem", f"{counter_pk(queue)}/{second_sk(second)}"):
+        """ADD each message's counts (message id -> counts) to one queue-second, once per message:
+        the item keeps the messages' tokens, and an update whose message is already there is
+        not applied. One update for up to MAX_TOKENS_PER_UPDATE messages; when one of them was
+        counted before (a redelivery), each is then added on its own. `expires_at` epoch s."""
+        items = sorted(contributions.items())
+        for first in range(0, len(items), MAX_TOKENS_PER_UPDATE):
+            chunk = items[first : first + MAX_TOKENS_PER_UPDATE]
+            total: dict[str, int] = {}
+            for _, counts in chunk:
+                for name, amount in counts.items():
+                    total[name] = total.get(name, 0) + amount
+            tokens = [message_token(message_id) for message_id, _ in chunk]
+            if self._add_once(queue, second, total, expires_at, tokens) or len(chunk) == 1:
+                continue
+            for message_id, counts in chunk:
+                self._add_once(queue, second, counts, expires_at, [message_token(message_id)])
+
+    def _add_once(
+        self,
+        queue: str,
+        second: int,
+        counts: Mapping[str, int],
+        expires_at: int,
+        tokens: Sequence[str],
+    ) -> bool:
+        """One conditional ADD; False when a token was already in the item (nothing added)."""
+        expression, condition, names, values = counted_update(counts, expires_at, tokens)
+        resource = f"{counter_pk(queue)}/{second_sk(second)}"
+        try:
             self._client.update_item(
                 TableName=self.table_name,
                 Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": second_sk(second)}},
                 UpdateExpression=expression,
+                ConditionExpression=condition,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise translate(error, "UpdateItem", resource) from error
+        except BotoCoreError as error:
+            raise translate(error, "UpdateItem", resource) from error
+        return True
 
     def counter_rows(self, queue: str, from_second: int, to_second: int) -> list[CounterRow]:
         """Counter rows of a queue with from_second <= second <= to_second, oldest first."""

@@ -87,10 +87,17 @@ class DecisionBus(Protocol):
 
 
 class CounterTable(Protocol):
-    def add_counters(
-        self, queue: str, second: int, counts: Mapping[str, int], /, *, expires_at: int
+    def add_counters_once(
+        self,
+        queue: str,
+        second: int,
+        contributions: Mapping[str, Mapping[str, int]],
+        /,
+        *,
+        expires_at: int,
     ) -> None:
-        """Add one second's counts (ADD, so redeliveries of other batches sum)."""
+        """Add one second's counts per message id (ADD; a message already counted there, a
+        redelivery, adds nothing again)."""
         ...
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queue_autoscale.adapters.aws import make_clients
-from queue_autoscale.ingest.batch import ingest, publish
+from queue_autoscale.ingest.batch import deadline_of, ingest, publish
 from queue_autoscale.ingest.parse import failures_response, messages_of
 from queue_autoscale.ingest.runtime import RecordRuntime, build_runtime
 from queue_autoscale.settings import RecordSettings
@@ -42,7 +42,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SQS entry point: one pass over the batch; returns {"batchItemFailures": [...]}."""
     runtime = get_runtime()
     messages = messages_of(event)
-    result = ingest(messages, runtime, runtime.clock())
+    now = runtime.clock()
+    result = ingest(messages, runtime, now, deadline_of(context, now))
     publish(runtime, result)
     logger.info(
         "batch recorded",

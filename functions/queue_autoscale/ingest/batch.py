@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from queue_autoscale.adapters.aws import LAMBDA_CONNECT_TIMEOUT_SECONDS, LAMBDA_READ_TIMEOUT_SECONDS
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.events import Event, ParsedBody, Rejection, ValidationContext, parse_body
 from queue_autoscale.ingest.aggregate import batch_id
@@ -68,8 +69,11 @@ def _tally(
             )
 
 
-def ingest(messages: Sequence[Message], runtime: RecordRuntime, now: float) -> IngestResult:
-    """Validate, dead-letter, archive and count one batch; `now` is epoch seconds."""
+def ingest(
+    messages: Sequence[Message], runtime: RecordRuntime, now: float, deadline: float | None = None
+) -> IngestResult:
+    """Validate, dead-letter, archive and count one batch; `now` is epoch seconds, and no
+    counter write starts at or after `deadline` (epoch s; None: no limit)."""
     settings, queues = runtime.settings, runtime.queues(now)
     context = ValidationContext(
         queues=frozenset(q.queue for q in queues),
@@ -83,9 +87,24 @@ def ingest(messages: Sequence[Message], runtime: RecordRuntime, now: float) -> I
         logger.warning("event rejected", message_id=message_id, reason=rejection.reason)
     dead_letter(runtime, rejected, now, result)
     accepted = _archive(runtime, accepted, now, result)
-    write_counters(runtime, accepted, result)
+    write_counters(runtime, accepted, result, deadline)
     _tally(accepted, rejected, result)
     return result
+
+
+DEADLINE_MARGIN_SECONDS = float(LAMBDA_CONNECT_TIMEOUT_SECONDS + LAMBDA_READ_TIMEOUT_SECONDS)
+"""No counter write starts within this much of the invocation's end: one attempt's connect
+and read timeouts, so the writes in flight finish and the rest are reported failed before
+Lambda stops the invocation (which would redeliver the whole batch)."""
+
+
+def deadline_of(context: object, now: float) -> float | None:
+    """When the last counter write may start, epoch s: the Lambda context's remaining time less
+    DEADLINE_MARGIN_SECONDS (None without a context that says)."""
+    remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+    if not callable(remaining_ms):
+        return None
+    return now + float(remaining_ms()) / 1000.0 - DEADLINE_MARGIN_SECONDS
 
 
 def publish(runtime: RecordRuntime, result: IngestResult) -> None:

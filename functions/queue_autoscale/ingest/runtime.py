@@ -15,6 +15,10 @@ from queue_autoscale.controller.ports import CounterTable, DeadLetterQueue, Even
 from queue_autoscale.settings import RecordSettings
 from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
 
+COUNTER_WRITE_CONCURRENCY = 10
+"""botocore's default connection pool per client (max_pool_connections): more threads would
+wait for a connection, not write sooner."""
+
 
 @dataclass
 class RecordRuntime:
@@ -26,6 +30,8 @@ class RecordRuntime:
     dead_letters: DeadLetterQueue
     clock: Clock = time.time
     publish_metrics: MetricsSink = emf_metrics
+    max_concurrency: int = COUNTER_WRITE_CONCURRENCY
+    """Counter writes in flight at once."""
     config: QueueConfigLoader | None = None
     """Where the queue list (the events allowlist) comes from (None: the settings' fixed
     $QUEUES_CONFIG)."""

@@ -101,7 +101,9 @@ def test_every_adapter_call_translates(
     dynamodb, ddb_stub = stubbed("dynamodb")
     ddb_stub.add_client_error("update_item", code, "x", http_status_code=status)
     with pytest.raises(kind):
-        LoadTable(dynamodb, "load").add_counters("orders", 1, {"queued": 1}, 2)
+        LoadTable(dynamodb, "load").add_counters_once(
+            "orders", 1, {"m": {"queued": 1}}, expires_at=2
+        )
 
     s3, s3_stub = stubbed("s3")
     s3_stub.add_client_error("put_object", code, "x", http_status_code=status)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from queue_autoscale.adapters.errors import ServiceUnavailable, Throttled
 from queue_autoscale.adapters.sqs import SendFailure
+from queue_autoscale.demo import sqs_event
 from queue_autoscale.events import Event, parse_body
 from queue_autoscale.handlers import record_events
 from queue_autoscale.ingest import batch as ingest_batch
@@ -31,13 +32,22 @@ class FakeTable:
         self.expiry: dict[tuple[str, int], int] = {}
         self.broken: set[tuple[str, int]] = set()
 
-    def add_counters(
-        self, queue: str, second: int, counts: Mapping[str, int], expires_at: int
+    def add_counters_once(
+        self,
+        queue: str,
+        second: int,
+        contributions: Mapping[str, Mapping[str, int]],
+        *,
+        expires_at: int,
     ) -> None:
         if (queue, second) in self.broken:
             raise Throttled("UpdateItem", "slow down", code="ThrottlingException")
         assert (queue, second) not in self.adds, "one ADD per queue-second per batch"
-        self.adds[(queue, second)] = dict(counts)
+        counts: dict[str, int] = {}
+        for part in contributions.values():
+            for name, amount in part.items():
+                counts[name] = counts.get(name, 0) + amount
+        self.adds[(queue, second)] = counts
         self.expiry[(queue, second)] = expires_at
 
 
@@ -284,3 +294,37 @@ def test_an_unexpected_failure_reading_one_body_rejects_that_body_alone(
     reasons = [reason for _, reason in dead.sent]
     assert "body could not be validated: OverflowError: int too large to convert" in reasons
     assert len(reasons) == 2
+
+
+def queued(job: str, at_ms: int) -> dict[str, Any]:
+    return {"type": "queued", "queue": "orders", "job_id": job, "at": at_ms}
+
+
+def test_counter_writes_stop_before_the_invocations_end_and_the_rest_is_redelivered(
+    runtime: Any, lambda_context: Any
+) -> None:
+    # GIVEN five messages, each one event in its own second, one write at a time, a clock that
+    # moves 1 s per reading, and 10 s left in the invocation: writes may start until
+    # NOW + 10 - DEADLINE_MARGIN_SECONDS (7 s), i.e. before NOW + 3
+    ticks = iter(range(1_000))
+    runtime.clock = lambda: NOW + next(ticks)
+    runtime.max_concurrency = 1
+    lambda_context.remaining_ms = 10_000
+    at_ms = int(NOW * 1000)
+    messages = [
+        {"MessageId": f"m{k}", "Body": json.dumps(queued(f"j{k}", at_ms - k * 1000))}
+        for k in range(1, 6)
+    ]
+    event = sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:events")
+
+    # WHEN the batch runs
+    response = record_events.handler(event, lambda_context)
+
+    # THEN two writes started (at NOW + 1 and NOW + 2), the other three messages are reported
+    # for redelivery, and nothing of theirs was written
+    failed = [item["itemIdentifier"] for item in response["batchItemFailures"]]
+    assert failed == ["m1", "m2", "m3"]  # keys are written oldest first
+    assert sorted(second for _, second in runtime.table.adds) == [
+        int(NOW) - 5,
+        int(NOW) - 4,
+    ]
