@@ -149,8 +149,9 @@ def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
     (hour / "truncated.jsonl.gz").write_bytes(b"\x1f\x8b\x08 not gzip at all")
     (hour / "redelivered.jsonl.gz").write_bytes((hour / "batch.jsonl.gz").read_bytes())
     bad = [
-        "{not json",
-        "[1, 2]",
+        '{"queue": "gpu", not json',
+        '["gpu", 2]',
+        "{not json and not of the queue: passed over unread",
         _line("completed", "job-x", START + 10, duration_ms=-5),
         _line("queued", "job-y", START + 10, duration_ms=5),
         json.dumps({"type": "queued", "queue": "other-queue", "job_id": "z", "at": 1}),

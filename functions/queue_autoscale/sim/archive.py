@@ -189,6 +189,7 @@ def _lines(path: Path, skipped: _Pairing) -> Iterator[str]:
 
 
 def _records(line: str, queue: str, pairing: _Pairing) -> dict[str, Any] | None:
+    """A decision line of `queue` as a dict (None: another queue's, or not a JSON object)."""
     try:
         data = json.loads(line)
     except ValueError:
@@ -200,13 +201,43 @@ def _records(line: str, queue: str, pairing: _Pairing) -> dict[str, Any] | None:
     return data if data.get("queue") == queue else None
 
 
-def _event(data: dict[str, Any], pairing: _Pairing) -> Event | None:
-    try:
-        return Event.model_validate({k: v for k, v in data.items() if v is not None})
-    except ValidationError as error:
-        reason = describe_error(error).split(" = ")[0]
-        pairing.skip(f"not an event: {reason}")
-        return None
+def _skip_invalid(error: ValidationError, pairing: _Pairing) -> None:
+    kind = error.errors()[0]["type"] if error.error_count() else ""
+    if kind == "json_invalid":
+        pairing.skip("line is not JSON")
+    elif kind == "model_type":
+        pairing.skip("line is not a JSON object")
+    else:
+        pairing.skip(f"not an event: {describe_error(error).split(' = ')[0]}")
+
+
+def _line_events(path: Path, queue: str, pairing: _Pairing) -> Iterator[Event]:
+    """The events of `queue` in one JSON-lines file. A line that does not hold the queue's name
+    as the archive writes it (json.dumps) cannot be one of its events and is passed over
+    unparsed; the others are parsed and checked by the contract in one step."""
+    needle = json.dumps(queue)
+    validate = Event.model_validate_json
+    for line in _lines(path, pairing):
+        if needle not in line:
+            continue
+        try:
+            event = validate(line)
+        except ValidationError as error:
+            _skip_invalid(error, pairing)
+            continue
+        if event.queue == queue:
+            yield event
+
+
+def _row_events(path: Path, queue: str, pairing: _Pairing) -> Iterator[Event]:
+    """The events of `queue` in one compacted Parquet file (absent fields are nulls there)."""
+    for data in _parquet_rows(path, pairing):
+        if data.get("queue") != queue:
+            continue
+        try:
+            yield Event.model_validate({k: v for k, v in data.items() if v is not None})
+        except ValidationError as error:
+            _skip_invalid(error, pairing)
 
 
 def _day_folders(root: Path, start_ms: float, end_ms: float) -> list[Path]:
@@ -254,16 +285,9 @@ def _read_events(archive: Path, queue: str, pairing: _Pairing) -> list[Path]:
     for day in days:
         for folder in sorted({p.parent for p in day.rglob("*") if p.is_file()}):
             for path in sorted(p for p in folder.iterdir() if p.is_file()):
-                if path.suffix == ".parquet":
-                    rows: Iterator[dict[str, Any] | None] = iter(_parquet_rows(path, pairing))
-                else:
-                    rows = (_records(line, queue, pairing) for line in _lines(path, pairing))
-                for data in rows:
-                    if data is None or data.get("queue") != queue:
-                        continue
-                    event = _event(data, pairing)
-                    if event is not None:
-                        pairing.add(event)
+                read = _row_events if path.suffix == ".parquet" else _line_events
+                for event in read(path, queue, pairing):
+                    pairing.add(event)
             pairing.close()
     return days
 
