@@ -104,6 +104,37 @@ class KafkaSource(BaseModel):
     """Kafka consumers one worker runs in the group (each holds at least one partition)."""
     stale_after_seconds: float = Field(default=300.0, ge=60, le=3_600)
     """A CloudWatch lag datapoint older than this holds the queue."""
+    bootstrap_servers: str | None = Field(
+        default=None, min_length=3, max_length=2_048, pattern=r"^[A-Za-z0-9.:,_-]+$"
+    )
+    """host:port[,host:port...]: read offsets from the brokers (the admin API) instead of
+    CloudWatch; needs the evaluate function in the cluster's VPC. None: CloudWatch only."""
+    auth: Literal["iam", "scram", "tls", "plaintext"] = "iam"
+    """How the admin client authenticates: MSK IAM (SASL/OAUTHBEARER, port 9098), SCRAM
+    (SASL/SCRAM-SHA-512 over TLS, 9096, `credentials_secret`), TLS only (9094), or plaintext
+    (loopback only)."""
+    credentials_secret: str | None = Field(default=None, min_length=1, max_length=2_048)
+    """SCRAM: the Secrets Manager secret (AmazonMSK_...) holding {"username", "password"}."""
+    offset_reset_policy: Literal["latest", "earliest"] = "latest"
+    """The consumers' auto.offset.reset: where a partition without a committed offset starts
+    (latest: a lag of 1, as KEDA counts it; earliest: everything retained)."""
+    exclude_persistent_lag: bool = False
+    """KEDA's excludePersistentLag: a partition whose committed offset has not moved since the
+    last read while it lags is stuck, and its lag does not call for more workers."""
+    limit_to_partitions_with_lag: bool = False
+    """KEDA's limitToPartitionsWithLag: the partition cap counts only partitions that lag."""
+    timeout_seconds: float = Field(default=3.0, gt=0, le=10)
+    """The total deadline of one admin read (all its requests), s."""
+
+    @model_validator(mode="after")
+    def _check_admin(self) -> KafkaSource:
+        if self.auth == "scram" and self.credentials_secret is None:
+            raise ValueError("auth scram needs credentials_secret (the AmazonMSK_ secret)")
+        if self.auth == "plaintext" and self.bootstrap_servers:
+            hosts = [server.rsplit(":", 1)[0] for server in self.bootstrap_servers.split(",")]
+            if not all(_is_loopback(host) for host in hosts):
+                raise ValueError("auth plaintext only on loopback bootstrap_servers")
+        return self
 
 
 class RabbitSource(BaseModel):
