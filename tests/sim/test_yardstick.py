@@ -1,0 +1,37 @@
+"""One row through the yardstick: tuned peers, the verdict per cell, the results file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from queue_autoscale.sim.runner import RunSpec
+from queue_autoscale.sim.tuning import Row, knob_grid, tune_row
+from queue_autoscale.sim.verdict import cheapest, judge
+from queue_autoscale.sim.yardstick import judge_row, results_markdown
+
+
+def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
+    """flash-crowd seed 1, SLA 300 s, 99 %: each tuned peer meets the target and is no dearer
+    than any other meeting run of its kind; every keda run the searches made lies on the
+    grid up to the documented queueLength (300); the cell's verdict is `judge`'s."""
+    spec = RunSpec(provision_jitter_seconds=10.0, interval_seconds=10)
+    rr = tune_row(Row("flash-crowd", 1), Path("/nonexistent"), spec, (300.0,), (0.99,))
+    (judged,) = judge_row(rr, (300.0,), (0.99,))
+    cell = judged.cell
+    assert cell.row == "flash-crowd seed 1" and not cell.steady
+    grid = {f"queue_length={v}," for v in knob_grid(300)}
+    assert cell.keda and all(any(g in r.label for g in grid) for r in cell.keda)
+    for runs in (cell.keda, cell.target_tracking):
+        best = cheapest(runs, 0.99)
+        assert best is not None and best.compliance >= 0.99
+        assert all(r.worker_seconds >= best.worker_seconds for r in runs if r.meets(0.99))
+    static = cheapest(cell.static, 0.99)
+    assert static is not None
+    size = int(static.label.split("=")[1].rstrip(")"))
+    smaller = [r for r in cell.static if int(r.label.split("=")[1].rstrip(")")) == size - 1]
+    assert smaller and not smaller[0].meets(0.99)  # the least meeting size, by bisection
+    assert judged.verdict == judge(cell)
+    text = results_markdown([(cell.row, [judged])], "validation", "cmd", "base", [], 1.0, "m")
+    assert "| flash-crowd seed 1 | 300 |" in text
+    assert ("pass" if judged.verdict.passed else "not met") in text
+    assert "NASA days 46, 37, 57" in text and "NASA days 8, 12, 19" in text
