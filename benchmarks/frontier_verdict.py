@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +28,15 @@ sys.path.insert(0, str(ROOT / "functions"))
 
 from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec  # noqa: E402
-from queue_autoscale.sim.tuning import SLAS, TARGETS, Row, set_rows, tune_row  # noqa: E402
+from queue_autoscale.sim.tuning import (  # noqa: E402
+    SLAS,
+    TARGETS,
+    Row,
+    RowRuns,
+    set_rows,
+    slim,
+    tune_row,
+)
 from queue_autoscale.sim.yardstick import Judged, judge_row, results_markdown  # noqa: E402
 
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "nasa-1995-per-second.tbz2"
@@ -44,6 +54,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help=f"one row: {QUICK_ROW}, one seed")
     parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     parser.add_argument("--out", type=Path, help="default: results/policy_frontier[_SET].md")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="keep each row's scored runs here and reuse them on the next run (re-judging "
+        "without re-running; empty it when a policy or the engine changes)",
+    )
     return parser.parse_args(argv)
 
 
@@ -58,6 +74,23 @@ def chosen(args: argparse.Namespace) -> list[Row]:
     if not rows:
         raise SystemExit(f"no row matches {args.rows!r}")
     return rows
+
+
+def row_runs(
+    row: Row, args: argparse.Namespace, spec: RunSpec, tick: Callable[[int], None]
+) -> RowRuns:
+    """The row's tuned runs: from `--cache` when kept there, else run (and kept)."""
+    kept = None if args.cache is None else args.cache / f"{args.set}-{row.label}.pickle"
+    if kept is not None and kept.is_file():
+        with kept.open("rb") as file:
+            cached: RowRuns = pickle.load(file)
+        return cached
+    rr = slim(tune_row(row, args.trace, spec, SLAS, TARGETS, tick))
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with kept.open("wb") as file:
+            pickle.dump(rr, file)
+    return rr
 
 
 def main(argv: list[str]) -> int:
@@ -86,7 +119,7 @@ def main(argv: list[str]) -> int:
         def tick(count: int, label: str = row.label) -> None:
             print(f"\r{label}: {count} runs", end="", file=sys.stderr, flush=True)
 
-        judged = judge_row(tune_row(row, args.trace, spec, SLAS, TARGETS, tick), SLAS, TARGETS)
+        judged = judge_row(row_runs(row, args, spec, tick), SLAS, TARGETS)
         done.append((row.label, judged))
         passed = sum(j.verdict.passed for j in judged)
         print(

@@ -84,10 +84,10 @@ def test_where_the_bound_is_no_bound_the_target_applies() -> None:
     assert verdict.failures == ("misses 99.0% (98.000%); no bound on this row",)
 
 
-def test_is_bound_when_no_reacting_run_keeps_more_jobs() -> None:
+def test_is_bound_unless_a_reacting_run_keeps_over_half_a_point_more() -> None:
     bound = run("reaction-bound", 0.95, 1.0)
-    assert is_bound(bound, [run("keda", 0.95, 1.0), run("hybrid", 0.9, 1.0)])
-    assert not is_bound(bound, [run("keda", 0.951, 1.0)])
+    assert is_bound(bound, [run("keda", 0.955, 1.0), run("tt", 0.9, 1.0)])
+    assert not is_bound(bound, [run("keda", 0.9551, 1.0)])
 
 
 def test_flaps_on_steady_at_most_one_an_hour() -> None:

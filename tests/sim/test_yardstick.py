@@ -35,3 +35,18 @@ def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
     assert "| flash-crowd seed 1 | 300 |" in text
     assert ("pass" if judged.verdict.passed else "not met") in text
     assert "NASA days 46, 37, 57" in text and "NASA days 8, 12, 19" in text
+
+
+def test_only_peers_with_a_floor_of_0_or_1_are_reacting() -> None:
+    """A floor at the Erlang-C size holds workers before a surge: no reaction bound covers it,
+    so such a run never shows the bound is no bound."""
+    from queue_autoscale.sim.verdict import Run
+    from queue_autoscale.sim.yardstick import _reacting
+
+    def run(label: str) -> Run:
+        return Run(label, 0.9, 1.0, 0, 1.0, 0.5)
+
+    assert _reacting(run("keda(queue_length=3,scale_down_stabilization=0,min_replicas=1)"))
+    assert _reacting(run("target-tracking(target_value=3,scale_in_cooldown=60,min_capacity=0)"))
+    assert not _reacting(run("keda(queue_length=3,scale_down_stabilization=0,min_replicas=21)"))
+    assert not _reacting(run("static(size=1)"))

@@ -312,3 +312,11 @@ def tune_row(
     run_searches(runs, every, progress or (lambda _: None))
     busiest = float(minute_rates(counts).max()) if counts.size else 0.0
     return RowRuns(row, runs, searches, float(np.mean(counts)) if counts.size else 0.0, busiest)
+
+
+def slim(rr: RowRuns) -> RowRuns:
+    """The row's runs without its jobs (what the verdict reads; small enough to keep)."""
+    empty = np.zeros(0)
+    none = Workload(rr.row.label, np.zeros(0, dtype=np.int64), 0, empty, empty)
+    runs = Runs(none, none.counts, rr.runs.spec, rr.runs.slas, rr.runs.scores)
+    return replace(rr, runs=runs)

@@ -6,7 +6,7 @@ cell when all of these hold:
 1. **Target and bound.** It meets the target wherever the reaction bound (`sim/bound.py`) does.
    Where the bound misses, a policy that misses too stays within `BOUND_POINTS` of the bound's
    compliance at no more than `BOUND_COST_SHARE` of its worker-seconds. Where the bound is no
-   bound on a row (`is_bound`), the target applies. Monotone: a policy that misses the target
+   bound in a cell (`is_bound`), the target applies. Monotone: a policy that misses the target
    fails whenever some tuned peer setting meets it; it never passes through the bound clause.
 2. **Tuned peers.** Its worker-seconds are at most those of the cheapest tuned KEDA setting and
    of the cheapest tuned target-tracking setting that meet the target.
@@ -110,9 +110,11 @@ def cheapest(runs: Sequence[Run], target: float) -> Run | None:
 
 
 def is_bound(bound: Run, reacting: Sequence[Run]) -> bool:
-    """Whether the reaction bound is a bound in a cell: no reacting run there (the tuned peer
-    settings) keeps more jobs within the SLA than it."""
-    return all(run.compliance <= bound.compliance for run in reacting)
+    """Whether the reaction bound is a bound in a cell: no purely reacting run there (a tuned
+    peer setting with a floor of 0 or 1 worker, `reacting`) keeps more than `BOUND_POINTS`
+    more jobs within the SLA than it. A peer with a higher floor holds workers before any
+    surge, which no reaction bound covers; within `BOUND_POINTS` is the bound's own slack."""
+    return all(run.compliance <= bound.compliance + BOUND_POINTS for run in reacting)
 
 
 def judge(cell: Cell) -> Verdict:

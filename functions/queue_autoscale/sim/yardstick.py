@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
+from queue_autoscale.sim.policies import parse_policy
 from queue_autoscale.sim.tuning import (
     DAY_SECONDS,
     KEDA_WINDOWS,
@@ -69,7 +70,7 @@ def judge_row(rr: RowRuns, slas: Sequence[float], targets: Sequence[float]) -> l
                 for name, knob in (("keda", "min_replicas"), ("target-tracking", "min_capacity"))
             }
             ours = Run.of("hybrid", runs.score(("hybrid", sla, target), sla))
-            tuned = (*peers["keda"], *peers["target-tracking"])
+            tuned = [r for r in (*peers["keda"], *peers["target-tracking"]) if _reacting(r)]
             cell = Cell(
                 row=rr.row.label,
                 steady=rr.row.name == "steady",
@@ -83,6 +84,14 @@ def judge_row(rr: RowRuns, slas: Sequence[float], targets: Sequence[float]) -> l
             )
             out.append(Judged(cell, judge(cell), seed, judge(replace(cell, ours=seed)), bound))
     return out
+
+
+def _reacting(run: Run) -> bool:
+    """A peer setting with a floor of 0 or 1 worker: it holds nothing before a surge."""
+    choice = parse_policy(run.label)
+    floor = choice.get("min_replicas")
+    floor = choice.get("min_capacity") if floor is None else floor
+    return floor is not None and floor <= 1
 
 
 def row(cells: Sequence[str]) -> str:
@@ -114,7 +123,7 @@ def cell_lines(judged: Sequence[Judged]) -> list[str]:
         c = j.cell
         b = j.bound_run
         bound = f"{b.compliance:.3%}, {b.worker_seconds:,.0f}" + (
-            "" if c.bound is not None else " (no bound here: a tuned peer keeps more)"
+            "" if c.bound is not None else " (no bound here: a reacting tuned peer keeps more)"
         )
         lines.append(
             row(
