@@ -428,7 +428,7 @@ def validate_config(
         raise _fail("give a config FILE or --parameter NAME (one of them)")
     try:
         if parameter is not None:
-            document = _store_document(parameter)
+            document = store_document(parameter)
             configs = parse_json(document.text, document.source)
         else:
             configs = load_config(file)
@@ -453,7 +453,7 @@ def validate_config(
             typer.echo(f"warning: {warning}", err=True)
 
 
-def _store_document(parameter: str) -> ConfigDocument:
+def store_document(parameter: str) -> ConfigDocument:
     """The document in the config store `parameter`, read as the functions read it."""
     from queue_autoscale.adapters.aws import make_client  # noqa: PLC0415 - boto3 on demand
     from queue_autoscale.adapters.config_store import ConfigStore  # noqa: PLC0415

@@ -13,18 +13,20 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.s3 import Archive
-from tests.integration.conftest import REGION
+from tests.integration.conftest import REGION, create_config_parameter
 
 pytestmark = [pytest.mark.integration]
 
 DEMO = Path(__file__).resolve().parents[1] / "sim" / "data" / "demo-archive"
 
 
-def simulate(endpoint: str, archive: str, out: Path) -> list[dict[str, Any]]:
+def simulate(
+    endpoint: str, archive: str, out: Path, config: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
     env = {**os.environ, "AWS_ENDPOINT_URL": endpoint, "AWS_DEFAULT_REGION": REGION,
            "QUEUE_AUTOSCALE_SIM_PROCESSES": "1"}  # fmt: skip
     command = [sys.executable, "-m", "queue_autoscale.cli", "simulate", "--archive", archive,
-               "--queue", "demo-jobs", "--config", str(DEMO / "queues.json"),
+               "--queue", "demo-jobs", *(config or ("--config", str(DEMO / "queues.json"))),
                "--policy", "hybrid,keda", "--json", str(out)]  # fmt: skip
     answer = subprocess.run(command, check=False, capture_output=True, text=True, env=env,
                             timeout=300)  # fmt: skip
@@ -51,3 +53,18 @@ def test_an_s3_archive_replays_as_its_folder_does(
     assert [row["policy"] for row in from_s3] == ["hybrid", "keda", "as run"]
     assert from_s3 == from_folder
     assert from_s3[2]["jobs"] == 579
+
+
+def test_the_queue_config_comes_from_the_config_store(
+    endpoint: Any, clients: Any, suffix: str, tmp_path: Path
+) -> None:
+    # GIVEN the demo queue's config in a stack's config store (an SSM parameter)
+    name = create_config_parameter(
+        clients, f"/replay-{suffix}/queues", (DEMO / "queues.json").read_text()
+    )
+    # WHEN the demo's archive is replayed with --parameter and with --config
+    from_store = simulate(endpoint.url, str(DEMO), tmp_path / "a.json", ("--parameter", name))
+    from_file = simulate(endpoint.url, str(DEMO), tmp_path / "b.json")
+    # THEN the same settings were replayed
+    assert from_store == from_file
+    assert from_store[0]["sla_seconds"] == 30.0

@@ -190,6 +190,12 @@ def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
                      "--from 'yesterday': not epoch seconds or an ISO 8601 time", id="bad-from"),
         pytest.param(["--archive", str(DEMO), "--queue", "demo-jobs", "--scenario", "steady"],
                      "drop --scenario and --trace", id="two-sources"),
+        pytest.param(["--archive", str(DEMO), "--queue", "demo-jobs", "--config",
+                      str(DEMO / "queues.json"), "--parameter", "/stack/queues"],
+                     "give --config FILE or --parameter NAME, not both", id="two-configs"),
+        pytest.param(["--archive", str(DEMO), "--queue", "other", "--config",
+                      str(DEMO / "queues.json")],
+                     "no queue 'other' in it (queues: demo-jobs)", id="queue-not-in-config"),
     ],
 )  # fmt: skip
 def test_a_bad_replay_request_is_one_line(args: list[str], message: str) -> None:

@@ -168,6 +168,14 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="--archive/--jobs: the queues config file (SLA, bounds, lead)."),
         ] = None,
+        parameter: Annotated[
+            str | None,
+            typer.Option(
+                "--parameter",
+                help="--archive/--jobs: the queue's config from a stack's config store instead "
+                "(its SSM parameter name, as validate-config --parameter).",
+            ),
+        ] = None,
     ) -> None:
         """Replay a scenario, a recorded trace, a job trace or the archive under several scaling
         policies and score them."""
@@ -181,6 +189,7 @@ def register(app: typer.Typer) -> None:
             from_time=from_time,
             to_time=to_time,
             config=config,
+            parameter=parameter,
         )
         try:
             names = parse_policies(policy)

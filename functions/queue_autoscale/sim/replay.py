@@ -66,12 +66,16 @@ class Replay:
 
 def queue_config(path: Path, queue: str) -> QueueConfig:
     """The config of `queue` in a queues config file (the stack's QueuesConfig JSON)."""
-    configs = load_config(path)
+    return pick_queue(load_config(path), queue, f"--config {path}")
+
+
+def pick_queue(configs: Sequence[QueueConfig], queue: str, source: str) -> QueueConfig:
+    """The config of `queue` among `configs` read from `source`."""
     for config in configs:
         if config.queue == queue:
             return config
     names = ", ".join(c.queue for c in configs)
-    raise ArrivalError(f"--config {path}: no queue {queue!r} in it (queues: {names})")
+    raise ArrivalError(f"{source}: no queue {queue!r} in it (queues: {names})")
 
 
 def replay_spec(

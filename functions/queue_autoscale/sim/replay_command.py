@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from queue_autoscale.config import QueueConfig, parse_json
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.console import LONG_RUN_SECONDS, progress_bar, score_table
 from queue_autoscale.sim.jobs import parse_time, read_jobs, window
@@ -18,6 +19,7 @@ from queue_autoscale.sim.replay import (
     Replay,
     ReplayInput,
     archive_input,
+    pick_queue,
     queue_config,
     replay_spec,
     run_replay,
@@ -38,11 +40,29 @@ class ReplayOptions:
     from_time: str | None = None
     to_time: str | None = None
     config: Path | None = None
+    parameter: str | None = None
+    """The config store's SSM parameter (instead of `config`)."""
 
     @property
     def given(self) -> bool:
         """A replay was asked for."""
         return self.jobs is not None or self.archive is not None
+
+    def queue_config(self) -> QueueConfig | None:
+        """The replayed queue's config from --config or --parameter (None: neither given)."""
+        if self.config is None and self.parameter is None:
+            return None
+        if self.config is not None and self.parameter is not None:
+            raise ArrivalError("give --config FILE or --parameter NAME, not both")
+        if self.queue is None:
+            raise ArrivalError("--config/--parameter need --queue: the queue whose settings to use")
+        if self.config is not None:
+            return queue_config(self.config, self.queue)
+        from queue_autoscale.commands import store_document  # noqa: PLC0415 - boto3 on demand
+
+        assert self.parameter is not None
+        document = store_document(self.parameter)
+        return pick_queue(parse_json(document.text, document.source), self.queue, document.source)
 
     def window(self) -> tuple[float | None, float | None]:
         """(--from, --to) as epoch seconds."""
@@ -61,19 +81,13 @@ def _input(options: ReplayOptions, spec: RunSpec, scratch: Path) -> ReplayInput:
         trace = window(
             read_jobs(options.jobs, options.arrival_column, options.duration_column), *bounds
         )
-        config = None
-        if options.config is not None:
-            if options.queue is None:
-                raise ArrivalError("--config needs --queue: the queue whose settings to use")
-            config = queue_config(options.config, options.queue)
-        spec, settings = replay_spec(spec, trace, config, None)
+        spec, settings = replay_spec(spec, trace, options.queue_config(), None)
         return ReplayInput(trace, spec, settings)
     if options.queue is None:
         raise ArrivalError("--archive needs --queue: the queue to replay")
     assert options.archive is not None
     folder = _local(options.archive, scratch)
-    config = None if options.config is None else queue_config(options.config, options.queue)
-    return archive_input(folder, options.queue, bounds, spec, config)
+    return archive_input(folder, options.queue, bounds, spec, options.queue_config())
 
 
 def _local(archive: str, scratch: Path) -> Path:
