@@ -456,11 +456,34 @@ def parse_config(data: Any) -> list[QueueConfig]:
         raise ConfigError("no queues configured")
     queues = [parse_queue(item, index) for index, item in enumerate(items)]
     seen: set[str] = set()
+    owners: dict[tuple[str, str], str] = {}
     for queue in queues:
         if queue.queue in seen:
             raise ConfigError(f"queue {queue.queue!r}: configured twice")
         seen.add(queue.queue)
+        service = service_identity(queue.cluster, queue.service)
+        if service in owners:
+            raise ConfigError(
+                f"queues {owners[service]!r} and {queue.queue!r} both scale ECS service "
+                f"{service[1]!r} in cluster {service[0]!r}: one service takes one controller "
+                "(each would count the other's tasks as its own and undo its scaling); give each "
+                "queue its own service, or let one worker service read both queues under one "
+                "queue entry"
+            )
+        owners[service] = queue.queue
     return queues
+
+
+def service_identity(cluster: str, service: str) -> tuple[str, str]:
+    """(cluster name, service name) of an ECS service named by name or ARN
+    (`arn:...:cluster/<name>`, `arn:...:service/<cluster>/<name>` or `arn:...:service/<name>`)."""
+    cluster_name = cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
+    if not service.startswith("arn:"):
+        return cluster_name, service
+    parts = service.split(":", 5)[-1].split("/")
+    if len(parts) == 3:  # service/<cluster>/<name>
+        return parts[1], parts[2]
+    return cluster_name, parts[-1]
 
 
 def parse_json(text: str, source: str = "config") -> list[QueueConfig]:

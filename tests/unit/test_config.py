@@ -93,6 +93,40 @@ def test_duplicate_queue_and_shapes() -> None:
         parse_config([])
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param({"service": "svc"}, {"service": "svc"}, id="same-names"),
+        pytest.param({}, {"service": "a"}, id="default-service-is-the-queue-name"),
+        pytest.param(
+            {"cluster": "arn:aws:ecs:us-east-1:123456789012:cluster/default", "service": "svc"},
+            {"service": "arn:aws:ecs:us-east-1:123456789012:service/default/svc"},
+            id="names-and-arns",
+        ),
+    ],
+)
+def test_two_queues_naming_one_ecs_service_are_refused_naming_both(
+    first: dict[str, str], second: dict[str, str]
+) -> None:
+    # GIVEN two queues that would scale the same (cluster, service)
+    queues = [{"queue": "a", **first}, {"queue": "b", **second}]
+    # THEN validation refuses them, naming both queues and the service
+    with pytest.raises(ConfigError) as caught:
+        parse_config(queues)
+    message = str(caught.value)
+    assert message.startswith("queues 'a' and 'b' both scale ECS service ")
+    assert "in cluster 'default': one service takes one controller" in message
+
+
+def test_queues_with_their_own_services_or_clusters_pass() -> None:
+    queues = [
+        {"queue": "a", "service": "svc"},
+        {"queue": "b", "service": "svc", "cluster": "other"},
+        {"queue": "c"},
+    ]
+    assert [q.queue for q in parse_config(queues)] == ["a", "b", "c"]
+
+
 def test_load_from_file_and_environment(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"queue": "files"}))
