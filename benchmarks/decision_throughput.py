@@ -2,6 +2,9 @@
 
 Run: .venv/bin/python benchmarks/decision_throughput.py [--decisions 50000]
      .venv/bin/python benchmarks/decision_throughput.py --worst-case   (adversarial inputs)
+     .venv/bin/python benchmarks/decision_throughput.py --worst-case --policy predictive
+     .venv/bin/python benchmarks/decision_throughput.py --latency --decisions 10000
+         (each core policy's median, p99 and slowest single decision; prints, writes nothing)
 """
 
 from __future__ import annotations
@@ -138,9 +141,27 @@ def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings]]:
     ]
 
 
-def worst_case_rows() -> list[str]:
-    """One row per adversarial case: hybrid's slowest of 5 runs, ms."""
-    decide = POLICIES["hybrid"]
+def latency_rows(cases: list[tuple[QueueSnapshot, QueueSettings, ControllerState]]) -> list[str]:
+    """Per core policy: the median, 99th percentile and slowest single decision over the cases,
+    µs of CPU time (each decision timed on its own, second of two passes)."""
+    rows = []
+    for name, policy in POLICIES.items():
+        times: list[float] = []
+        for _ in range(2):
+            times = []
+            for snapshot, settings, state in cases:
+                start = time.process_time()
+                policy(snapshot, settings, state, NOW, None)
+                times.append(time.process_time() - start)
+        times.sort()
+        median, p99 = times[len(times) // 2], times[int(len(times) * 0.99)]
+        rows.append(f"| {name} | {median * 1e6:.1f} | {p99 * 1e6:.1f} | {times[-1] * 1e6:.1f} |")
+    return rows
+
+
+def worst_case_rows(policy: str = "hybrid") -> list[str]:
+    """One row per adversarial case: the policy's slowest of 5 runs, ms."""
+    decide = POLICIES[policy]
     rows = []
     for label, snapshot, settings in worst_cases():
         slowest = 0.0
@@ -154,11 +175,11 @@ def worst_case_rows() -> list[str]:
     return rows
 
 
-def write_worst_case() -> None:
-    """The adversarial table (bounded work), in its own results file."""
+def write_worst_case(policy: str = "hybrid") -> None:
+    """The adversarial table (bounded work), in its own results file (one per policy)."""
     lines = [
         header("Decision core: worst-case time per decision (bounded work)"),
-        "Hybrid, one decision per case, slowest of 5 runs. The Erlang C search stops just past",
+        f"{policy}, one decision per case, slowest of 5 runs. The Erlang C search stops just past",
         "the cap (max_workers x concurrency servers; a term above it reads cap + 1), so its cost",
         "is O(min(cap, sqrt(A))) float steps and never more than O(cap) for any finite input.",
         "Goal: a decision that cannot stall the tick (well under a second): met in every row.",
@@ -166,9 +187,10 @@ def write_worst_case() -> None:
         "",
         "| case | steady term | target | ms/decision |",
         "|---|---:|---:|---:|",
-        *worst_case_rows(),
+        *worst_case_rows(policy),
     ]
-    write("decision_worst_case.md", "\n".join(lines))
+    name = "decision_worst_case.md" if policy == "hybrid" else f"decision_worst_case_{policy}.md"
+    write(name, "\n".join(lines))
 
 
 def peer_policies() -> dict[str, Callable[..., object]]:
@@ -188,11 +210,17 @@ def main() -> None:
         action="store_true",
         help="Time only the adversarial decisions -> results/decision_worst_case.md.",
     )
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="hybrid")
+    parser.add_argument("--latency", action="store_true", help="Print per-decision latency.")
     args = parser.parse_args()
     if args.worst_case:
-        write_worst_case()
+        write_worst_case(args.policy)
         return
     cases = workload(args.decisions)
+    if args.latency:
+        print("| policy | median µs (CPU) | p99 µs | slowest µs |\n|---|---:|---:|---:|")
+        print("\n".join(latency_rows(cases)))
+        return
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
         header("Decision core throughput (one core)"),
