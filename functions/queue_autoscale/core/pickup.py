@@ -187,10 +187,10 @@ def smallest_plan(
     """(c, its miss share): the fewest workers whose predicted miss share is within `level`,
     and cap + 1 ("more than the cap", with the cap's share) when none up to `cap` is. Never
     below the current fleet while holding it already leaves a job due before the reach late
-    (`_missing_anyway`). Bisection from `guess` on a share that never rises with c: O(log cap)
+    (`missing_anyway`). Bisection from `guess` on a share that never rises with c: O(log cap)
     evaluations of `miss_share`; `hold` is `hold_late`'s."""
     floor = 0
-    if _missing_anyway(due, hold, outlook.reach_seconds):
+    if missing_anyway(due, hold, outlook.reach_seconds):
         floor = min(fleet.current, cap)
 
     def share(c: int) -> float:
@@ -215,7 +215,7 @@ def smallest_plan(
     return high, at_high
 
 
-def _missing_anyway(due: Sequence[Cohort], hold: Sequence[float], reach: float) -> bool:
+def missing_anyway(due: Sequence[Cohort], hold: Sequence[float], reach: float) -> bool:
     """True when holding the fleet leaves at least one job due before the reach (s) late: a
     smaller plan then only adds to misses no order can prevent, and is not considered."""
     lost = 0.0

@@ -11,6 +11,8 @@ decision record and the next state out.
 
 from __future__ import annotations
 
+import math
+
 from queue_autoscale.core import pickup, sla_loop
 from queue_autoscale.core import predictive_knobs as knobs
 from queue_autoscale.core.constraints import bounds, max_allowed, movement
@@ -20,6 +22,7 @@ from queue_autoscale.core.decision import (
     largest_term,
     next_state,
 )
+from queue_autoscale.core.drain import growth_arrival_rate
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     ControllerState,
@@ -30,7 +33,12 @@ from queue_autoscale.core.models import (
     TrendModel,
     Winner,
 )
-from queue_autoscale.core.queueing import wait_exceeds_probability, workers_for_sla
+from queue_autoscale.core.queueing import (
+    wait_exceeds_probability,
+    walk_quantile,
+    workers_for_sla,
+)
+from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
 from queue_autoscale.core.trend import persistent_forecast_rate
 
 POLICY = "predictive"
@@ -53,11 +61,12 @@ def decide_predictive(
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
     k = knobs.derive(settings)
-    loop = sla_loop.update(state, snapshot.pickups, settings, now)
-    level = knobs.chance_level(k.budget, loop.started, loop.late, k.level_floor)
+    loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
+    level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
+    dispersion = _within_dispersion(snapshot)
+    m = _sizing_rate(m, snapshot, dispersion, settings.percentile)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
-    dispersion = max(knobs.DISPERSION_FLOOR, snapshot.arrival_dispersion or 0.0)
     cap = max_allowed(settings)
     steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap)
     trend = steady if rate == m.arrival_rate else _steady(rate, m, settings, dispersion, level, cap)
@@ -65,7 +74,7 @@ def decide_predictive(
     outlook = pickup.Outlook(
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
-        rate=rate,
+        rate=max(rate, _growth_rate(m, state, settings, dispersion, now)),
         dispersion=dispersion,
         rate_window_seconds=snapshot.rate_window_seconds,
         service_rate=m.service_rate,
@@ -82,9 +91,10 @@ def decide_predictive(
     raw, winner = largest_term(terms)
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
         share = pickup.miss_share(raw, fleet, outlook, due, hold)
-    why = _words(raw, share, level, k, loop.compliance, m, rate, dispersion, settings, winner)
+    why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
-    remembered = min(max(raw, settings.min_workers), cap)  # the delayed off reads the plan
+    kept = _kept(m, snapshot, settings, dispersion, level, cap)
+    remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     held = knobs.movement_settings(settings, k)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
     decision = build_decision(
@@ -102,11 +112,13 @@ def decide_predictive(
         policy=POLICY,
         realized_compliance=loop.compliance,
     )
+    unreachable = pickup.missing_anyway(due, hold, k.reach_seconds)
     loop_state = {
         "realized_started": loop.started,
         "realized_late": loop.late,
-        "realized_excused": 0.0,
+        "realized_excused": loop.excused,
         "realized_through": loop.through,
+        "surge_at": now if unreachable else state.surge_at,
     }
     after = next_state(state, settings, now, m, remembered, decision, loop_state)
     return Evaluation(decision, after)
@@ -133,6 +145,89 @@ def _steady(
     )
 
 
+def _kept(
+    m: Measures,
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    dispersion: float,
+    level: float,
+    cap: int,
+) -> int:
+    """The sustained need the delayed off remembers, workers: the steady state at the measured
+    rate raised by the percentile's normal quantile of that rate's own noise, sd
+    sqrt(D lambda / W) over the long window W. A fleet goes up at the measured rate and comes
+    down only below what a rate within its noise asks for: the rate's noise alone (Erlang C
+    moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and orders it back. Not the
+    drain: workers ordered for a backlog are not needed once it is gone."""
+    rate = m.arrival_rate
+    if not rate > 0:
+        return 0
+    noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
+    high = rate + walk_quantile(settings.percentile) * noise
+    return _steady(high, m, settings, dispersion, level, cap)
+
+
+def _within_dispersion(snapshot: QueueSnapshot) -> float:
+    """The arrivals' index of dispersion around their own level, at least DISPERSION_FLOOR.
+
+    The snapshot's is the variance of the per-second counts over the long window W over their
+    mean. When the rate moved within the window (a step, a burst's end), part of that variance
+    is the move, not noise: with the short window's rate over its last w seconds and the rest's
+    rate over the W - w before, the law of total variance takes out the between part,
+    (w / W) (short - long)^2 + ((W - w) / W) (rest - long)^2."""
+    measured = snapshot.arrival_dispersion
+    long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
+    if measured is None or not math.isfinite(measured):
+        return knobs.DISPERSION_FLOOR
+    span, recent = snapshot.rate_window_seconds, SHORT_WINDOW_SECONDS
+    if long is None or short is None or not long > 0 or not span > recent:
+        return max(knobs.DISPERSION_FLOOR, measured)
+    rest = (span * long - recent * short) / (span - recent)
+    between = (recent * (short - long) ** 2 + (span - recent) * (rest - long) ** 2) / span
+    within = (measured * long - between) / long
+    return within if within > knobs.DISPERSION_FLOOR else knobs.DISPERSION_FLOOR
+
+
+def _sizing_rate(
+    m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float
+) -> Measures:
+    """The measures with the one rate the plan sizes on, jobs/s: the long window's, unless the
+    short window's differs from it by more than the percentile's normal quantile of the short
+    window's noise (sd sqrt(D lambda / w), w the short window), when the load has moved and the
+    short window's is taken. The short window's noise alone then never moves the fleet (on
+    steady traffic the higher of the two windows flapped a worker up and down), and a real
+    step shows in it within a short window (and in the backlog's growth within an interval)."""
+    long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
+    if long is None or short is None or not math.isfinite(long) or not math.isfinite(short):
+        return m
+    if long < 0 or short < 0:
+        return m
+    noise = math.sqrt(dispersion * max(long, short) / SHORT_WINDOW_SECONDS)
+    rate = short if abs(short - long) > walk_quantile(percentile) * noise else long
+    return m._replace(arrival_rate=rate, window_rate=rate)
+
+
+def _growth_rate(
+    m: Measures, state: ControllerState, settings: QueueSettings, dispersion: float, now: float
+) -> float:
+    """The arrival rate the backlog's growth since the last tick implies, jobs/s (0 when it did
+    not grow past the noise of D-dispersed arrivals, or the last tick is stale): the rate
+    windows lag a step by most of their length, the backlog shows it within an interval
+    (`drain.growth_arrival_rate`)."""
+    last = state.samples[-1] if state.samples else None
+    if last is None or not 0 < now - last.at <= settings.stale_after:
+        return 0.0
+    grown = growth_arrival_rate(
+        visible=m.visible,
+        previous_visible=last.visible,
+        seconds=now - last.at,
+        running=m.running,
+        service_rate=m.service_rate,
+        dispersion=dispersion,
+    )
+    return 0.0 if grown is None else grown
+
+
 def _effective_sla(sla_seconds: float, dispersion: float) -> float:
     """The SLA the Poisson model is asked about so its tail matches arrivals of `dispersion` D:
     S x 2 / (1 + D), seconds."""
@@ -156,8 +251,7 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
     k: knobs.Knobs,
     compliance: float | None,
     m: Measures,
-    rate: float,
-    dispersion: float,
+    outlook: pickup.Outlook,
     settings: QueueSettings,
     winner: Winner,
 ) -> str:
@@ -169,13 +263,14 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
         "trend": "the steady state at the forecast rate (Erlang C)",
         "steady": "the steady state at the measured rate (Erlang C)",
     }.get(str(winner), "nothing waiting or arriving")
+    tail = _steady_tail(plan, m, outlook.rate, settings, outlook.dispersion)
     return (
         f"plan {plan} (predicted miss share {share:.2%} of the jobs due within "
         f"{k.horizon_seconds:g} s, level {level:.2%}: budget {k.budget:.2%}, {realized}); "
-        f"bound by {binding}; forecast {rate:.2f} jobs/s, dispersion {dispersion:.2f}, "
-        f"{m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "
+        f"bound by {binding}; forecast: arrivals {outlook.rate:.2f} jobs/s, dispersion "
+        f"{outlook.dispersion:.2f}, {m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "
         f"{m.service_rate:.3g} jobs/s per worker{m.prior_note}; steady-state P(pickup > "
-        f"{settings.sla_seconds:g} s) {_steady_tail(plan, m, rate, settings, dispersion):.2%}"
+        f"{settings.sla_seconds:g} s) {tail:.2%} at those arrivals"
     )
 
 

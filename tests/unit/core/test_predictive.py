@@ -213,3 +213,98 @@ def test_plan_never_falls_as_the_backlog_rises(
     low = _decide(cfg=cfg, arrival_rate=rate, visible=low_backlog, **common)
     high = _decide(cfg=cfg, arrival_rate=rate, visible=high_backlog, **common)
     assert low.raw_target <= high.raw_target
+
+
+@pytest.mark.parametrize(
+    ("long", "short", "sized"),
+    [
+        pytest.param(20.0, 20.8, 20.0, id="short-window-noise: the long window"),
+        pytest.param(20.0, 19.2, 20.0, id="noise-below: the long window"),
+        pytest.param(20.0, 30.0, 30.0, id="a-rise-past-the-noise: the short window"),
+        pytest.param(20.0, 5.0, 5.0, id="a-fall-past-the-noise: the short window"),
+    ],
+)
+def test_the_plan_sizes_on_one_rate_window(long: float, short: float, sized: float) -> None:
+    # GIVEN a 60 s short window at p95 (z = 1.64): the noise of 20 jobs/s is 0.58 jobs/s
+    d = _decide(arrival_rate=long, arrival_rate_short=short, running=21, desired=21)
+    # THEN the plan's rate is the long window's unless the short one moved past 1.64 sd
+    assert d.arrival_rate == pytest.approx(sized)
+
+
+def test_a_step_within_the_window_is_not_read_as_dispersion() -> None:
+    # GIVEN 300 s of arrivals: 240 s at 10 jobs/s, then 60 s at 50 (long 18, short 50), each
+    # second Poisson: the counts' variance is the step's 256 plus the noise's 18, D = 15.2
+    step = {"arrival_rate": 18.0, "arrival_rate_short": 50.0, "running": 50, "desired": 50}
+    d = _decide(arrival_dispersion=(256.0 + 18.0) / 18.0, **step)
+    # THEN the plan reads the noise's dispersion, 1 (Poisson)
+    assert "dispersion 1.00" in d.reason
+    # AND a dispersion that is noise, not a step, is read as measured
+    noisy = _decide(arrival_dispersion=4.0, arrival_rate=18.0, arrival_rate_short=18.0)
+    assert "dispersion 4.00" in noisy.reason
+
+
+def test_backlog_growth_since_the_last_tick_raises_the_plan_at_once() -> None:
+    # GIVEN the rate windows still at 2 jobs/s, 3 workers, and 1,000 jobs waiting that were
+    # not there 10 s ago (a step the windows have not seen yet)
+    cfg = settings(evaluation_interval_seconds=10.0, max_workers=1_000)
+    grew = ControllerState("jobs", samples=(Sample(NOW - 10, 2.0, 0, 3),))
+    stood = ControllerState("jobs", samples=(Sample(NOW - 10, 2.0, 1_000, 3),))
+    surge = {"arrival_rate": 2.0, "visible": 1_000, "oldest_age_seconds": 10.0, "running": 3}
+    busy = {"desired": 3, "in_flight": 3, "completion_rate": 3.0}
+    d_grew = _decide(grew, cfg, **busy, **surge)
+    d_stood = _decide(stood, cfg, **busy, **surge)
+    # THEN the plan forecasts the growth's rate, 1,000 / 10 s + 3 workers x 1 job/s, and asks
+    # for more than the same backlog standing
+    assert "arrivals 103.00 jobs/s" in d_grew.reason
+    assert "arrivals 2.00 jobs/s" in d_stood.reason
+    assert d_grew.target == d_grew.raw_target > d_stood.raw_target
+    assert d_grew.winner is Winner.DRAIN
+
+
+def _ticks(cfg: QueueSettings, snaps: list[dict[str, Any]], fleet: int) -> list[int]:
+    """The targets of consecutive ticks 10 s apart from a fresh state, the fleet following each
+    target at once (desired = running = the last target)."""
+    state, targets = ControllerState("jobs"), []
+    for i, snap in enumerate(snaps):
+        now = NOW + 10 * i
+        given = snapshot(taken_at=now, running=fleet, desired=fleet, **snap)
+        evaluation = decide_predictive(given, cfg, state, now)
+        state, fleet = evaluation.state, evaluation.decision.target
+        targets.append(fleet)
+    return targets
+
+
+def test_workers_ordered_for_a_drained_backlog_are_released_without_the_delayed_off() -> None:
+    # GIVEN 40 jobs/s on 48 workers, then for one tick 3,000 jobs waiting (the plan orders
+    # well past the load for them), then the backlog gone
+    cfg = settings(
+        evaluation_interval_seconds=10.0, scale_down_cooldown_seconds=0.0, max_workers=1_000
+    )
+    load = {"arrival_rate": 40.0, "completion_rate": 40.0, "in_flight": 40}
+    burst = {**load, "visible": 3_000, "oldest_age_seconds": 20.0, "in_flight": 48}
+    targets = _ticks(cfg, [load] * 9 + [burst] + [load] * 3, 48)
+    # THEN the fleet ordered for the backlog goes at the next tick, not a delayed off later
+    assert targets[9] > 100
+    assert targets[10] < 60
+
+
+def test_rate_noise_alone_does_not_release_a_worker() -> None:
+    # GIVEN 20 jobs/s measured over 300 s, 1 s jobs, SLA 1 s at p99: Erlang C asks 24 at 20
+    # jobs/s, 25 at 20 + z x sqrt(20 / 300) = 20.6 jobs/s, and the fleet is at 25
+    cfg = settings(sla_seconds=1.0, percentile=0.99, scale_down_cooldown_seconds=0.0)
+    assert workers_for_sla(20.0, 1.0, 1, 1.0, 0.99) == 24
+    steady = {"arrival_rate": 20.0, "completion_rate": 20.0, "in_flight": 20}
+    targets = _ticks(cfg, [steady] * 20, 25)
+    # THEN the plan is 24 but the fleet keeps 25 for good: a rate within its noise asks for them
+    assert targets == [25] * 20
+
+
+def test_misses_no_order_can_prevent_are_excused_from_the_level() -> None:
+    # GIVEN a backlog whose jobs are due before any order can land (SLA 10 s, lead 60 s)
+    cfg = settings(sla_seconds=10.0, provisioning_lead_seconds=60.0)
+    snap = snapshot(arrival_rate=5.0, visible=500, oldest_age_seconds=8.0, running=2, desired=2)
+    after = decide_predictive(snap, cfg, ControllerState("jobs"), NOW).state
+    # THEN the tick remembers it as the anchor of the reaction bound's misses
+    assert after.surge_at == NOW
+    quiet = snapshot(arrival_rate=5.0, running=6, desired=6)
+    assert decide_predictive(quiet, cfg, ControllerState("jobs"), NOW).state.surge_at is None
