@@ -121,6 +121,16 @@ def test_cost_command_prints_the_bill() -> None:
     assert "per queue-month" in result.output
 
 
-def test_cost_command_refuses_zero_queues() -> None:
-    result = CliRunner().invoke(app, ["cost", "--queues", "0"])
-    assert result.exit_code == 2
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param(["--queues", "0"], id="no-queues"),
+        pytest.param(["--events-per-second", "nan"], id="nan-rate"),
+        pytest.param(["--events-per-second", "-1"], id="negative-rate"),
+        pytest.param(["--interval", "inf"], id="infinite-interval"),
+        pytest.param(["--log-retention-days", "99999999999"], id="retention-beyond-ten-years"),
+    ],
+)
+def test_cost_command_refuses_a_bad_input(arguments: list[str]) -> None:
+    result = CliRunner().invoke(app, ["cost", *arguments])
+    assert result.exit_code == 2, result.output

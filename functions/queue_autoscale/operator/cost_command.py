@@ -24,6 +24,9 @@ from queue_autoscale.operator.cost_peers import peer_costs
 from queue_autoscale.operator.cost_template import shape
 from queue_autoscale.operator.prices import PRICED_ON, US_EAST_1, Prices
 
+MAX_RETENTION_DAYS = 3653
+"""Ten years (CloudWatch Logs keeps logs at most this long): the bound of both retentions."""
+
 
 def template_shape(evaluate_memory_mb: int | None = None) -> StackShape:
     """The shape of the checkout's template.yaml (the command runs from the repository), with
@@ -85,8 +88,12 @@ def cost(
             "--events-per-second", min=0, max=100_000, help="Per queue (three events a job)."
         ),
     ] = 0.3,
-    log_retention_days: Annotated[int, typer.Option("--log-retention-days", min=1)] = 30,
-    archive_retention_days: Annotated[int, typer.Option("--archive-retention-days", min=1)] = 400,
+    log_retention_days: Annotated[
+        int, typer.Option("--log-retention-days", min=1, max=MAX_RETENTION_DAYS)
+    ] = 30,
+    archive_retention_days: Annotated[
+        int, typer.Option("--archive-retention-days", min=1, max=MAX_RETENTION_DAYS)
+    ] = 400,
     evaluate_memory: Annotated[
         int | None,
         typer.Option("--evaluate-memory", min=128, max=10_240, help="MB; default: the template's."),
