@@ -13,7 +13,7 @@ Credentials come from Secrets Manager or SSM through Powertools Parameters, cach
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities import parameters
 
 from queue_autoscale.adapters.cloudwatch import OldestAge
 from queue_autoscale.adapters.errors import AccessDenied, AdapterError, NotFound, StaleReading
-from queue_autoscale.adapters.msk import MskLagMetrics
+from queue_autoscale.adapters.msk import AdminRules, KafkaAdminLag, MskLagMetrics
 from queue_autoscale.adapters.rabbitmq import (
     AmazonMqMetrics,
     Credentials,
@@ -94,10 +94,11 @@ def credentials_from(value: Any, name: str) -> Credentials:
 
 
 def fetch_credentials(
-    source: RabbitSource, secrets: SecretReader, ssm: SecretReader
+    source: RabbitSource | KafkaSource, secrets: SecretReader, ssm: SecretReader
 ) -> Credentials:
-    """The management API user from Secrets Manager or SSM (never from the config file)."""
-    name = source.credentials_secret or source.credentials_parameter or ""
+    """The broker user from Secrets Manager or SSM (never from the config file)."""
+    parameter = getattr(source, "credentials_parameter", None)
+    name = source.credentials_secret or parameter or ""
     reader = secrets if source.credentials_secret else ssm
     try:
         value = reader.get(name, max_age=SECRET_MAX_AGE_SECONDS, transform="json")
@@ -232,20 +233,50 @@ class RabbitQueueSource:
 
 
 class KafkaQueueSource:
-    """An MSK consumer group on a topic, from CloudWatch's consumer-lag metrics.
+    """An MSK consumer group on a topic: the brokers' admin API when `bootstrap_servers` is
+    set (CloudWatch when it fails), else CloudWatch's consumer-lag metrics.
 
     Kafka has no in-flight state: a record a consumer fetched but has not committed is still
     lag. So the lag is the backlog and in flight is 0 (the in-flight floor does not apply).
     """
 
-    def __init__(self, config: QueueConfig, metrics: MskLagMetrics) -> None:
+    def __init__(
+        self,
+        config: QueueConfig,
+        metrics: MskLagMetrics,
+        admin: Callable[[], KafkaAdminLag] | None = None,
+    ) -> None:
         if not isinstance(config.source, KafkaSource):
             raise TypeError(f"queue {config.queue!r} is not a Kafka queue")
         self._source: KafkaSource = config.source
         self._metrics = metrics
+        self._make_admin = admin
+        """Builds the admin reader on first use (a missing secret costs only this queue)."""
+        self._admin: KafkaAdminLag | None = None
+        self._lock = threading.Lock()
 
-    def read(self, now: float) -> SourceReading:
-        """The latest lag and time lag; a missing or stale lag datapoint raises."""
+    def _from_admin(self) -> SourceReading:
+        assert self._make_admin is not None
+        with self._lock:
+            if self._admin is None:
+                self._admin = self._make_admin()
+            admin = self._admin
+        s = self._source
+        reading, stuck = admin.lag(s.consumer_group, s.topic)
+        notes: tuple[str, ...] = ()
+        if stuck:
+            listed = ", ".join(str(p) for p in sorted(stuck))
+            notes = (f"lag of partitions {listed} left out: committed offset has not moved",)
+        return SourceReading(
+            depth=QueueDepth(visible=reading.lag, in_flight=0, delayed=0),
+            age=None,
+            dlq_depth=None,
+            origin="kafka-admin",
+            partitions=reading.partitions,
+            reason_notes=notes,
+        )
+
+    def _from_cloudwatch(self, now: float, notes: tuple[str, ...] = ()) -> SourceReading:
         s = self._source
         reading = self._metrics.lag(s.cluster_name, s.consumer_group, s.topic, now)
         if reading is None:
@@ -261,7 +292,20 @@ class KafkaQueueSource:
             dlq_depth=None,
             origin="msk-cloudwatch",
             partitions=reading.partitions,
+            notes=notes,
         )
+
+    def read(self, now: float) -> SourceReading:
+        """The lag from the brokers, else the latest CloudWatch lag and time lag; a missing or
+        stale lag datapoint raises."""
+        if self._make_admin is None:
+            return self._from_cloudwatch(now)
+        try:
+            return self._from_admin()
+        except AdapterError as error:
+            return self._from_cloudwatch(
+                now, (f"Kafka admin API failed, CloudWatch used: {error}",)
+            )
 
 
 class Sources:
@@ -275,7 +319,7 @@ class Sources:
         self._built: dict[str, QueueSource] = {}
         self._lock = threading.Lock()
 
-    def credentials(self, source: RabbitSource) -> Credentials:
+    def credentials(self, source: RabbitSource | KafkaSource) -> Credentials:
         """Fetch a source's credentials (the Powertools providers are built on first use)."""
         with self._lock:
             if self._providers is None:
@@ -285,6 +329,25 @@ class Sources:
                 )
             secrets, ssm = self._providers
         return fetch_credentials(source, secrets, ssm)
+
+    def kafka_admin(self, source: KafkaSource) -> KafkaAdminLag:
+        """The admin-API reader of a Kafka source (SCRAM credentials fetched here)."""
+        from queue_autoscale.adapters import kafka_admin  # noqa: PLC0415 - admin path only
+
+        login = self.credentials(source) if source.auth == "scram" else Credentials("", "")
+        config = kafka_admin.client_config(
+            source.bootstrap_servers or "",
+            source.auth,
+            region=str(getattr(getattr(self._cloudwatch, "meta", None), "region_name", "")),
+            username=login.username,
+            password=login.password,
+        )
+        rules = AdminRules(
+            reset_policy=source.offset_reset_policy,
+            exclude_persistent_lag=source.exclude_persistent_lag,
+            limit_to_partitions_with_lag=source.limit_to_partitions_with_lag,
+        )
+        return KafkaAdminLag(kafka_admin.ConfluentOffsets(config, source.timeout_seconds), rules)
 
     def source(self, config: QueueConfig) -> QueueSource | None:
         """The queue's source; None for SQS (read in the tick's batched calls)."""
@@ -301,7 +364,9 @@ class Sources:
                     AmazonMqMetrics(self._cloudwatch) if rabbit.broker else None,
                 )
             elif isinstance(config.source, KafkaSource):
-                built = KafkaQueueSource(config, MskLagMetrics(self._cloudwatch))
+                kafka = config.source
+                admin = (lambda: self.kafka_admin(kafka)) if kafka.bootstrap_servers else None
+                built = KafkaQueueSource(config, MskLagMetrics(self._cloudwatch), admin)
             else:
                 return None
             self._built[config.queue] = built

@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from queue_autoscale.adapters.aws import make_clients
 from queue_autoscale.controller import tick
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
 from tests.integration.conftest import REGION, Endpoint, Kit
+from tests.integration.kafka_broker import consume_and_commit, create_topic, produce, start_broker
 from tests.reliability.faults import FAULTS, Fault, expected_attempts
 from tests.reliability.worlds import NOW, SECOND, START_WORKERS, Fleet, MetricsRecorder
 
@@ -436,3 +438,119 @@ def test_a_broker_timestamp_is_believed_only_where_it_can_be_right(
         assert "head_message_timestamp" not in decision.reason
     else:
         assert note in decision.reason, decision.reason
+
+
+# -- Kafka through the admin API, against a real broker (tansu on 127.0.0.1) --------------
+
+TOPIC_PARTITIONS = 3
+PER_PARTITION = 100
+GROUP = "workers"
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory: pytest.TempPathFactory, world: World) -> Iterator[str]:
+    """One broker for the module: the World's Kafka topic with 3 partitions of 100 records
+    each; the group committed all of partition 0, 40 of partition 1, nothing on partition 2."""
+    with start_broker(tmp_path_factory.mktemp("tansu")) as bootstrap:
+        create_topic(bootstrap, world.kafka, TOPIC_PARTITIONS)
+        produce(bootstrap, world.kafka, TOPIC_PARTITIONS * PER_PARTITION, TOPIC_PARTITIONS)
+        consume_and_commit(bootstrap, GROUP, world.kafka, 0, PER_PARTITION)
+        consume_and_commit(bootstrap, GROUP, world.kafka, 1, 40)
+        yield bootstrap
+
+
+def admin_config(world: World, bootstrap: str, **source: Any) -> dict[str, Any]:
+    """The World's Kafka queue read through the admin API (plaintext: the broker is local)."""
+    config = world.config(world.kafka)
+    config["source"] = {
+        **config["source"],
+        "bootstrap_servers": bootstrap,
+        "auth": "plaintext",
+        "timeout_seconds": 2,
+        **source,
+    }
+    return config
+
+
+def broker_view(bootstrap: str, topic: str) -> tuple[list[int], list[int]]:
+    """(log-end offsets, the group's committed offsets; -1001 none) as a client sees them."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP})
+    try:
+        parts = [TopicPartition(topic, p) for p in range(TOPIC_PARTITIONS)]
+        ends = [consumer.get_watermark_offsets(p, timeout=10)[1] for p in parts]
+        committed = [p.offset for p in consumer.committed(parts, timeout=10)]
+    finally:
+        consumer.close()
+    return ends, committed
+
+
+@pytest.mark.parametrize(
+    ("policy", "lag"),
+    [
+        pytest.param("latest", 0 + 60 + 1, id="no commit, reset latest: KEDA's 1"),
+        pytest.param("earliest", 0 + 60 + 100, id="no commit, reset earliest: all 100"),
+    ],
+)
+def test_kafka_lag_comes_from_the_brokers_offsets(
+    world: World, clients: Any, kafka: str, policy: str, lag: int
+) -> None:
+    # GIVEN the broker's own view: 100 records a partition, commits at 100, 40 and none
+    assert broker_view(kafka, world.kafka) == ([100, 100, 100], [100, 40, -1001])
+    runtime = world.runtime(
+        clients, admin_config(world, kafka, offset_reset_policy=policy, partitions=None)
+    )
+    # WHEN a tick runs
+    outcome = {o.queue: o for o in tick.run_tick(runtime, NOW)}[world.kafka]
+    # THEN the backlog is the admin API's lag, the partition cap the live count (3)
+    decision = outcome.decision
+    assert outcome.errors == [] and decision is not None
+    assert decision.backlog_per_instance == lag / START_WORKERS
+    assert decision.target == TOPIC_PARTITIONS
+    assert "partition_cap" in decision.constraints
+    assert outcome.applied and world.desired(world.kafka) == TOPIC_PARTITIONS
+
+
+def test_kafka_partitions_with_lag_cap_the_useful_consumers(
+    world: World, clients: Any, kafka: str
+) -> None:
+    # GIVEN KEDA's limitToPartitionsWithLag and reset earliest: partitions 1 and 2 lag
+    config = admin_config(
+        world, kafka, limit_to_partitions_with_lag=True, offset_reset_policy="earliest"
+    )
+    runtime = world.runtime(clients, config)
+    # WHEN a tick runs; THEN the cap is the two lagging partitions, not the three
+    outcome = {o.queue: o for o in tick.run_tick(runtime, NOW)}[world.kafka]
+    assert outcome.decision is not None and outcome.decision.target == 2
+    assert "partition_cap" in outcome.decision.constraints
+
+
+def test_kafka_persistent_lag_is_left_out_on_the_second_read(
+    world: World, clients: Any, kafka: str
+) -> None:
+    # GIVEN KEDA's excludePersistentLag and no consumer moving between two ticks
+    runtime = world.runtime(clients, admin_config(world, kafka, exclude_persistent_lag=True))
+    first = {o.queue: o for o in tick.run_tick(runtime, NOW)}[world.kafka]
+    assert first.decision is not None and first.decision.backlog_per_instance == 61 / 2
+    world.reset()
+    # WHEN the next tick reads the same commits
+    second = {o.queue: o for o in tick.run_tick(runtime, NOW)}[world.kafka]
+    # THEN partition 1 (lagging 60, its commit unmoved) is left out, and the reason says so;
+    # partition 2 has no commit to compare, so its 1 stays
+    assert second.decision is not None and second.decision.backlog_per_instance == 1 / 2
+    assert "lag of partitions 1 left out" in second.decision.reason
+
+
+def test_kafka_admin_api_unreachable_falls_back_to_cloudwatch_within_the_deadline(
+    world: World, clients: Any
+) -> None:
+    # GIVEN bootstrap servers where nothing listens, and MSK's lag of 140 on CloudWatch
+    port = closed_port_url().rsplit(":", 1)[1]
+    runtime = world.runtime(clients, admin_config(world, f"127.0.0.1:{port}"))
+    # WHEN a tick runs
+    began = time.monotonic()
+    outcome = {o.queue: o for o in tick.run_tick(runtime, NOW)}[world.kafka]
+    # THEN it decides from CloudWatch within the 2 s deadline, and says why
+    assert time.monotonic() - began < 5.0
+    assert outcome.decision is not None
+    assert outcome.decision.backlog_per_instance == 140 / START_WORKERS
+    assert any("Kafka admin API failed, CloudWatch used" in e for e in outcome.errors)

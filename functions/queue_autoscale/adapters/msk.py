@@ -6,10 +6,11 @@ summed over partitions), `MaxOffsetLag` and `EstimatedMaxTimeLag` (seconds the f
 partition lags). The time lag's datapoint is minutes old when read; like SQS's
 ApproximateAgeOfOldestMessage it is returned with that lag so the core ages it forward.
 
-The admin API (optional, `bootstrap_servers`) reads fresher offsets: lag is the sum over the
-topic's partitions of log-end offset minus the group's committed offset (a partition with no
-commit counts from its earliest offset). It needs the Lambda in the cluster's VPC and, with IAM
-auth, `kafka-cluster:Connect`/`Describe*` (docs/sources.md).
+The admin API (optional, `bootstrap_servers`) reads live offsets: lag is the sum over the
+topic's partitions of log-end offset minus the group's committed offset; a partition with no
+commit follows the consumers' reset policy; KEDA's persistent-lag and partitions-with-lag rules
+are options. It needs the Lambda in the cluster's VPC and, with IAM auth,
+`kafka-cluster:Connect`/`Describe*` (docs/sources.md); the client is adapters/kafka_admin.py.
 """
 
 from __future__ import annotations
@@ -113,83 +114,142 @@ class MskLagMetrics:
         return parse_lag_metrics(results, now, resource)
 
 
-def partition_lag(
-    end_offsets: Mapping[int, int],
-    committed: Mapping[int, int | None],
-    earliest: Mapping[int, int],
-    resource: str = "",
-) -> ConsumerLag:
-    """Lag = sum over partitions of log-end offset - committed offset (earliest if none).
+NO_COMMIT_LAG_LATEST = 1
+"""A partition with no committed offset under offset reset `latest`: its consumer will start at
+the log end, so nothing retained is backlog, but one consumer is still needed there to commit
+(KEDA's documented default for an invalid offset, scaleToZeroOnInvalidOffset false)."""
 
-    Every partition of `end_offsets` counts; a committed offset beyond the log end (a
-    truncated or recreated topic) is malformed, not a negative lag.
-    """
-    if not end_offsets:
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffsets:
+    """One partition's offsets as the brokers report them."""
+
+    end: int
+    """The log-end offset (the next offset to be written)."""
+    earliest: int
+    """The earliest offset still retained."""
+    committed: int | None
+    """The group's committed offset (None: never committed)."""
+
+
+def partition_lags(
+    offsets: Mapping[int, PartitionOffsets], reset_policy: str, resource: str = ""
+) -> dict[int, int]:
+    """Lag per partition: log end - committed offset. With no commit the consumers' own reset
+    policy says where they would start: `latest` gives NO_COMMIT_LAG_LATEST (the log end, plus
+    the one consumer the partition still needs), `earliest` the whole retained log. A commit
+    beyond the log end (a truncated or recreated topic) is malformed, not a negative lag."""
+    if not offsets:
         raise MalformedResponse(ADMIN_OPERATION, "the topic has no partitions", resource=resource)
-    total = biggest = 0
-    for partition, end in end_offsets.items():
-        start = committed.get(partition)
-        if start is None:
-            start = earliest.get(partition, 0)
-        if end < 0 or start < 0 or start > end:
+    lags: dict[int, int] = {}
+    for partition, at in sorted(offsets.items()):
+        if at.committed is None:
+            if at.end < at.earliest or at.earliest < 0:
+                raise MalformedResponse(
+                    ADMIN_OPERATION,
+                    f"partition {partition}: earliest {at.earliest} after log end {at.end}",
+                    resource=resource,
+                )
+            whole = at.end - at.earliest
+            lags[partition] = NO_COMMIT_LAG_LATEST if reset_policy == "latest" else whole
+            continue
+        if at.end < 0 or at.committed < 0 or at.committed > at.end:
             raise MalformedResponse(
                 ADMIN_OPERATION,
-                f"partition {partition}: committed {start} and log end {end} give no lag",
+                f"partition {partition}: committed {at.committed} and log end {at.end} give no lag",
                 resource=resource,
             )
-        total += end - start
-        biggest = max(biggest, end - start)
-    return ConsumerLag(lag=total, age=None, partitions=len(end_offsets), max_partition_lag=biggest)
+        lags[partition] = at.end - at.committed
+    return lags
+
+
+def stuck_partitions(
+    previous: Mapping[int, int | None], now: Mapping[int, PartitionOffsets], lags: Mapping[int, int]
+) -> frozenset[int]:
+    """KEDA's persistent lag: partitions that lag while their committed offset has not moved
+    since the previous read (a stuck consumer or a poison record: more workers do not help)."""
+    return frozenset(
+        partition
+        for partition, at in now.items()
+        if lags.get(partition, 0) > 0
+        and at.committed is not None
+        and previous.get(partition) == at.committed
+    )
+
+
+def admin_reading(
+    lags: Mapping[int, int], *, stuck: frozenset[int] = frozenset(), limit_to_lagging: bool = False
+) -> ConsumerLag:
+    """The source's reading: the lag summed over the partitions not stuck, and the partitions
+    consumers can usefully hold (all of them, or with `limit_to_lagging` those that lag, at
+    least one), for the partition cap."""
+    counted = {p: lag for p, lag in lags.items() if p not in stuck}
+    lagging = sum(1 for lag in counted.values() if lag > 0)
+    return ConsumerLag(
+        lag=sum(counted.values()),
+        age=None,
+        partitions=max(1, lagging) if limit_to_lagging else len(lags),
+        max_partition_lag=max(counted.values(), default=0),
+    )
 
 
 class OffsetsClient(Protocol):
-    """The three reads the admin path needs (kafka-python's clients provide them)."""
+    """Reads a topic's partition offsets and a group's commits (adapters/kafka_admin.py)."""
 
-    def partitions(self, topic: str) -> list[int]:
-        """Partition ids of the topic."""
+    def offsets(self, group: str, topic: str) -> dict[int, PartitionOffsets]:
+        """Every partition's offsets; AdapterError (or the client's own error) on failure."""
         ...
 
-    def end_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
-        """Log-end offset per partition."""
-        ...
 
-    def earliest_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
-        """Earliest retained offset per partition."""
-        ...
+@dataclass(frozen=True, slots=True)
+class AdminRules:
+    """KEDA's rules as the source's config sets them."""
 
-    def committed(self, group: str, topic: str) -> dict[int, int | None]:
-        """The group's committed offset per partition (None: never committed)."""
-        ...
+    reset_policy: str = "latest"
+    exclude_persistent_lag: bool = False
+    limit_to_partitions_with_lag: bool = False
 
 
 class KafkaAdminLag:
-    """Lag and partition count from the brokers (the admin-API path)."""
+    """Lag and partition count from the brokers (the admin-API path). Keeps the previous read's
+    committed offsets for the persistent-lag rule (a new instance, as after a cold start,
+    cannot tell a stuck partition on its first read)."""
 
-    def __init__(self, client: OffsetsClient) -> None:
+    def __init__(self, client: OffsetsClient, rules: AdminRules | None = None) -> None:
         self._client = client
+        self._rules = rules or AdminRules()
+        self._previous: dict[int, int | None] = {}
 
-    def lag(self, group: str, topic: str) -> ConsumerLag:
-        """Read offsets and compute the lag; client failures become AdapterErrors."""
+    def lag(self, group: str, topic: str) -> tuple[ConsumerLag, frozenset[int]]:
+        """(the reading, the partitions left out as stuck); failures become AdapterErrors."""
         resource = f"{group}/{topic}"
         try:
-            partitions = self._client.partitions(topic)
-            if not partitions:
-                raise NotFound(ADMIN_OPERATION, "topic has no partitions", resource=resource)
-            ends = self._client.end_offsets(topic, partitions)
-            earliest = self._client.earliest_offsets(topic, partitions)
-            committed = self._client.committed(group, topic)
+            offsets = self._client.offsets(group, topic)
         except AdapterError:
             raise
         except Exception as error:
             raise translate_kafka_error(error, resource) from error
-        return partition_lag(ends, committed, earliest, resource)
+        rules = self._rules
+        lags = partition_lags(offsets, rules.reset_policy, resource)
+        stuck: frozenset[int] = frozenset()
+        if rules.exclude_persistent_lag:
+            stuck = stuck_partitions(self._previous, offsets, lags)
+        self._previous = {partition: at.committed for partition, at in offsets.items()}
+        reading = admin_reading(
+            lags, stuck=stuck, limit_to_lagging=rules.limit_to_partitions_with_lag
+        )
+        return reading, stuck
 
 
 def translate_kafka_error(error: Exception, resource: str) -> AdapterError:
-    """kafka-python's errors as the project's: auth failures, missing topics, the rest 5xx-like."""
-    name = type(error).__name__
-    if "Authorization" in name or "Authentication" in name or "SaslAuthentication" in name:
+    """A Kafka client's error as the project's: auth failures, missing topics, the rest
+    5xx-like. confluent-kafka's KafkaException carries a KafkaError whose name() says which."""
+    inner: Any = error.args[0] if error.args else None
+    named = getattr(inner, "name", None)
+    name = str(named()) if callable(named) else type(error).__name__
+    upper = name.upper()
+    if "AUTHORIZATION" in upper or "AUTHENTICATION" in upper:
         return AccessDenied(ADMIN_OPERATION, str(error), code=name, resource=resource)
-    if "UnknownTopic" in name or "GroupIdNotFound" in name:
+    if "UNKNOWN_TOPIC" in upper or "UNKNOWNTOPIC" in upper or "GROUP_ID_NOT_FOUND" in upper:
         return NotFound(ADMIN_OPERATION, str(error), code=name, resource=resource)
     return ServiceUnavailable(ADMIN_OPERATION, str(error) or name, code=name, resource=resource)

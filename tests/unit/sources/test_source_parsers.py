@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 
 from queue_autoscale.adapters.errors import (
     AccessDenied,
@@ -14,10 +15,15 @@ from queue_autoscale.adapters.errors import (
     ServiceUnavailable,
 )
 from queue_autoscale.adapters.msk import (
+    AdminRules,
     KafkaAdminLag,
+    PartitionOffsets,
+    admin_reading,
     build_lag_queries,
     parse_lag_metrics,
-    partition_lag,
+    partition_lags,
+    stuck_partitions,
+    translate_kafka_error,
 )
 from queue_autoscale.adapters.rabbitmq import (
     build_mq_queries,
@@ -190,56 +196,91 @@ def test_parse_lag_metrics_refuses_mismatched_series() -> None:
 # -- Kafka offsets (the admin path's arithmetic) ------------------------------------------
 
 
+def at_(end: int, committed: int | None, earliest: int = 0) -> PartitionOffsets:
+    return PartitionOffsets(end=end, earliest=earliest, committed=committed)
+
+
 @pytest.mark.parametrize(
-    ("ends", "committed", "earliest", "lag", "biggest"),
+    ("offsets", "policy", "lags"),
     [
-        pytest.param({0: 100, 1: 50}, {0: 90, 1: 50}, {0: 0, 1: 0}, 10, 10, id="one-behind"),
-        pytest.param({0: 100, 1: 80}, {0: 100}, {0: 0, 1: 30}, 50, 50, id="never-committed"),
-        pytest.param({0: 7, 1: 7, 2: 7}, {0: 0, 1: 3, 2: 7}, {}, 11, 7, id="three-partitions"),
+        pytest.param({0: at_(100, 90), 1: at_(50, 50)}, "latest", {0: 10, 1: 0}, id="one-behind"),
+        pytest.param(
+            {0: at_(100, 100), 1: at_(80, None, 30)},
+            "latest",
+            {0: 0, 1: 1},
+            id="never committed, reset latest: KEDA's lag of 1",
+        ),
+        pytest.param(
+            {0: at_(100, 100), 1: at_(80, None, 30)},
+            "earliest",
+            {0: 0, 1: 50},
+            id="never committed, reset earliest: everything retained",
+        ),
+        pytest.param(
+            {0: at_(7, 0), 1: at_(7, 3), 2: at_(7, 7)}, "latest", {0: 7, 1: 4, 2: 0}, id="three"
+        ),
     ],
 )
-def test_partition_lag_sums_log_end_minus_committed(
-    ends: dict[int, int],
-    committed: dict[int, int | None],
-    earliest: dict[int, int],
-    lag: int,
-    biggest: int,
+def test_partition_lags_follow_the_commits_and_the_reset_policy(
+    offsets: dict[int, PartitionOffsets], policy: str, lags: dict[int, int]
 ) -> None:
-    reading = partition_lag(ends, committed, earliest)
-    assert reading.lag == lag
-    assert reading.max_partition_lag == biggest
-    assert reading.partitions == len(ends)
+    assert partition_lags(offsets, policy) == lags
 
 
-def test_partition_lag_refuses_a_commit_past_the_log_end() -> None:
+def test_partition_lags_refuse_a_commit_past_the_log_end() -> None:
     with pytest.raises(MalformedResponse, match="partition 0"):
-        partition_lag({0: 10}, {0: 11}, {})
+        partition_lags({0: at_(10, 11)}, "latest")
+
+
+@pytest.mark.parametrize(
+    ("lags", "stuck", "limit", "lag", "partitions"),
+    [
+        pytest.param({0: 10, 1: 0, 2: 5}, frozenset(), False, 15, 3, id="every partition"),
+        pytest.param({0: 10, 1: 0, 2: 5}, frozenset(), True, 15, 2, id="partitions with lag"),
+        pytest.param({0: 10, 1: 0, 2: 5}, frozenset({0}), False, 5, 3, id="stuck left out"),
+        pytest.param({0: 10, 1: 0, 2: 5}, frozenset({0}), True, 5, 1, id="stuck, with lag"),
+        pytest.param({0: 0, 1: 0}, frozenset(), True, 0, 1, id="no lag: cap of one"),
+    ],
+)
+def test_admin_reading_applies_kedas_rules(
+    lags: dict[int, int], stuck: frozenset[int], limit: bool, lag: int, partitions: int
+) -> None:
+    reading = admin_reading(lags, stuck=stuck, limit_to_lagging=limit)
+    assert (reading.lag, reading.partitions) == (lag, partitions)
+
+
+def test_a_partition_is_stuck_when_it_lags_and_its_commit_has_not_moved() -> None:
+    now = {0: at_(100, 40), 1: at_(100, 60), 2: at_(100, 100), 3: at_(100, None)}
+    lags = partition_lags(now, "latest")
+    previous: dict[int, int | None] = {0: 40, 1: 50, 2: 100, 3: None}
+    assert stuck_partitions(previous, now, lags) == frozenset({0})
 
 
 class Offsets:
-    """An OffsetsClient answering from tables, or raising a named error from every call."""
+    """An OffsetsClient answering from a table, or raising a named error."""
 
     def __init__(self, error: Exception | None = None) -> None:
         self.error = error
+        self.table = {0: at_(100, 70), 1: at_(40, None, 10)}
 
-    def partitions(self, topic: str) -> list[int]:
+    def offsets(self, group: str, topic: str) -> dict[int, PartitionOffsets]:
         if self.error:
             raise self.error
-        return [0, 1]
-
-    def end_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
-        return {0: 100, 1: 40}
-
-    def earliest_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
-        return {0: 0, 1: 10}
-
-    def committed(self, group: str, topic: str) -> dict[int, int | None]:
-        return {0: 70, 1: None}
+        return dict(self.table)
 
 
 def test_admin_lag_reads_offsets_and_the_partition_count() -> None:
-    lag = KafkaAdminLag(Offsets()).lag("workers", "orders")
-    assert (lag.lag, lag.partitions, lag.max_partition_lag) == (30 + 30, 2, 30)
+    lag, stuck = KafkaAdminLag(Offsets()).lag("workers", "orders")
+    assert (lag.lag, lag.partitions, lag.max_partition_lag, stuck) == (30 + 1, 2, 30, frozenset())
+
+
+def test_admin_lag_leaves_out_a_partition_stuck_since_the_last_read() -> None:
+    offsets = Offsets()
+    reader = KafkaAdminLag(offsets, AdminRules(exclude_persistent_lag=True))
+    assert reader.lag("workers", "orders")[0].lag == 31  # first read: nothing to compare with
+    offsets.table = {0: at_(120, 70), 1: at_(50, 50, 10)}  # partition 0 did not move
+    lag, stuck = reader.lag("workers", "orders")
+    assert (lag.lag, stuck) == (0, frozenset({0}))
 
 
 @pytest.mark.parametrize(
@@ -255,3 +296,17 @@ def test_admin_lag_reads_offsets_and_the_partition_count() -> None:
 def test_admin_client_errors_become_the_projects(error: Exception, kind: type) -> None:
     with pytest.raises(kind, match="Kafka admin offsets"):
         KafkaAdminLag(Offsets(error)).lag("workers", "orders")
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        pytest.param("SASL_AUTHENTICATION_FAILED", AccessDenied, id="sasl"),
+        pytest.param("TOPIC_AUTHORIZATION_FAILED", AccessDenied, id="topic acl"),
+        pytest.param("UNKNOWN_TOPIC_OR_PART", NotFound, id="no topic"),
+        pytest.param("_TIMED_OUT", ServiceUnavailable, id="timeout"),
+    ],
+)
+def test_confluent_kafka_errors_become_the_projects(code: str, kind: type) -> None:
+    error = KafkaException(KafkaError(getattr(KafkaError, code)))
+    assert isinstance(translate_kafka_error(error, "g/t"), kind)
