@@ -28,6 +28,13 @@ from infra.template import (
     translate,
 )
 from queue_autoscale.adapters import s3 as s3_keys
+from queue_autoscale.adapters.dynamodb import (
+    COUNTER_FIELDS,
+    LoadTable,
+    counter_pk,
+    queue_pk,
+    shard_pk,
+)
 from queue_autoscale.constants import (
     CONFIG_DIMENSION,
     CONFIG_METRICS,
@@ -42,6 +49,8 @@ from queue_autoscale.controller.config_loader import (
     QueueConfigLoader,
     store_reader,
 )
+from queue_autoscale.core.models import ControllerState
+from queue_autoscale.core.state import state_to_dict
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
 from queue_autoscale.telemetry import emf_metrics
 
@@ -785,3 +794,80 @@ def test_lambda_requirements_pin_what_pyproject_pins() -> None:
     assert required, "functions/requirements.txt is empty"
     for name, version in required.items():
         assert pinned.get(name) == version, f"{name}=={version} vs pyproject {pinned.get(name)}"
+
+
+class RecordingDynamo:
+    """A DynamoDB client that keeps each write's partition key and attribute names."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, str, set[str]]] = []
+
+    def update_item(self, **kwargs: Any) -> dict[str, Any]:
+        names = set(kwargs.get("ExpressionAttributeNames", {}).values()) | set(kwargs["Key"])
+        self.writes.append(("dynamodb:UpdateItem", kwargs["Key"]["pk"]["S"], names))
+        return {}
+
+    def put_item(self, **kwargs: Any) -> dict[str, Any]:
+        self.writes.append(("dynamodb:PutItem", kwargs["Item"]["pk"]["S"], set(kwargs["Item"])))
+        return {}
+
+
+def dynamodb_grants(document: dict[str, Any], role: str, action: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for name, s in role_statements(document)
+        if name == role and action in as_list(s["Action"])
+    ]
+
+
+def granted(statement: dict[str, Any], pk: str, attributes: set[str]) -> bool:
+    """Whether the statement's LeadingKeys and Attributes conditions admit this write."""
+    condition = statement.get("Condition", {})
+    leading = condition.get("ForAllValues:StringLike", {}).get("dynamodb:LeadingKeys")
+    allowed = condition.get("ForAllValues:StringEquals", {}).get("dynamodb:Attributes")
+    if leading is None:
+        return True
+    if not any(fnmatch.fnmatchcase(pk, pattern) for pattern in as_list(leading)):
+        return False
+    return allowed is None or attributes <= set(as_list(allowed))
+
+
+def test_each_role_writes_only_its_own_items_with_their_attributes(
+    translated: dict[str, Any],
+) -> None:
+    # GIVEN the writes each function's adapter code makes (recorded from the adapter itself)
+    record, evaluate = RecordingDynamo(), RecordingDynamo()
+    LoadTable(record, "t").add_counters_once(
+        "orders", 1, {"m": dict.fromkeys(COUNTER_FIELDS, 1)}, expires_at=2
+    )
+    table = LoadTable(evaluate, "t")
+    document = {**state_to_dict(ControllerState(queue="orders")), "shard": "0/1", "ticked_at": 1.0}
+    table.write_state("orders", document, 0)
+    table.acquire_lock("0/1", 0, "owner", 1.0, 2.0)
+    # THEN each role may make exactly those writes
+    for role, client in (("RecordEventsRole", record), ("EvaluateRole", evaluate)):
+        for action, pk, attributes in client.writes:
+            grants = dynamodb_grants(translated, role, action)
+            assert any(granted(s, pk, attributes) for s in grants), (role, action, pk, attributes)
+    # AND every DynamoDB write grant names its partition keys and attributes
+    for role in ("RecordEventsRole", "EvaluateRole"):
+        for action in ("dynamodb:UpdateItem", "dynamodb:PutItem"):
+            for statement in dynamodb_grants(translated, role, action):
+                condition = statement.get("Condition", {})
+                assert "dynamodb:LeadingKeys" in condition.get("ForAllValues:StringLike", {})
+                assert "dynamodb:Attributes" in condition.get("ForAllValues:StringEquals", {})
+    # AND record_events cannot write STATE, MODEL or a lock; evaluate cannot write a counter
+    counters = {"queued", "expires_at"}
+    assert not any(
+        granted(s, queue_pk("orders"), {"pk", "sk", "version"})
+        or granted(s, shard_pk(0), {"pk", "sk", "owner"})
+        for action in ("dynamodb:UpdateItem", "dynamodb:PutItem")
+        for s in dynamodb_grants(translated, "RecordEventsRole", action)
+    )
+    assert not any(
+        granted(s, counter_pk("orders"), {"pk", "sk", *counters})
+        for action in ("dynamodb:UpdateItem", "dynamodb:PutItem")
+        for s in dynamodb_grants(translated, "EvaluateRole", action)
+    )
+    assert dynamodb_grants(translated, "EvaluateRole", "dynamodb:UpdateItem") == []
+    assert dynamodb_grants(translated, "RecordEventsRole", "dynamodb:PutItem") == []
