@@ -7,12 +7,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 import numpy as np
 
 from queue_autoscale.sim.archive import Recorded, Tick
-from queue_autoscale.sim.scores import FLAP_EXTRA_SECONDS, TASK_HOUR_USD, Score, flaps
+from queue_autoscale.sim.scores import FLAP_EXTRA_SECONDS, Score, Spent, build_score, flaps
 
 AS_RUN = "as run"
 DEFAULT_TICK_SECONDS = 60.0
@@ -68,48 +67,34 @@ def as_run_score(
     trace = recorded.trace
     pickups = recorded.pickups
     started = ~np.isnan(pickups)
-    waited = np.where(started, pickups, recorded.end_epoch - trace.arrivals)
-    jobs = int(trace.arrivals.size)
-    within = int(np.count_nonzero(started & (pickups <= sla_seconds)))
     spans = tick_seconds(recorded.ticks)
-    worker_seconds = float(sum(t.workers * s for t, s in zip(recorded.ticks, spans, strict=True)))
-    busy = float(trace.durations.sum())
+    jobs = int(trace.arrivals.size)
     first = float(trace.arrivals.min()) if jobs else recorded.end_epoch
-    duration = max(1, round(recorded.end_epoch - first))
     targets = [t.target for t in recorded.ticks]
-    actions = sum(1 for a, b in pairwise(targets) if a != b)
-    start = int(first)
-    seconds = max(0, int(recorded.end_epoch) - start + 1)
-    desired = fleet_series(recorded, start, seconds, desired=True)
     workers = [t.workers for t in recorded.ticks]
-    return Score(
-        policy=AS_RUN,
-        workload=trace.name,
-        jobs=jobs,
-        served=int(np.count_nonzero(started)),
-        in_service=0,
-        waiting=jobs - int(np.count_nonzero(started)),
-        sla_seconds=sla_seconds,
-        sla_compliance=within / jobs if jobs else 1.0,
-        p50_pickup_seconds=_pct(waited, 50),
-        p99_pickup_seconds=_pct(waited, 99),
-        max_pickup_seconds=float(waited.max()) if jobs else 0.0,
-        worker_seconds=worker_seconds,
-        busy_seconds=busy,
-        utilization=busy / (worker_seconds * concurrency) if worker_seconds > 0 else 0.0,
-        scaling_actions=actions,
-        cost_usd=worker_seconds / 3600.0 * TASK_HOUR_USD,
-        mean_workers=worker_seconds / duration,
-        peak_workers=max((t.workers for t in recorded.ticks), default=0),
-        duration_seconds=duration,
-        wall_seconds=0.0,
+    start = int(first)
+    desired = fleet_series(
+        recorded, start, max(0, int(recorded.end_epoch) - start + 1), desired=True
+    )
+    spent = Spent(
+        worker_seconds=float(sum(w * s for w, s in zip(workers, spans, strict=True))),
+        busy_seconds=float(trace.durations.sum()),
+        concurrency=concurrency,
+        duration_seconds=max(1, round(recorded.end_epoch - first)),
+        peak_workers=max(workers, default=0),
+        scaling_actions=sum(1 for a, b in pairwise(targets) if a != b),
         flaps=flaps(desired, 0, lead_seconds + FLAP_EXTRA_SECONDS),
         task_starts=sum(max(0, b - a) for a, b in pairwise(workers)),
     )
-
-
-def _pct(values: np.ndarray[Any, np.dtype[np.float64]], q: float) -> float:
-    return float(np.percentile(values, q)) if values.size else 0.0
+    return build_score(
+        policy=AS_RUN,
+        workload=trace.name,
+        sla_seconds=sla_seconds,
+        pickup=np.where(started, pickups, recorded.end_epoch - trace.arrivals),
+        started=started,
+        in_service=0,
+        spent=spent,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,11 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from queue_autoscale.core.constraints import REVISIT_SECONDS
 from queue_autoscale.sim.engine import RunResult
+from queue_autoscale.sim.workload import Floats
 
 FARGATE_VCPU_HOUR_USD = 0.04048
 """AWS Fargate, Linux/x86, us-east-1, per vCPU-hour (on-demand)."""
@@ -118,6 +120,66 @@ class Score:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What a run paid for its pickups: the fleet's worker-seconds and what it did with them."""
+
+    worker_seconds: float
+    busy_seconds: float
+    """Job-seconds of work done."""
+    concurrency: int
+    duration_seconds: int
+    peak_workers: int
+    scaling_actions: int
+    flaps: int
+    task_starts: int
+
+
+def build_score(  # noqa: PLR0913 - keyword-only: the record's inputs, each named
+    *,
+    policy: str,
+    workload: str,
+    sla_seconds: float,
+    pickup: Floats,
+    started: npt.NDArray[np.bool_],
+    in_service: int,
+    spent: Spent,
+    wall_seconds: float = 0.0,
+    interrupted_jobs: int = 0,
+) -> Score:
+    """The one builder of a Score (a simulated run's and a recorded one's "as run"): `pickup`
+    per job, s (a job never `started` waited that long so far and counts as a miss)."""
+    jobs = int(pickup.size)
+    picked = int(np.count_nonzero(started))
+    within = int(np.count_nonzero(started & (pickup <= sla_seconds)))
+    work = spent.worker_seconds
+    return Score(
+        policy=policy,
+        workload=workload,
+        jobs=jobs,
+        served=picked - in_service,
+        in_service=in_service,
+        waiting=jobs - picked,
+        sla_seconds=sla_seconds,
+        sla_compliance=within / jobs if jobs else 1.0,
+        p50_pickup_seconds=_pct(pickup, 50),
+        p99_pickup_seconds=_pct(pickup, 99),
+        max_pickup_seconds=float(pickup.max()) if jobs else 0.0,
+        worker_seconds=work,
+        busy_seconds=spent.busy_seconds,
+        utilization=spent.busy_seconds / (work * spent.concurrency) if work > 0 else 0.0,
+        scaling_actions=spent.scaling_actions,
+        cost_usd=work / 3600.0 * TASK_HOUR_USD,
+        mean_workers=work / spent.duration_seconds,
+        peak_workers=spent.peak_workers,
+        duration_seconds=spent.duration_seconds,
+        wall_seconds=wall_seconds,
+        interrupted_jobs=interrupted_jobs,
+        flaps=spent.flaps,
+        task_starts=spent.task_starts,
+    )
+
+
 def score(result: RunResult, sla_seconds: float) -> Score:
     """Score a run; every scored arrival is served, in service or waiting."""
     w = result.workload
@@ -131,42 +193,31 @@ def score(result: RunResult, sla_seconds: float) -> Score:
     pickup = np.where(started, starts - arrivals, end - arrivals)  # waiting: age so far
     finish = starts + durations
     in_service = int(np.count_nonzero(started & (finish > end)))
-    served = int(np.count_nonzero(started)) - in_service
-    waiting = int(arrivals.size - np.count_nonzero(started))
-    jobs = int(arrivals.size)
-    within = int(np.count_nonzero(started & (pickup <= sla_seconds)))
     billed = np.asarray(result.series.billed[warm:end], dtype=np.float64)
-    worker_seconds = float(billed.sum())
     all_starts = result.starts
     ok = ~np.isnan(all_starts)
     begin = np.clip(all_starts[ok], warm, end)
     stop = np.clip(all_starts[ok] + w.service[ok], warm, end)
-    busy = float((stop - begin).sum())
-    duration = max(1, end - warm)
-    return Score(
-        policy=result.policy,
-        workload=w.name,
-        jobs=jobs,
-        served=served,
-        in_service=in_service,
-        waiting=waiting,
-        sla_seconds=sla_seconds,
-        sla_compliance=within / jobs if jobs else 1.0,
-        p50_pickup_seconds=_pct(pickup, 50),
-        p99_pickup_seconds=_pct(pickup, 99),
-        max_pickup_seconds=float(pickup.max()) if jobs else 0.0,
-        worker_seconds=worker_seconds,
-        busy_seconds=busy,
-        utilization=busy / (worker_seconds * result.concurrency) if worker_seconds > 0 else 0.0,
-        scaling_actions=result.scaling_actions,
-        cost_usd=worker_seconds / 3600.0 * TASK_HOUR_USD,
-        mean_workers=worker_seconds / duration,
+    spent = Spent(
+        worker_seconds=float(billed.sum()),
+        busy_seconds=float((stop - begin).sum()),
+        concurrency=result.concurrency,
+        duration_seconds=max(1, end - warm),
         peak_workers=int(billed.max()) if billed.size else 0,
-        duration_seconds=duration,
-        wall_seconds=result.wall_seconds,
-        interrupted_jobs=result.interrupted_after_warmup,
+        scaling_actions=result.scaling_actions,
         flaps=flaps(result.series.desired, warm, result.lead_seconds + FLAP_EXTRA_SECONDS),
         task_starts=task_starts(result, warm),
+    )
+    return build_score(
+        policy=result.policy,
+        workload=w.name,
+        sla_seconds=sla_seconds,
+        pickup=pickup,
+        started=started,
+        in_service=in_service,
+        spent=spent,
+        wall_seconds=result.wall_seconds,
+        interrupted_jobs=result.interrupted_after_warmup,
     )
 
 
