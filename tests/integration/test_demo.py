@@ -17,6 +17,7 @@ from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
 from queue_autoscale.demo.live import TickRow, compact_table, full_table, tick_line
 from queue_autoscale.demo.options import DemoOptions
 from queue_autoscale.demo.run import run_demo
+from queue_autoscale.demo.scaling import flaps
 from queue_autoscale.demo.summary import (
     NO_MESSAGES,
     ArchiveFacts,
@@ -73,9 +74,14 @@ def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     # the controller raised desiredCount while the spike was on
     assert summary.desired_max_spike > summary.desired_start, summary
     assert summary.controller_errors == 0
-    # the controller never cancelled an order that had not landed while the backlog grew
+    # the step: the controller never cancelled an order that had not landed while the backlog
+    # grew, and it absorbed the step without a scale-out within lead + stabilization of a
+    # scale-in (none in the whole run: the quiet phases before and after included)
     assert summary.wrong_way_scale_downs == 0, summary
     assert summary.passed
+    rows = [json.loads(line) for line in (tmp_path / "out" / "ticks.jsonl").open()]
+    assert flaps([TickRow(**row) for row in rows], summary.flap_window_seconds) == ()
+    assert summary.flaps == 0, [row["desired"] for row in rows]
     assert 0.0 < summary.utilization <= 1.0
     # the archive, the full ticks table and the summary are on disk
     out = tmp_path / "out"

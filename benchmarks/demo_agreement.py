@@ -1,0 +1,204 @@
+"""The demo's run-to-run spread, and how far the simulator fed the demo's own jobs is from it.
+
+    .venv/bin/python benchmarks/demo_agreement.py                   # 5 demo runs (~3 min each)
+    .venv/bin/python benchmarks/demo_agreement.py --runs 2 --out /tmp/agreement.md
+    .venv/bin/python benchmarks/demo_agreement.py --folders out/run-1 out/run-2   # analyse only
+
+Each run is `queue-autoscale demo --no-report` (the default two minutes: the same seeded jobs
+every run, real worker processes, the emulator's ECS lifecycle). The spread of the five runs
+(their compliance, billed worker-seconds, and the share of ticks whose targets two runs agree
+on within +-1 worker) sets the tolerance; then each run's archive is replayed through the
+simulator with the demo's settings (`simulate --archive`'s path: the jobs' own arrivals and
+durations, the queue's config, the decision log's tick gap and starting fleet) and compared
+with that run: targets tick by tick (the simulated decision nearest in time), compliance and
+billed worker-seconds (both count a task from its order to its exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "functions"))
+
+from queue_autoscale.demo.options import DemoOptions, demo_queue  # noqa: E402
+from queue_autoscale.sim.replay import archive_input, run_replay  # noqa: E402
+from queue_autoscale.sim.runner import RunSpec  # noqa: E402
+
+QUEUE = "demo-jobs"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One demo run as measured, and the simulator on its jobs."""
+
+    folder: Path
+    jobs: int
+    compliance: float
+    worker_seconds: float
+    flaps: int
+    wrong_way: int
+    targets: list[tuple[float, int]]
+    """(epoch s, target) of every decision the demo's controller logged."""
+    sim_compliance: float
+    sim_worker_seconds: float
+    sim_targets: list[tuple[float, int]]
+
+
+def run_demo(folder: Path) -> float:
+    """One `queue-autoscale demo --no-report` into `folder`; its wall seconds."""
+    began = time.monotonic()
+    command = [str(Path(sys.executable).parent / "queue-autoscale"), "demo", "--no-report"]
+    subprocess.run(
+        [*command, "--output", str(folder)],
+        check=False,
+        stdout=subprocess.DEVNULL,
+        timeout=900,
+    )
+    return time.monotonic() - began
+
+
+def _decisions(archive: Path) -> list[tuple[float, int]]:
+    """(epoch s, target) of the demo controller's decisions, from the archived decision log."""
+    found: list[tuple[float, int]] = []
+    for path in sorted((archive / "decisions").rglob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as stream:
+            for line in stream:
+                record = json.loads(line)
+                if record.get("queue") == QUEUE and record.get("target") is not None:
+                    found.append((float(record["at"]), int(record["target"])))
+    return sorted(found)
+
+
+def analyse(folder: Path) -> Run:
+    """The demo's own figures and the simulator's on the same jobs."""
+    summary = json.loads((folder / "summary.json").read_text())
+    config = demo_queue(DemoOptions())
+    replay_input = archive_input(folder / "archive", QUEUE, (None, None), RunSpec(), config)
+    replay = run_replay(replay_input, ["hybrid"], record_decisions=True)
+    (score,) = replay.comparison.scores
+    decisions = replay.comparison.decisions["hybrid"]
+    return Run(
+        folder=folder,
+        jobs=int(summary["jobs_produced"]),
+        compliance=float(summary["picked_up_within_sla"]),
+        worker_seconds=float(summary["worker_seconds"]),
+        flaps=int(summary.get("flaps", 0)),
+        wrong_way=int(summary.get("wrong_way_scale_downs", 0)),
+        targets=_decisions(folder / "archive"),
+        sim_compliance=score.sla_compliance,
+        sim_worker_seconds=float(score.worker_seconds),
+        sim_targets=[(d.at, d.target) for d in decisions],
+    )
+
+
+def agreement(ours: Sequence[tuple[float, int]], theirs: Sequence[tuple[float, int]]) -> float:
+    """Share of `ours` ticks whose target is within +-1 of `theirs` nearest in time (both
+    lists of (seconds from their own first tick, target))."""
+    if not ours or not theirs:
+        return 0.0
+    within = 0
+    for at, target in ours:
+        _, other = min(theirs, key=lambda item: abs(item[0] - at))
+        within += abs(other - target) <= 1
+    return within / len(ours)
+
+
+def relative(series: Sequence[tuple[float, int]]) -> list[tuple[float, int]]:
+    """Times from the first tick."""
+    first = series[0][0] if series else 0.0
+    return [(at - first, target) for at, target in series]
+
+
+def report(runs: Sequence[Run], command: str, wall: float) -> str:
+    """The results file's text."""
+    comp = [r.compliance for r in runs]
+    work = [r.worker_seconds for r in runs]
+    pairs = [
+        agreement(relative(a.targets), relative(b.targets))
+        for i, a in enumerate(runs)
+        for b in runs[i + 1 :]
+    ]
+    # at least one job's share: runs that all met the SLA have no spread to read
+    comp_tol = max(max(comp) - min(comp), 1.0 / max(1, min(r.jobs for r in runs)))
+    work_tol = (max(work) - min(work)) / statistics.mean(work) if work else 0.0
+    tick_floor = min(pairs) if pairs else 0.0
+    lines = [
+        "# Demo run-to-run spread and simulator agreement",
+        "",
+        f"Command: `{command}` ({len(runs)} runs, {wall / 60:.0f} min wall; "
+        f"{platform.machine()}, {platform.python_version()}, 2 shared cores). "
+        "Each run: `queue-autoscale demo --no-report`, the same seeded jobs.",
+        "",
+        f"## The demo against itself ({len(runs)} runs)",
+        "",
+        "| run | within SLA | billed worker-s | flaps | wrong-way | decisions |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for i, r in enumerate(runs, 1):
+        lines.append(
+            f"| {i} | {r.compliance:.1%} | {r.worker_seconds:.0f} | {r.flaps} | {r.wrong_way} "
+            f"| {len(r.targets)} |"
+        )
+    lines += [
+        "",
+        f"Spread: compliance {min(comp):.1%}..{max(comp):.1%} ({comp_tol * 100:.1f} points); "
+        f"billed worker-seconds {min(work):.0f}..{max(work):.0f} "
+        f"({work_tol:.0%} of the mean); targets within +-1 worker between two runs on "
+        f"{min(pairs, default=0):.0%}..{max(pairs, default=0):.0%} of ticks.",
+        "",
+        f"Tolerance set from it: compliance within {comp_tol * 100:.1f} points (at least one "
+        f"job), worker-seconds "
+        f"within {work_tol:.0%}, targets within +-1 on at least {tick_floor:.0%} of ticks.",
+        "",
+        "## The simulator on each run's jobs",
+        "",
+        "| run | sim within SLA | diff, points | sim worker-s | diff | targets +-1 | verdict |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for i, r in enumerate(runs, 1):
+        points = (r.sim_compliance - r.compliance) * 100
+        share = (r.sim_worker_seconds - r.worker_seconds) / r.worker_seconds
+        ticks = agreement(relative(r.targets), relative(r.sim_targets))
+        ok = abs(points) <= comp_tol * 100 and abs(share) <= work_tol and ticks >= tick_floor
+        lines.append(
+            f"| {i} | {r.sim_compliance:.1%} | {points:+.1f} | {r.sim_worker_seconds:.0f} "
+            f"| {share:+.0%} | {ticks:.0%} | {'within' if ok else 'outside'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Run (or read) the demo runs and write the results file."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--folders", nargs="*", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "demo_agreement.md")
+    args = parser.parse_args()
+    began = time.monotonic()
+    folders = args.folders
+    if not folders:
+        scratch = Path(tempfile.mkdtemp(prefix="demo-agreement-"))
+        folders = [scratch / f"run-{i}" for i in range(1, args.runs + 1)]
+        for folder in folders:
+            print(f"{folder}: {run_demo(folder):.0f} s", flush=True)
+    runs = [analyse(folder) for folder in folders]
+    command = "python benchmarks/demo_agreement.py " + " ".join(sys.argv[1:])
+    args.out.write_text(report(runs, command.strip(), time.monotonic() - began))
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
