@@ -99,6 +99,24 @@ def tally(runs_by_row: list[tuple[Row, Runs]], slas: list[float], targets: list[
     )
 
 
+def markdown(
+    done: list[tuple[Row, Runs]], slas: list[float], targets: list[float], seconds: float
+) -> str:
+    """The results so far: one line per cell, then the tally and the command."""
+    head = ["row", "SLA s", "target", *OURS, "keda (documented)", "reaction bound"]
+    text = [
+        "Each policy cell: compliance, worker-seconds, flaps (and peak workers for ours).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for row, runs in done:
+        text += ["| " + " | ".join(c) + " |" for c in row_lines(row, runs, slas, targets)]
+    text += ["", tally(done, slas, targets), ""]
+    text.append(f"Ran in {seconds:.0f} s: `{' '.join(sys.argv)}`")
+    return "\n".join(text) + "\n"
+
+
 def main(argv: list[str]) -> int:
     args = parse(argv)
     slas = [float(s) for s in args.slas.split(",")]
@@ -106,6 +124,7 @@ def main(argv: list[str]) -> int:
     spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS, interval_seconds=BENCH_INTERVAL_SECONDS)
     started = time.perf_counter()
     done: list[tuple[Row, Runs]] = []
+    out = ""
     for row in chosen(args):
         counts = row.counts(args.trace)
         row_spec = replace(spec, seed=row.seed)
@@ -118,21 +137,10 @@ def main(argv: list[str]) -> int:
         runs.ensure(keys)
         done.append((row, runs))
         print(f"{row.label}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-    head = ["row", "SLA s", "target", *OURS, "keda (documented)", "reaction bound"]
-    text = [
-        "Each policy cell: compliance, worker-seconds, flaps (and peak workers for ours).",
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-    ]
-    for row, runs in done:
-        text += ["| " + " | ".join(c) + " |" for c in row_lines(row, runs, slas, targets)]
-    text += ["", tally(done, slas, targets), ""]
-    text.append(f"Ran in {time.perf_counter() - started:.0f} s: `{' '.join(sys.argv)}`")
-    out = "\n".join(text) + "\n"
+        out = markdown(done, slas, targets, time.perf_counter() - started)
+        if args.out:  # after every row: a run cut short keeps the rows it finished
+            args.out.write_text(out, encoding="utf-8")
     print(out)
-    if args.out:
-        args.out.write_text(out, encoding="utf-8")
     return 0
 
 

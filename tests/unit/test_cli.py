@@ -9,6 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from queue_autoscale.cli import app
+from queue_autoscale.commands import load_config, pick_queue, read_snapshot, read_state
+from queue_autoscale.core import decide_predictive, decision_to_dict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "infra" / "examples"
 runner = CliRunner()
@@ -372,3 +374,31 @@ def test_explain_names_a_malformed_model_file_in_one_line(
     # THEN one line names the file and what is wrong, exit 2
     assert code == 2
     assert err.strip() == f"error: model {model}: {message}"
+
+
+def test_explain_reproduces_a_predictive_decision_exactly() -> None:
+    # GIVEN an example's snapshot, state and config, decided directly by the policy
+    name = "seed001-spike-1002"
+    snapshot = read_snapshot(EXAMPLES / f"{name}.snapshot.json")
+    state = read_state(EXAMPLES / f"{name}.state.json", snapshot.queue)
+    config = pick_queue(load_config(EXAMPLES / f"{name}.config.json"), snapshot.queue, EXAMPLES)
+    direct = decide_predictive(snapshot, config.settings(30.0), state, snapshot.taken_at)
+    # WHEN explain decides the same files with --policy predictive
+    code, out, _ = run(
+        "explain",
+        "--policy",
+        "predictive",
+        "--json",
+        "--config",
+        str(EXAMPLES / f"{name}.config.json"),
+        "--snapshot",
+        str(EXAMPLES / f"{name}.snapshot.json"),
+        "--state",
+        str(EXAMPLES / f"{name}.state.json"),
+        "--interval",
+        "30",
+    )
+    # THEN every field of the record is the same, reason included
+    assert code == 0
+    assert json.loads(out) == json.loads(json.dumps(decision_to_dict(direct.decision)))
+    assert json.loads(out)["policy"] == "predictive"
