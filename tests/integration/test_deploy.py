@@ -14,6 +14,7 @@ import pytest
 from infra.emulator import session
 from queue_autoscale.adapters.aws import make_client
 from queue_autoscale.adapters.errors import AdapterError
+from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.adapters.sts import caller_identity
 from queue_autoscale.config import parse_config
 from queue_autoscale.operator import deploy
@@ -66,3 +67,15 @@ def test_a_missing_stack_is_named(aws_endpoint: Any, tmp_path: Path) -> None:
     # CloudFormation answers ValidationError "does not exist"; the line names the stack
     with pytest.raises(AdapterError, match=r"no-such-stack.*does not exist"):
         finish(cloudformation, None, "no-such-stack", tmp_path / "x.zip")
+
+
+def test_cluster_scope_tags_the_queue_for_the_role(endpoint: Any) -> None:
+    # GIVEN a work queue that already carries a tag of its own
+    sqs = make_client("sqs", endpoint_url=endpoint.url)
+    name = f"jobs-{uuid.uuid4().hex[:8]}"
+    url = sqs.create_queue(QueueName=name, tags={"team": "a"})["QueueUrl"]
+    # WHEN deploy --scope cluster tags it for the stack
+    SqsQueues(sqs).tag(name, {deploy.SCOPE_TAG: "prod-stack"})
+    # THEN the role's condition tag is there and the queue's own tag is kept
+    tags = sqs.list_queue_tags(QueueUrl=url)["Tags"]
+    assert tags == {"team": "a", "queue-autoscale": "prod-stack"}

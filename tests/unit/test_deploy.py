@@ -206,3 +206,21 @@ def test_a_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "percentile" in result.output
+
+
+def test_cluster_scope_lists_no_arns_and_tags_the_sqs_queues() -> None:
+    # GIVEN 70 queues of 20-character names with DLQs: past the listed ARNs' 4,096 bytes
+    queues = [{**q, "dlq": f"{q['queue']}-dlq"} for q in _queues(70, 20)]
+    with pytest.raises(deploy.DeployError, match="QueueArns"):
+        deploy.derive_parameters(parse_config(queues), "s3://b/q.json", TARGET)
+    # WHEN the role is scoped by cluster and tag instead
+    params = deploy.derive_parameters(
+        parse_config(queues), "s3://b/q.json", TARGET, deploy.Scope.CLUSTER
+    )
+    # THEN no ARN list is passed (the template scopes by cluster and tag) and every work
+    # queue and DLQ is to be tagged
+    assert params["QueueArns"] == "" and params["ServiceArns"] == ""
+    assert params["EcsClusterName"] == "c"
+    tagged = deploy.tagged_queues(parse_config(queues))
+    assert len(tagged) == 140 and tagged[:2] == ["q0000000000000000000", "q0000000000000000001"]
+    assert "q0000000000000000000-dlq" in tagged

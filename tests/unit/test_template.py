@@ -571,13 +571,38 @@ def test_metrics_may_be_published_to_the_project_namespace_only(translated: dict
         assert put[0]["Condition"] == {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}}
 
 
+def _branch(value: Any, condition: str, holds: bool) -> Any:
+    """One side of an `Fn::If` on `condition` (the value itself when it is no such If)."""
+    if isinstance(value, dict) and "Fn::If" in value and value["Fn::If"][0] == condition:
+        return value["Fn::If"][1 if holds else 2]
+    return value
+
+
+SERVICES_OF_CLUSTER = {
+    "Fn::Sub": "arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:service/"
+    "${EcsClusterName}/*"
+}
+
+
 def test_controller_resizes_only_the_configured_services(translated: dict[str, Any]) -> None:
     statements = statements_by_sid(translated, "EvaluateRole")
     assert statements["ResizeServices"]["Action"] == "ecs:UpdateService"
-    assert statements["ResizeServices"]["Resource"] == {"Ref": "ServiceArns"}
     assert "ecs:cluster" in statements["ResizeServices"]["Condition"]["ArnEquals"]
-    assert statements["DescribeServices"]["Resource"] == {"Ref": "ServiceArns"}
-    assert statements["ReadWorkQueues"]["Resource"] == {"Ref": "QueueArns"}
+    for sid in ("ResizeServices", "DescribeServices"):
+        resource = statements[sid]["Resource"]
+        # the listed services, or with none listed the services of the one cluster
+        assert _branch(resource, "HasServiceArns", True) == {"Ref": "ServiceArns"}
+        assert _branch(resource, "HasServiceArns", False) == SERVICES_OF_CLUSTER
+    read = statements["ReadWorkQueues"]
+    assert _branch(read["Resource"], "HasQueueArns", True) == {"Ref": "QueueArns"}
+    assert _branch(read["Condition"], "HasQueueArns", True) == {"Ref": "AWS::NoValue"}
+    # with none listed: any queue of the account and region, only when tagged with the stack
+    assert _branch(read["Resource"], "HasQueueArns", False) == {
+        "Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:*"
+    }
+    assert _branch(read["Condition"], "HasQueueArns", False) == {
+        "StringEquals": {"aws:ResourceTag/queue-autoscale": {"Ref": "AWS::StackName"}}
+    }
     assert statements["ArchiveDecisions"]["Resource"] == {
         "Fn::Sub": "${ArchiveBucket.Arn}/decisions/*"
     }

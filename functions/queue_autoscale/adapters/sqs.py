@@ -148,6 +148,12 @@ class SqsQueues:
             self._urls[name] = str(response["QueueUrl"])
         return self._urls[name]
 
+    def tag(self, name: str, tags: Mapping[str, str]) -> None:
+        """Set tags on a queue (TagQueue keeps its other tags)."""
+        url = self.queue_url(name)
+        with aws_call("TagQueue", name):
+            self._client.tag_queue(QueueUrl=url, Tags=dict(tags))
+
     def depth(self, name: str) -> QueueDepth:
         """Visible, in-flight and delayed counts of a queue (one GetQueueAttributes)."""
         url = self.queue_url(name)

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,18 @@ RESOURCES_PER_QUEUE = 6
 BUILD_DIR = ".aws-sam/build"
 GLUE_FILES = ("glue_jobs/sla_report.py", "glue_jobs/trend_fit.py")
 GLUE_PREFIX = "glue/"
+SCOPE_TAG = "queue-autoscale"
+"""With --scope cluster the evaluate role reads the SQS queues tagged SCOPE_TAG=<stack name>."""
+
+
+class Scope(StrEnum):
+    """How the evaluate role is scoped to the fleet."""
+
+    LISTED = "listed"
+    """QueueArns and ServiceArns list every queue and service (grows with the queue count)."""
+    CLUSTER = "cluster"
+    """Every service of the one cluster and the queues tagged with the stack's name: the
+    parameters do not grow with the queue count."""
 
 
 class DeployError(ValueError):
@@ -90,9 +103,10 @@ def _secret_arns(queue: QueueConfig, target: Target) -> list[str]:
 
 
 def derive_parameters(
-    queues: Sequence[QueueConfig], document: str, target: Target
+    queues: Sequence[QueueConfig], document: str, target: Target, scope: Scope = Scope.LISTED
 ) -> dict[str, str]:
-    """The template parameters a config implies; raises DeployError past one stack's limits."""
+    """The template parameters a config implies; raises DeployError past one stack's limits.
+    With `Scope.CLUSTER` the ARN lists stay empty (the template's cluster and tag scope)."""
     clusters = sorted({_cluster_name(q.cluster) for q in queues})
     if len(clusters) != 1:
         raise DeployError(
@@ -100,7 +114,7 @@ def derive_parameters(
             "scales one cluster (UpdateService is conditioned on it); deploy one config per cluster"
         )
     queue_arns: list[str] = []
-    for queue in queues:
+    for queue in queues if scope == Scope.LISTED else ():
         if isinstance(queue.source, SqsSource):
             queue_arns.append(_arn(target, "sqs", queue.queue))
         if queue.dlq:
@@ -109,7 +123,9 @@ def derive_parameters(
         "QueuesConfig": document,
         "QueueNames": ",".join(q.queue for q in queues),
         "QueueArns": ",".join(queue_arns),
-        "ServiceArns": ",".join(dict.fromkeys(_service_arn(q, target) for q in queues)),
+        "ServiceArns": ",".join(
+            dict.fromkeys(_service_arn(q, target) for q in queues if scope == Scope.LISTED)
+        ),
         "EcsClusterName": clusters[0],
         "SourceSecretArns": ",".join(
             dict.fromkeys(arn for q in queues for arn in _secret_arns(q, target))
@@ -117,6 +133,12 @@ def derive_parameters(
     }
     check_limits(parameters, len(queues))
     return parameters
+
+
+def tagged_queues(queues: Sequence[QueueConfig]) -> list[str]:
+    """The SQS queues (work queues and DLQs) --scope cluster tags for the evaluate role."""
+    names = [q.queue for q in queues if isinstance(q.source, SqsSource)]
+    return list(dict.fromkeys([*names, *(q.dlq for q in queues if q.dlq)]))
 
 
 def max_queues_by_resources() -> int:

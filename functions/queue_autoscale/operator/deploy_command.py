@@ -13,6 +13,7 @@ import typer
 
 from queue_autoscale.adapters.aws import make_client, make_session
 from queue_autoscale.adapters.errors import AdapterError
+from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.adapters.stack import StackReader, stack_outputs
 from queue_autoscale.adapters.sts import Identity, caller_identity
 from queue_autoscale.config import ConfigError, load_json, parse_config, read_text
@@ -30,20 +31,24 @@ class Plan:
 
     target: steps.Target
     parameters: dict[str, str]
+    tagged: list[str]
+    """SQS queues to tag queue-autoscale=<stack> (--scope cluster)."""
     build: list[str]
     deploy: list[str]
 
 
-def plan(config: Path, target: steps.Target, uv: str, *, guided: bool) -> Plan:
+def plan(config: Path, target: steps.Target, uv: str, *, guided: bool, scope: steps.Scope) -> Plan:
     """Validate the config and derive everything a deploy runs; raises ConfigError or
     DeployError with one line."""
     text = read_text(config, "config ", ConfigError)
     document = load_json(text, str(config), ConfigError)
     queues = parse_config(document)
-    parameters = steps.derive_parameters(queues, steps.compact(document), target)
+    parameters = steps.derive_parameters(queues, steps.compact(document), target, scope)
+    tagged = steps.tagged_queues(queues) if scope == steps.Scope.CLUSTER else []
     return Plan(
         target=target,
         parameters=parameters,
+        tagged=tagged,
         build=steps.build_command(uv, parameters),
         deploy=steps.deploy_command(uv, target, parameters, guided=guided),
     )
@@ -54,12 +59,11 @@ def describe(p: Plan) -> list[str]:
     lines = [f"stack {p.target.stack} in {p.target.region}, account {p.target.identity.account}"]
     lines += ["parameters:"]
     lines += [f"  {name} = {value}" for name, value in p.parameters.items()]
-    lines += [
-        "build:",
-        f"  {steps.shell_line(p.build)}",
-        "deploy:",
-        f"  {steps.shell_line(p.deploy)}",
-    ]
+    if p.tagged:
+        tag = f"{steps.SCOPE_TAG}={p.target.stack}"
+        lines += [f"tag {tag} on the SQS queues: {', '.join(p.tagged)}"]
+    lines += ["build:", f"  {steps.shell_line(p.build)}"]
+    lines += ["deploy:", f"  {steps.shell_line(p.deploy)}"]
     return lines
 
 
@@ -96,6 +100,15 @@ def deploy(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the parameters and commands; call no AWS.")
     ] = False,
+    scope: Annotated[
+        steps.Scope,
+        typer.Option(
+            "--scope",
+            help="listed: the role names every queue and service (up to ~36-66 queues); "
+            "cluster: every service of the cluster and the SQS queues tagged "
+            "queue-autoscale=<stack>, which deploy tags (no list parameters).",
+        ),
+    ] = steps.Scope.LISTED,
 ) -> None:
     """Deploy the stack for a queue config: validate it, derive QueueNames, QueueArns and
     ServiceArns, sam build (pinned SAM CLI, Python 3.13 found or installed by uv), sam deploy,
@@ -108,7 +121,7 @@ def deploy(
             DRY_RUN_IDENTITY if dry_run else caller_identity(make_client("sts", region_name=chosen))
         )
         target = steps.Target(stack=stack, region=chosen, identity=identity)
-        the_plan = plan(config, target, steps.find_uv(), guided=guided)
+        the_plan = plan(config, target, steps.find_uv(), guided=guided, scope=scope)
         typer.echo("\n".join(describe(the_plan)))
         zip_path = ROOT / "build" / "glue" / "glue_jobs.zip"
         if dry_run:
@@ -119,6 +132,9 @@ def deploy(
         python = steps.python313(the_plan.build[0])
         path = f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         env = {**os.environ, "PATH": path}
+        sqs = SqsQueues(make_client("sqs", region_name=chosen))
+        for name in the_plan.tagged:
+            sqs.tag(name, {steps.SCOPE_TAG: stack})
         _stream(the_plan.build, env)
         _stream(the_plan.deploy)
         steps.package_glue(zip_path)
