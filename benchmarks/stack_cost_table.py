@@ -24,7 +24,7 @@ from _report import header, write
 
 from queue_autoscale.controller.tick import DECIDE_SHARE
 from queue_autoscale.core.shard import plan_shards, vcpus_for_memory
-from queue_autoscale.demo.template import load_template, translate
+from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
     StackShape,
     Workload,
@@ -35,7 +35,11 @@ from queue_autoscale.operator.cost import (
     usage,
 )
 from queue_autoscale.operator.cost_peers import peer_costs
-from queue_autoscale.operator.cost_template import shape
+from queue_autoscale.operator.cost_template import (
+    CLOUDFORMATION_MAX_RESOURCES,
+    shape,
+    stack_capacity,
+)
 from queue_autoscale.operator.prices import PRICED_ON, SOURCES, US_EAST_1
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,22 +125,6 @@ def top_shards(workload: Workload, current: StackShape) -> str:
     return str(plan.count) if plan.fits else f"{plan.count} (does not fit: needs {plan.needed})"
 
 
-CLOUDFORMATION_MAX_RESOURCES = 500
-"""Resources one CloudFormation stack may hold (AWS CloudFormation quotas)."""
-
-
-def deployable_queues() -> tuple[int, int, int]:
-    """(resources with 1 queue, resources per queue, most queues one stack holds): the
-    template translated as `sam deploy` would, with one and with two queues."""
-    template = load_template()
-    one = len(translate(template, {"QueueNames": ["q1"]})["Resources"])
-    two = len(translate(template, {"QueueNames": ["q1", "q2"]})["Resources"])
-    per_queue = two - one
-    fixed = one - per_queue
-    most = (CLOUDFORMATION_MAX_RESOURCES - fixed) // per_queue if per_queue else 10**9
-    return one, per_queue, most
-
-
 def where_it_goes(current: StackShape, n: int, rate: float) -> list[str]:
     """Line items of one size, largest first, and the services' shares."""
     workload = Workload(queues=n, events_per_second=rate)
@@ -187,7 +175,7 @@ def main() -> None:
     ]
     for n in (1, 10_000):
         out += where_it_goes(current, n, rate)
-    one, per_queue, most = deployable_queues()
+    one, per_queue, most = stack_capacity(load_template())
     out += [
         "## How many queues one stack holds",
         "",

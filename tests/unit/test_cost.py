@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from queue_autoscale.cli import app
+from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
     FunctionShape,
     StackShape,
@@ -18,6 +19,7 @@ from queue_autoscale.operator.cost import (
     usage,
 )
 from queue_autoscale.operator.cost_command import template_shape
+from queue_autoscale.operator.cost_template import stack_capacity
 from queue_autoscale.operator.prices import US_EAST_1, metrics_month_usd
 
 SHAPE = StackShape(
@@ -110,6 +112,19 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert shape.glue_dpus_per_day == 4.0
     assert shape.glue_flex
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769
+
+
+def test_one_stack_holds_78_queues_of_six_alarms() -> None:
+    """36 resources with one queue, 6 more a queue: (500 - 30) // 6 = 78 queues."""
+    assert stack_capacity(load_template()) == (36, 6, 78)
+
+
+def test_the_bill_says_when_one_stack_cannot_hold_the_queues() -> None:
+    runner = CliRunner()
+    small = runner.invoke(app, ["cost", "--queues", "78"])
+    large = runner.invoke(app, ["cost", "--queues", "79"])
+    assert "Not deployable as one stack" not in small.output
+    assert "at most 78 queues" in large.output
 
 
 def test_cost_command_prints_the_bill() -> None:

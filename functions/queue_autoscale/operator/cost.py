@@ -167,6 +167,11 @@ EVALUATE_MEMORY_CHOICES_MB: Final = (256, 512, 1024, 1769)
 120 MB); 1,769 MB is one full vCPU, where a single-threaded tick stops getting faster."""
 
 
+def _traces(item: str, traces: float, prices: Prices) -> Usage:
+    """X-Ray: traces recorded a month."""
+    return Usage("X-Ray", item, traces, "traces", traces / 1e6 * prices.xray_per_million_traces)
+
+
 def _lambda_gb_second(function: FunctionShape, prices: Prices) -> float:
     return prices.lambda_arm_gb_second if function.arm64 else prices.lambda_x86_gb_second
 
@@ -201,15 +206,7 @@ def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usa
         ),
     ]
     if shape.evaluate.tracing:
-        lines.append(
-            Usage(
-                "X-Ray",
-                "evaluate traces (one per invocation)",
-                invocations,
-                "traces",
-                invocations / 1e6 * prices.xray_per_million_traces,
-            )
-        )
+        lines.append(_traces("evaluate traces (one per invocation)", invocations, prices))
     return lines
 
 
@@ -336,21 +333,12 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
     ]
     if shape.record.tracing:
         traces = (min(batches, 1.0) + 0.05 * max(0.0, batches - 1)) * SECONDS_PER_MONTH
-        lines.append(
-            Usage(
-                "X-Ray",
-                "record_events traces (1/s + 5% sampled)",
-                traces,
-                "traces",
-                traces / 1e6 * prices.xray_per_million_traces,
-            )
-        )
+        lines.append(_traces("record_events traces (1/s + 5% sampled)", traces, prices))
     return lines
 
 
 def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     m = MEASURED
-    shards, _ = evaluate_plan(workload, shape)
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     _, batches, writes = _ingest_rates(workload)
     events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
@@ -360,7 +348,6 @@ def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usag
     counter_ttl_seconds = 2 * 86_400  # RecordSettings.counter_ttl_seconds' default
     table = (writes * counter_ttl_seconds * m.counter_item_bytes) / GB
     table += workload.queues * (m.state_item_bytes + m.counter_item_bytes) / GB
-    del shards
     return [
         Usage(
             "S3",

@@ -21,7 +21,11 @@ from queue_autoscale.operator.cost import (
     usage,
 )
 from queue_autoscale.operator.cost_peers import peer_costs
-from queue_autoscale.operator.cost_template import shape
+from queue_autoscale.operator.cost_template import (
+    CLOUDFORMATION_MAX_RESOURCES,
+    shape,
+    stack_capacity,
+)
 from queue_autoscale.operator.prices import PRICED_ON, US_EAST_1, Prices
 
 MAX_RETENTION_DAYS = 3653
@@ -39,8 +43,14 @@ def _money(usd: float) -> str:
     return f"{usd:,.2f}" if usd >= 0.01 or usd == 0 else f"{usd:.4f}"
 
 
-def render(workload: Workload, shape: StackShape, prices: Prices = US_EAST_1) -> str:
-    """The bill as Markdown: line items, services, totals, idle queue, peers."""
+def render(
+    workload: Workload,
+    shape: StackShape,
+    prices: Prices = US_EAST_1,
+    stack_limit: int | None = None,
+) -> str:
+    """The bill as Markdown: line items, services, totals, idle queue, peers; and a warning
+    when one stack cannot hold `workload.queues` (`stack_limit`: the most it holds)."""
     lines = usage(workload, shape, prices)
     total = total_usd(lines)
     n = workload.queues
@@ -68,6 +78,7 @@ def render(workload: Workload, shape: StackShape, prices: Prices = US_EAST_1) ->
         f"One more idle queue adds ${_money(idle_queue_usd(workload, shape, prices))} a month.",
         f"EvaluateMemorySize derived for {n:,} queues: {memory} MB "
         f"(deployed: {shape.evaluate.memory_mb} MB).",
+        *_too_many(n, stack_limit),
         "",
         "Peers' marginal cost for the same fleet:",
         "",
@@ -75,6 +86,16 @@ def render(workload: Workload, shape: StackShape, prices: Prices = US_EAST_1) ->
     for peer in peer_costs(n, prices):
         out.append(f"- {peer.name}: ${_money(peer.usd)} a month ({peer.what})")
     return "\n".join(out)
+
+
+def _too_many(queues: int, stack_limit: int | None) -> list[str]:
+    if stack_limit is None or queues <= stack_limit:
+        return []
+    return [
+        f"Not deployable as one stack: its per-queue alarms fit at most {stack_limit} queues in "
+        f"CloudFormation's {CLOUDFORMATION_MAX_RESOURCES} resources; the alarm line is priced "
+        "as if they existed (docs/cost.md)."
+    ]
 
 
 def cost(
@@ -119,7 +140,8 @@ def cost(
         }
         typer.echo(json.dumps(document, indent=2))
         return
-    typer.echo(render(workload, shape))
+    _, _, limit = stack_capacity(load_template())
+    typer.echo(render(workload, shape, stack_limit=limit))
 
 
 def register(app: typer.Typer) -> None:

@@ -4,12 +4,16 @@ Glue runs, tracing, the metrics the code publishes. Read from the template, neve
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from queue_autoscale.constants import CONFIG_METRICS, LOGGED_ONLY_METRICS, QUEUE_METRICS
+from queue_autoscale.demo.template import translate
 from queue_autoscale.operator.cost import FunctionShape, StackShape
 
+CLOUDFORMATION_MAX_RESOURCES = 500
+"""Resources one CloudFormation stack may hold (AWS CloudFormation quotas)."""
 GLUE_DPU_PER_WORKER = {"G.025X": 0.25, "G.1X": 1.0, "G.2X": 2.0, "G.4X": 4.0, "G.8X": 8.0}
 """DPUs a Glue worker type bills (AWS Glue pricing)."""
 
@@ -89,3 +93,19 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         queue_metrics=len(set(QUEUE_METRICS) - LOGGED_ONLY_METRICS),
         fleet_metrics=len(CONFIG_METRICS),
     )
+
+
+# sam-translator's own usage metrics are never published here; it warns at exit that they
+# were not, which is noise on the command's output.
+logging.getLogger("samtranslator.metrics.metrics").setLevel(logging.ERROR)
+
+
+def stack_capacity(template: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(resources with one queue, resources each further queue adds, most queues one stack
+    holds): the template translated as `sam deploy` would, with one and with two queues."""
+    one = len(translate(template, {"QueueNames": ["q1"]})["Resources"])
+    two = len(translate(template, {"QueueNames": ["q1", "q2"]})["Resources"])
+    per_queue = two - one
+    if per_queue <= 0:
+        return one, 0, CLOUDFORMATION_MAX_RESOURCES * 1000  # no per-queue resources
+    return one, per_queue, (CLOUDFORMATION_MAX_RESOURCES - (one - per_queue)) // per_queue
