@@ -234,3 +234,13 @@ def test_the_replay_starts_from_the_fleet_the_decision_log_shows(tmp_path: Path)
     assert replay.comparison.results[0].series.billed[0] == 7
     assert replay.as_run is not None and replay.as_run.peak_workers == 7
     assert replay.as_run_fleet is not None and replay.as_run_fleet[10] == 7
+
+
+def test_a_job_trace_with_an_empty_duration_names_its_row(tmp_path: Path) -> None:
+    # GIVEN a CSV whose second data row has no duration
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("arrival,duration\n1767225600,2.5\n1767225601,\n1767225602,1\n")
+    result = runner.invoke(app, ["simulate", "--jobs", str(trace), "--policy", "hybrid"])
+    # THEN the error names that row and field, not a setting derived from it
+    assert result.exit_code == 2
+    assert "job 1: duration = nan s: must be a finite number >= 0" in result.output

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from queue_autoscale.sim.arrivals import ArrivalError
-from queue_autoscale.sim.workload import Floats, Workload, jobs_workload
+from queue_autoscale.sim.workload import Floats, Workload, check_jobs, jobs_workload
 
 CSV_BLOCK_BYTES = 8 << 20
 """A CSV is read in blocks of this many bytes (pyarrow's streaming reader), not whole."""
@@ -29,11 +29,13 @@ class JobTrace:
     arrivals: Floats
     durations: Floats
 
+    def __post_init__(self) -> None:
+        check_jobs(self.arrivals, self.durations)
+
     @property
     def start_epoch(self) -> int:
         """The epoch second of the first arrival (the replay's time 0); 0 without jobs."""
-        finite = self.arrivals[np.isfinite(self.arrivals)]
-        return int(np.floor(finite.min())) if finite.size else 0
+        return int(np.floor(self.arrivals.min())) if self.arrivals.size else 0
 
     def workload(self, start_epoch: int | None = None) -> Workload:
         """The engine's workload, time 0 at `start_epoch` (default: the first arrival's second)."""
@@ -129,12 +131,14 @@ def read_jobs(path: Path, arrival_column: str, duration_column: str) -> JobTrace
             durations.append(_numbers(batch.column(duration_column), duration_column, source))
     except (pa.ArrowInvalid, pa.ArrowKeyError, OSError) as error:
         raise ArrivalError(f"{source}: {str(error).splitlines()[0]}") from None
-    trace = JobTrace(
-        path.name,
-        np.concatenate(arrivals) if arrivals else np.empty(0),
-        np.concatenate(durations) if durations else np.empty(0),
-    )
-    return trace  # jobs_workload refuses a bad row, naming it
+    try:
+        return JobTrace(
+            path.name,
+            np.concatenate(arrivals) if arrivals else np.empty(0),
+            np.concatenate(durations) if durations else np.empty(0),
+        )
+    except ArrivalError as error:
+        raise ArrivalError(f"{source}: {error} (job 0 is the first data row)") from None
 
 
 def window(trace: JobTrace, start: float | None, end: float | None) -> JobTrace:

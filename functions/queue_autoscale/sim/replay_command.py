@@ -126,8 +126,8 @@ def replay_command(
         )
         for reason, count in sorted(recorded.skipped.items()):
             console.print(f"skipped {count:,}: {reason}", highlight=False)
-    long_run = replay_input.trace.arrivals.size and replay_input.trace.durations.size
-    horizon = replay_input.trace.workload().horizon_seconds if long_run else 0
+    arrivals = replay_input.trace.arrivals
+    horizon = float(arrivals.max() - arrivals.min()) if arrivals.size else 0.0
     record = dict(outputs).get("--decisions") is not None
     with progress_bar(horizon >= LONG_RUN_SECONDS, console) as update:
         replay = run_replay(replay_input, policies, update, record)

@@ -122,18 +122,24 @@ def jobs_workload(
     """
     times = np.asarray(arrivals, dtype=np.float64).reshape(-1)
     service = np.asarray(durations, dtype=np.float64).reshape(-1)
-    if times.size != service.size:
-        raise ArrivalError(f"{times.size:,} arrival times but {service.size:,} durations")
-    for label, values in (("arrival", times), ("duration", service)):
-        bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
-        if bad.size:
-            row = int(bad[0])
-            raise ArrivalError(
-                f"job {row}: {label} = {values[row]!r} s: must be a finite number >= 0"
-            )
+    check_jobs(times, service)
     order = np.argsort(times, kind="stable")
     times, service = times[order], service[order]
     seconds = np.floor(times).astype(np.int64)
     horizon = max(warmup_seconds, int(seconds[-1]) + 1 if seconds.size else 0)
     counts = np.bincount(seconds, minlength=horizon).astype(np.int64)
     return Workload(name, counts, warmup_seconds, times, service)
+
+
+def check_jobs(arrivals: Floats, durations: Floats) -> None:
+    """Raise ArrivalError naming the first job (0-based, in the given order) whose arrival or
+    duration is negative, NaN or infinite, or when the two counts differ."""
+    if arrivals.size != durations.size:
+        raise ArrivalError(f"{arrivals.size:,} arrival times but {durations.size:,} durations")
+    for label, values in (("arrival", arrivals), ("duration", durations)):
+        bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+        if bad.size:
+            row = int(bad[0])
+            raise ArrivalError(
+                f"job {row}: {label} = {values[row]!r} s: must be a finite number >= 0"
+            )
