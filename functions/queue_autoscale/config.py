@@ -10,6 +10,7 @@ import dataclasses
 import json
 import math
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from ipaddress import ip_address
@@ -510,10 +511,33 @@ def load_json(text: str, source: str, error_type: type[ValueError] = ValueError)
         raise error_type(f"{source}: invalid JSON: {str(error)[:100]}") from None
 
 
-def read_text(path: Path, what: str, error_type: type[ValueError] = ValueError) -> str:
-    """A UTF-8 text file; unreadable or not UTF-8 raises `error_type` naming the file."""
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+"""The largest file a command reads (a config, a snapshot, a state): the config store's own
+limit for a document."""
+
+
+def read_text(
+    path: Path,
+    what: str,
+    error_type: type[ValueError] = ValueError,
+    max_bytes: int = MAX_INPUT_BYTES,
+) -> str:
+    """A UTF-8 text file of at most `max_bytes`; a device, a fifo, a folder, a larger file,
+    unreadable or not UTF-8 raises `error_type` in one line naming the file (never blocks on a
+    fifo, never reads past the limit)."""
     try:
-        return path.read_text(encoding="utf-8")
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise error_type(f"{what}{path}: not a regular file ({_file_kind(status.st_mode)})")
+        if status.st_size > max_bytes:
+            raise error_type(
+                f"{what}{path}: {status.st_size} bytes, over the {max_bytes} byte limit"
+            )
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise error_type(f"{what}{path}: over the {max_bytes} byte limit")
+        return data.decode("utf-8")
     except OSError as error:
         raise error_type(f"{what}{path}: cannot read: {error.strerror}") from None
     except UnicodeDecodeError as error:
@@ -521,6 +545,16 @@ def read_text(path: Path, what: str, error_type: type[ValueError] = ValueError) 
             f"{what}{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset "
             f"{error.start})"
         ) from None
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a fifo"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket or other special file"
 
 
 def load_config(
