@@ -98,9 +98,14 @@ def status(
 
 def report(
     archive: Annotated[
-        str, typer.Option("--archive", help="Archive root: a folder, s3://bucket or s3://bucket/prefix.")
+        str,
+        typer.Option(
+            "--archive", help="Archive root: a folder, s3://bucket or s3://bucket/prefix."
+        ),
     ],
-    out: Annotated[str, typer.Option("--out", help="Output folder, s3://bucket or s3://bucket/prefix.")],
+    out: Annotated[
+        str, typer.Option("--out", help="Output folder, s3://bucket or s3://bucket/prefix.")
+    ],
     config: Annotated[
         Path | None, typer.Option("--config", help="Queue config JSON (SLA per queue).")
     ] = None,
