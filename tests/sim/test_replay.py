@@ -157,6 +157,11 @@ def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
         json.dumps({"type": "queued", "queue": "other-queue", "job_id": "z", "at": 1}),
     ]
     (hour / "bad.jsonl.gz").write_bytes(gzip.compress("\n".join(bad).encode()))
+    decisions = archive / "decisions" / sorted(days)[0] / "ticks.jsonl.gz"
+    decisions.parent.mkdir(parents=True)
+    good = {"queue": "gpu", "at": START + 60.0, "running": 3, "target": 4}
+    torn = ['{"queue": "gpu", "at": 17', json.dumps({**good, "target": None}), json.dumps(good)]
+    decisions.write_bytes(gzip.compress("\n".join(torn).encode()))
     # WHEN it is read as a replay reads it
     recorded = read_archive(archive, "gpu", None, None)
     # THEN nothing crashes, every job of the two days left is there, and each damage is named
@@ -171,6 +176,9 @@ def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
     assert skipped["file not readable to its end (damaged or truncated gzip)"] == 1
     redelivered = len(gzip.decompress((hour / "batch.jsonl.gz").read_bytes()).splitlines())
     assert skipped["duplicate event (redelivered)"] == redelivered
+    assert skipped["decision log: line is not JSON"] == 1
+    assert skipped["decision log: no whole running/current and target"] == 1
+    assert [(t.workers, t.target) for t in recorded.ticks] == [(3, 4)]
     # AND the CLI says so and still replays
     result = runner.invoke(app, ["simulate", "--archive", str(archive), "--queue", "gpu",
                                  "--policy", "keda", "--sla", str(SLA)])  # fmt: skip

@@ -292,17 +292,20 @@ def _read_events(archive: Path, queue: str, pairing: _Pairing) -> list[Path]:
     return days
 
 
-def read_ticks(archive: Path, queue: str, start: float, end: float) -> list[Tick]:
-    """The recorded controller's decisions for `queue` in [start, end] (epoch s), by time."""
+def read_ticks(
+    archive: Path, queue: str, start: float, end: float
+) -> tuple[list[Tick], Counter[str]]:
+    """The recorded controller's decisions for `queue` in [start, end] (epoch s), by time, and
+    the decision lines of the queue left out, by reason."""
     ticks: list[Tick] = []
+    sink = _Pairing(0, 0)
     root = archive / "decisions"
-    if not root.is_dir():
-        return ticks
-    ignore = _Pairing(0, 0)
-    for day in _day_folders(root, start * 1000, end * 1000):
+    needle = json.dumps(queue)
+    days = _day_folders(root, start * 1000, end * 1000) if root.is_dir() else []
+    for day in days:
         for path in sorted(p for p in day.rglob("*") if p.is_file()):
-            for line in _lines(path, ignore):
-                data = _records(line, queue, ignore)
+            for line in _lines(path, sink):
+                data = _records(line, queue, sink) if needle in line else None
                 at = data.get("at") if data else None
                 if data is None or not isinstance(at, int | float) or not start <= at <= end:
                     continue
@@ -312,8 +315,10 @@ def read_ticks(archive: Path, queue: str, start: float, end: float) -> list[Tick
                 target = data.get("target")
                 if isinstance(workers, int) and isinstance(target, int):
                     ticks.append(Tick(float(at), workers, target))
+                else:
+                    sink.skip("no whole running/current and target")
     ticks.sort(key=lambda tick: tick.at)
-    return ticks
+    return ticks, Counter({f"decision log: {k}": v for k, v in sink.skipped.items()})
 
 
 def read_archive(
@@ -346,12 +351,13 @@ def read_archive(
         drawn = 0
     newest = pairing.newest / 1000.0
     first = float(arrivals.min()) if arrivals.size else newest
+    ticks, damaged = read_ticks(archive, queue, first, newest)
     return Recorded(
         trace=JobTrace(f"{queue} (archive)", arrivals, durations),
         pickups=pickups,
         drawn=drawn,
-        ticks=read_ticks(archive, queue, first, newest),
+        ticks=ticks,
         events=pairing.events,
-        skipped=pairing.skipped,
+        skipped=pairing.skipped + damaged,
         end_epoch=newest,
     )
