@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from queue_autoscale.worker.protection import RETRY_SECONDS, TaskProtection, expiry_minutes
 from tests.worker.fake_agent import FakeAgent, serve_agent
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ON = {"ProtectionEnabled": True, "ExpiresInMinutes": 4}
 OFF = {"ProtectionEnabled": False}
@@ -96,3 +102,29 @@ def test_the_expiry_covers_the_hard_job_limit_within_the_agents_range(
     job_timeout: float, minutes: int
 ) -> None:
     assert expiry_minutes(job_timeout) == minutes
+
+
+@pytest.mark.parametrize("mode", ["headers", "body"])
+def test_an_agent_that_trickles_its_answer_costs_one_deadline_not_the_main_loop(
+    mode: str,
+) -> None:
+    # GIVEN an agent (a subprocess on 127.0.0.1) answering a byte every 0.2 s, for ever
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.reliability.trickle_server", mode, "0.2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        uri = f"http://127.0.0.1:{int(server.stdout.readline())}/api/task-1"
+        protection = TaskProtection(uri, 5, timeout_seconds=0.5)
+        # WHEN the worker's main loop asks for protection
+        began = time.monotonic()
+        protection.set_busy(True)
+        # THEN the call gives up at its 0.5 s deadline, as a failed agent call
+        assert time.monotonic() - began < 1.5
+        assert protection.stats.failures == 1 and not protection.protected
+    finally:
+        server.kill()
+        server.communicate(timeout=10)

@@ -1,4 +1,4 @@
-"""One HTTP GET with a total deadline, for broker management APIs.
+"""One HTTP call with a total deadline, for broker management APIs and the ECS agent.
 
 A socket timeout bounds each read, not the call: a server that trickles a byte a second keeps a
 read-timed call alive for ever. Here a timer shuts the socket down when the deadline passes,
@@ -87,7 +87,7 @@ def _late(operation: str, resource: str, seconds: float) -> ServiceUnavailable:
     )
 
 
-def get(
+def request(
     url: str,
     headers: Mapping[str, str],
     *,
@@ -95,14 +95,17 @@ def get(
     max_bytes: int,
     operation: str,
     resource: str,
+    method: str = "GET",
+    body: bytes | None = None,
 ) -> Answer:
-    """GET `url` within `deadline_seconds` in total (connect, headers and body), reading at
-    most `max_bytes` + 1 bytes of body; no redirect is followed. A deadline passed or a
-    network failure is ServiceUnavailable; a body over `max_bytes` is MalformedResponse."""
+    """`method` `url` within `deadline_seconds` in total (connect, send, headers and body),
+    reading at most `max_bytes` + 1 bytes of answer; no redirect is followed. A deadline
+    passed or a network failure is ServiceUnavailable; an answer over `max_bytes` is
+    MalformedResponse."""
     connection, path = _connection(url, deadline_seconds)
     with _Guard(connection, deadline_seconds) as guard:
         try:
-            connection.request("GET", path, headers=dict(headers))
+            connection.request(method, path, body=body, headers=dict(headers))
             response = connection.getresponse()
             body = response.read(max_bytes + 1)
         except (OSError, http.client.HTTPException) as error:

@@ -205,7 +205,7 @@ class RabbitManagement:
         """One queue's counts (one GET); errors are the project's AdapterErrors."""
         url = f"{self._base}/api/queues/{quote(vhost, safe='')}/{quote(name, safe='')}"
         resource = f"{vhost}/{name}"
-        answer = deadline_http.get(
+        answer = deadline_http.request(
             url,
             self._headers,
             deadline_seconds=self._deadline,

@@ -17,10 +17,11 @@ import json
 import logging
 import math
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from queue_autoscale.adapters import deadline_http
+from queue_autoscale.adapters.errors import AdapterError
 
 LOG = logging.getLogger("queue_autoscale.worker")
 PATH = "/task-protection/v1/state"
@@ -28,7 +29,9 @@ MIN_MINUTES = 1
 MAX_MINUTES = 2880
 """The agent accepts ExpiresInMinutes from 1 to 2,880 (48 h)."""
 TIMEOUT_SECONDS = 2.0
-"""One agent call's timeout: the agent is local to the task, a slow one is a broken one."""
+"""One agent call's total deadline, s: the agent is local to the task, a slow one is a broken one."""
+MAX_ANSWER_BYTES = 64 * 1024
+"""The agent answers with a small JSON object; more is not the agent."""
 RETRY_SECONDS = 10.0
 """After a failed protect, the next attempt waits this long (the worker keeps working)."""
 
@@ -100,16 +103,21 @@ class TaskProtection:
         body: dict[str, object] = {"ProtectionEnabled": enabled}
         if enabled:
             body["ExpiresInMinutes"] = self.expires_in_minutes
-        request = urllib.request.Request(
-            str(self.url),
-            data=json.dumps(body).encode(),
-            method="PUT",
-            headers={"Content-Type": "application/json"},
-        )
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as answer:
-                reply = json.loads(answer.read() or b"{}")
-        except (OSError, urllib.error.URLError, ValueError) as error:
+            answer = deadline_http.request(
+                str(self.url),
+                {"Content-Type": "application/json"},
+                method="PUT",
+                body=json.dumps(body).encode(),
+                deadline_seconds=self._timeout,
+                max_bytes=MAX_ANSWER_BYTES,
+                operation="ECS agent PUT task-protection",
+                resource=str(self.url),
+            )
+            if not 200 <= answer.status < 300:
+                raise ValueError(f"HTTP {answer.status}: {answer.body[:200]!r}")
+            reply = json.loads(answer.body or b"{}")
+        except (AdapterError, ValueError) as error:
             self.stats.failures += 1
             LOG.warning("task protection %s failed: %s", "on" if enabled else "off", error)
             return False
