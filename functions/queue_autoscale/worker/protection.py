@@ -29,7 +29,7 @@ MIN_MINUTES = 1
 MAX_MINUTES = 2880
 """The agent accepts ExpiresInMinutes from 1 to 2,880 (48 h)."""
 TIMEOUT_SECONDS = 2.0
-"""One agent call's total deadline, s: the agent is local to the task, a slow one is a broken one."""
+"""One agent call's total deadline, s: the agent is local to the task; a slow one is broken."""
 MAX_ANSWER_BYTES = 64 * 1024
 """The agent answers with a small JSON object; more is not the agent."""
 RETRY_SECONDS = 10.0
