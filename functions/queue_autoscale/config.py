@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from queue_autoscale.core.models import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
+    JOB_TIME_RESOLUTION_SECONDS,
     QueueSettings,
 )
 from queue_autoscale.validation import error_parts
@@ -190,6 +191,19 @@ Source = Annotated[SqsSource | KafkaSource | RabbitSource, Field(discriminator="
 """Where a queue's depth comes from; `type` picks sqs (default), kafka or rabbitmq."""
 
 
+MAX_WORKERS = 10_000
+"""The largest fleet a config may ask for (min/max workers, the capacity cap)."""
+MAX_SLA_SECONDS = 43_200.0
+"""12 h, SQS's longest visibility timeout: the longest SLA, and the longest recovery horizon."""
+MAX_JOB_SECONDS_LIMIT = 1_209_600.0
+"""SQS's 14-day retention: no job (or prior job time) is longer."""
+MAX_ACTIVATION_JOBS = 10**9
+"""Visible jobs needed to scale up from zero: at most a billion."""
+COUNTER_RESOLUTION_SECONDS = 1.0
+"""The counters' resolution: a recovery horizon shorter than one counted second cannot be
+measured, and one of 1e-15 s divided the drain's arithmetic by zero."""
+
+
 class QueueConfig(BaseModel):
     """One queue's config as users write it (JSON keys are these field names)."""
 
@@ -205,13 +219,13 @@ class QueueConfig(BaseModel):
     """The work queue's dead-letter queue name, if any."""
     profile: Profile = Profile.BALANCED
     """Defaults for sla_seconds, percentile, min_workers and max_workers."""
-    sla_seconds: float = Field(gt=0, le=43_200)
+    sla_seconds: float = Field(gt=0, le=MAX_SLA_SECONDS)
     """The pickup-time SLA, s: P(pickup > sla_seconds) <= 1 - percentile."""
     percentile: float = Field(gt=0, lt=1)
     """Share of jobs that must be picked up within the SLA."""
-    min_workers: int = Field(ge=0, le=10_000)
+    min_workers: int = Field(ge=0, le=MAX_WORKERS)
     """Fleet floor (0 allows scale to zero)."""
-    max_workers: int = Field(ge=0, le=10_000)
+    max_workers: int = Field(ge=0, le=MAX_WORKERS)
     """Fleet ceiling."""
     worker_concurrency: int = Field(default=CORE_DEFAULTS["worker_concurrency"], ge=1, le=1_000)
     """Jobs one task runs at once (mu = concurrency / mean job seconds)."""
@@ -236,19 +250,31 @@ class QueueConfig(BaseModel):
     goes at once)."""
     scale_down_percent: float = Field(default=CORE_DEFAULTS["scale_down_percent"], gt=0, le=100)
     """The percent of the fleet one scale-down may remove (see scale_down_step)."""
-    activation_threshold: int = Field(default=CORE_DEFAULTS["activation_threshold"], ge=1)
+    activation_threshold: int = Field(
+        default=CORE_DEFAULTS["activation_threshold"], ge=1, le=MAX_ACTIVATION_JOBS
+    )
     """Visible jobs needed to scale up from zero (fewer still start a worker once waiting
     another tick would pass the SLA)."""
-    capacity_cap: int | None = Field(default=None, ge=0)
+    capacity_cap: int | None = Field(default=None, ge=0, le=MAX_WORKERS)
     """A hard cap besides max_workers (an account quota); at least min_workers."""
     overloading_threshold: float = Field(default=CORE_DEFAULTS["overloading_threshold"], gt=0, lt=1)
     """Load ratio (rho) at which the queue reads overloading."""
-    recovery_horizon_seconds: float | None = Field(default=None, gt=0)
+    recovery_horizon_seconds: float | None = Field(
+        default=None, ge=COUNTER_RESOLUTION_SECONDS, le=MAX_SLA_SECONDS
+    )
     """The drain sizes for every job with at least this much of its SLA left when new workers
     land, s; unset, what the percentile's miss budget allows (SLA / 3 until it can be read)."""
-    expected_job_seconds: float = Field(default=CORE_DEFAULTS["expected_job_seconds"], gt=0)
+    expected_job_seconds: float = Field(
+        default=CORE_DEFAULTS["expected_job_seconds"],
+        ge=JOB_TIME_RESOLUTION_SECONDS,
+        le=MAX_JOB_SECONDS_LIMIT,
+    )
     """Prior mean job time until a completion is measured, s."""
-    max_job_seconds: float = Field(default=CORE_DEFAULTS["max_job_seconds"], ge=0.001, le=1_209_600)
+    max_job_seconds: float = Field(
+        default=CORE_DEFAULTS["max_job_seconds"],
+        ge=JOB_TIME_RESOLUTION_SECONDS,
+        le=MAX_JOB_SECONDS_LIMIT,
+    )
     """Plausibility limit of one job's duration, s: longer `duration_ms` are rejected at ingest
     (at most SQS's 14-day retention)."""
     dry_run: bool = False

@@ -1,0 +1,128 @@
+"""Every numeric config field has a floor and a ceiling, and any config validation accepts
+decides without an exception for any snapshot (a recovery_horizon_seconds of 1e-15 passed
+validation and every tick then failed with ZeroDivisionError)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import annotated_types
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from queue_autoscale.config import ConfigError, QueueConfig, parse_queue
+from queue_autoscale.core import POLICIES, ControllerState, Sample
+from queue_autoscale.core.models import QueueSnapshot
+from tests.unit.core.builders import NOW, snapshot
+from tests.unit.core.test_bounded_work import snapshots
+
+NUMERIC = (int, float)
+
+
+def numeric_fields() -> dict[str, tuple[type, float | None, float | None, bool, bool]]:
+    """name -> (type, floor, ceiling, floor excluded, ceiling excluded) of each numeric field."""
+    found = {}
+    for name, info in QueueConfig.model_fields.items():
+        kinds = [k for k in (int, float) if k in _types(info.annotation)]
+        if not kinds or info.annotation is bool:
+            continue
+        low = high = None
+        low_open = high_open = False
+        for item in info.metadata:
+            if isinstance(item, annotated_types.Ge):
+                low = item.ge
+            elif isinstance(item, annotated_types.Gt):
+                low, low_open = item.gt, True
+            elif isinstance(item, annotated_types.Le):
+                high = item.le
+            elif isinstance(item, annotated_types.Lt):
+                high, high_open = item.lt, True
+        found[name] = (kinds[-1], low, high, low_open, high_open)
+    return found
+
+
+def _types(annotation: Any) -> tuple[Any, ...]:
+    return getattr(annotation, "__args__", (annotation,))
+
+
+FIELDS = numeric_fields()
+
+
+def test_every_numeric_field_has_a_floor_and_a_ceiling() -> None:
+    unbounded = sorted(
+        n for n, (_, low, high, _, _) in FIELDS.items() if low is None or high is None
+    )
+    assert unbounded == []
+
+
+def _values(kind: type, low: float, high: float, low_open: bool, high_open: bool) -> Any:
+    if kind is int:
+        lo, hi = int(low) + (1 if low_open else 0), int(high) - (1 if high_open else 0)
+        return st.sampled_from([lo, hi]) | st.integers(lo, hi)
+    lo = math.nextafter(low, math.inf) if low_open else float(low)
+    hi = math.nextafter(high, -math.inf) if high_open else float(high)
+    edges = [lo, hi, math.nextafter(lo, math.inf), min(hi, lo * 2 + 1e-15)]
+    return st.sampled_from(edges) | st.floats(lo, hi)
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> dict[str, Any]:
+    """A queue config object: each numeric field left out or drawn within its own bounds."""
+    data: dict[str, Any] = {"queue": "jobs"}
+    for name, (kind, low, high, low_open, high_open) in FIELDS.items():
+        if low is None or high is None or not draw(st.booleans()):
+            continue
+        data[name] = draw(_values(kind, low, high, low_open, high_open))
+    return data
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs(), snapshots(), st.sampled_from(sorted(POLICIES)), st.booleans())
+def test_any_config_validation_accepts_decides_for_any_snapshot(
+    data: dict[str, Any], snap: QueueSnapshot, policy: str, with_history: bool
+) -> None:
+    # GIVEN any config object validation accepts
+    try:
+        cfg = parse_queue(data)
+    except ConfigError:
+        return
+    cfg_settings = cfg.settings()
+    samples = (Sample(at=NOW - 30, arrival_rate=1.0, visible=0, raw_target=1),)
+    state = ControllerState("jobs", samples=samples if with_history else ())
+    # WHEN a policy decides, THEN it answers (no exception) within the configured bounds
+    decision = POLICIES[policy](snap, cfg_settings, state, NOW, None).decision
+    assert decision.reason
+    assert 0 <= decision.target <= max(cfg.max_workers, decision.current or 0)
+
+
+@pytest.mark.parametrize(
+    "horizon", [pytest.param(1e-15, id="1e-15"), pytest.param(5e-324, id="denormal")]
+)
+def test_a_recovery_horizon_below_its_floor_is_refused(horizon: float) -> None:
+    with pytest.raises(ConfigError, match="recovery_horizon_seconds"):
+        parse_queue({"queue": "jobs", "recovery_horizon_seconds": horizon})
+
+
+@pytest.mark.parametrize("lead", [30.0, 120.0])
+def test_the_smallest_recovery_horizon_decides_with_a_lead_at_or_above_the_sla(
+    lead: float,
+) -> None:
+    # GIVEN the audit's queue: a 30 s SLA, a lead at or above it, 120 jobs waiting on 2 workers,
+    # and the smallest recovery horizon validation accepts (1e-15 s made SLA - (SLA - H) == 0)
+    cfg = parse_queue(
+        {
+            "queue": "jobs",
+            "sla_seconds": 30,
+            "provisioning_lead_seconds": lead,
+            "recovery_horizon_seconds": FIELDS["recovery_horizon_seconds"][1],
+            "max_workers": 10,
+        }
+    )
+    for age in (5.0, 25.0, 40.0):
+        snap = snapshot(visible=120, running=2, desired=2, oldest_age_seconds=age)
+        # WHEN hybrid decides, THEN it answers within the bounds (it raised ZeroDivisionError)
+        decision = POLICIES["hybrid"](snap, cfg.settings(), ControllerState("jobs"), NOW, None)
+        assert cfg.min_workers <= decision.decision.target <= cfg.max_workers
+        assert decision.decision.reason
