@@ -105,6 +105,7 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert shape.alarms_per_queue == 6
     assert shape.fleet_alarm_metrics == 4  # config errors, events DLQ, function errors (2 metrics)
     assert (shape.evaluate.arm64, shape.record.arm64) == (True, True)
+    assert (shape.evaluate.memory_mb, shape.record.memory_mb) == (256, 512)
     assert (shape.evaluate.tracing, shape.record.tracing) == (True, False)
     assert shape.dashboards == 1
     assert shape.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
