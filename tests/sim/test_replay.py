@@ -148,6 +148,7 @@ def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
     hour = sorted(first_day.iterdir())[0]
     (hour / "truncated.jsonl.gz").write_bytes(b"\x1f\x8b\x08 not gzip at all")
     (hour / "redelivered.jsonl.gz").write_bytes((hour / "batch.jsonl.gz").read_bytes())
+    (hour / "notes.txt").write_text('{"queue": "gpu"} a stray file')
     bad = [
         '{"queue": "gpu", not json',
         '["gpu", 2]',
@@ -176,6 +177,7 @@ def test_a_damaged_archive_is_counted_and_skipped(tmp_path: Path) -> None:
     assert skipped["file not readable to its end (damaged or truncated gzip)"] == 1
     redelivered = len(gzip.decompress((hour / "batch.jsonl.gz").read_bytes()).splitlines())
     assert skipped["duplicate event (redelivered)"] == redelivered
+    assert skipped["file not of the archive (not .jsonl.gz or .jsonl)"] == 1
     assert skipped["decision log: line is not JSON"] == 1
     assert skipped["decision log: no whole running/current and target"] == 1
     assert [(t.workers, t.target) for t in recorded.ticks] == [(3, 4)]

@@ -44,6 +44,8 @@ CLOSE_AFTER_MS = HOUR_MS
 event (SQS redelivers within the visibility timeout; a later copy is counted as late)."""
 FAILED_BIT = 1 << 62
 """Orders the finishing events as the report does: failed above completed, then the later."""
+RAW_SUFFIXES = (".jsonl.gz", ".jsonl")
+"""The raw archive's event files (the ingest function writes .jsonl.gz)."""
 MAX_REASONS = 20
 """Distinct skip reasons kept; any further ones are counted under 'other'."""
 
@@ -280,12 +282,17 @@ def _read_events(archive: Path, queue: str, pairing: _Pairing) -> list[Path]:
     folders read."""
     raw = archive / "events"
     compacted = archive / "compacted_events"
-    root = raw if raw.is_dir() else compacted
+    root, suffixes = (raw, RAW_SUFFIXES) if raw.is_dir() else (compacted, (".parquet",))
+    read = _line_events if root is raw else _row_events
     days = _day_folders(root, pairing.start_ms, pairing.end_ms)
     for day in days:
         for folder in sorted({p.parent for p in day.rglob("*") if p.is_file()}):
             for path in sorted(p for p in folder.iterdir() if p.is_file()):
-                read = _row_events if path.suffix == ".parquet" else _line_events
+                if path.name.startswith((".", "_")):  # Spark's .crc and _SUCCESS files
+                    continue
+                if not path.name.endswith(suffixes):
+                    pairing.skip(f"file not of the archive (not {' or '.join(suffixes)})")
+                    continue
                 for event in read(path, queue, pairing):
                     pairing.add(event)
             pairing.close()
