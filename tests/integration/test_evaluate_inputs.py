@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from queue_autoscale.adapters.cloudwatch import OldestAgeReader
-from queue_autoscale.adapters.dynamodb import LoadTable, Migration, migrate_legacy_counters
+from queue_autoscale.adapters.counter_migration import Migration, migrate_legacy_counters
+from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.ecs import EcsServices, ServiceRef, ServiceStatus
 from queue_autoscale.adapters.errors import NotFound, StateConflict
 from queue_autoscale.adapters.sqs import QueueDepth, SqsQueues

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from queue_autoscale.adapters.aws import make_client
-from queue_autoscale.adapters.dynamodb import migrate_legacy_counters
+from queue_autoscale.adapters.counter_migration import migrate_legacy_counters
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.config import ConfigError, parse_json, read_text
