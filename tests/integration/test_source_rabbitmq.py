@@ -262,3 +262,68 @@ def test_a_rabbitmq_queue_is_configured_read_decided_and_scaled(
     assert not locked.applied
     assert locked.decision is None or not locked.decision.inputs_ok
     assert any("HTTP401" in error for error in locked.errors)
+
+
+@pytest.mark.parametrize(
+    ("unit", "ttl_ms", "believed", "note"),
+    [
+        pytest.param(1, None, True, None, id="seconds"),
+        pytest.param(1000, None, True, "read as milliseconds", id="milliseconds"),
+        pytest.param(0, None, False, "ignored", id="stamped 1"),
+        pytest.param(1, 60_000, False, "over the 60 s", id="older than x-message-ttl"),
+    ],
+)
+def test_a_publishers_timestamp_is_checked_against_the_clock_and_the_ttl(
+    broker: Broker,
+    clients: Any,
+    suffix: str,
+    unit: int,
+    ttl_ms: int | None,
+    believed: bool,
+    note: str | None,
+) -> None:
+    # GIVEN 40 messages published with an AMQP timestamp of ten minutes ago, in this unit
+    params = pika.ConnectionParameters(
+        host="127.0.0.1",
+        port=broker.amqp_port,
+        credentials=pika.PlainCredentials(USER, PASSWORD),
+    )
+    name = f"clock-{suffix}-{unit}-{ttl_ms or 0}"
+    published = int(time.time() - 600)
+    stamp = published * unit if unit else 1
+    connection = pika.BlockingConnection(params)
+    try:
+        channel = connection.channel()
+        channel.queue_declare(name, arguments={"x-message-ttl": ttl_ms} if ttl_ms else None)
+        for index in range(40):
+            channel.basic_publish(
+                "", name, f"job {index}".encode(), pika.BasicProperties(timestamp=stamp)
+            )
+    finally:
+        connection.close()
+    until(
+        lambda: broker.api(f"/api/queues/%2F/{name}").get("head_message_timestamp") == stamp,
+        "the broker reports the head's stamp as published",
+    )
+    source = {
+        "type": "rabbitmq",
+        "management_url": broker.management_url,
+        "queue": name,
+        "prefetch": 1,
+        "credentials_secret": store_secret(clients, f"mq-{name}"),
+    }
+    config = parse_queue({"queue": name, "sla_seconds": 300, "max_workers": 5, "source": source})
+    # WHEN the source reads it
+    now = time.time()
+    reading = Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm).read(config, now)
+    # THEN the age is the stamp's where it can be right (ten minutes, whatever the unit), else
+    # unknown (our own events decide)
+    assert reading is not None and reading.depth.visible == 40
+    if not believed:
+        assert reading.age is None
+    else:
+        assert reading.age is not None
+        assert reading.age.age_seconds == pytest.approx(now - published, abs=0.01)
+    assert [n for n in reading.reason_notes if note and note in n] or (
+        note is None and reading.reason_notes == ()
+    )
