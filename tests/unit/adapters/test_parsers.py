@@ -21,7 +21,9 @@ from queue_autoscale.adapters.errors import MalformedResponse
 from queue_autoscale.adapters.eventbridge import DecisionEvent, build_entries, parse_put_events
 from queue_autoscale.adapters.s3 import decisions_key, decode_jsonl_gz, encode_jsonl_gz, events_key
 from queue_autoscale.adapters.sqs import (
+    DeadLetters,
     QueueDepth,
+    SqsQueues,
     dead_letter_body,
     pack_batches,
     parse_queue_depth,
@@ -348,3 +350,33 @@ def test_a_counter_second_outside_the_key_width_is_refused() -> None:
         second_sk(10**13)
     with pytest.raises(ValueError, match="outside"):
         second_sk(-1)
+
+
+class RecordingSqs:
+    def __init__(self) -> None:
+        self.calls: list[list[dict[str, Any]]] = []
+
+    def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: N803 - boto3's names
+        self.calls.append(Entries)
+        return {"Successful": [{"Id": e["Id"]} for e in Entries], "Failed": []}
+
+
+def test_dead_letter_batches_count_the_reason_attribute_toward_sqs_s_size_limit() -> None:
+    # GIVEN ten rejections whose bodies alone fit one 256 KiB batch (26,000 bytes each) but
+    # whose 1,024-character reason attributes take the batch past it
+    client = RecordingSqs()
+    dead = DeadLetters(SqsQueues(client), "https://sqs.us-east-1.amazonaws.com/1/dlq")
+    items = [("b" * 26_000, "r" * 5_000) for _ in range(10)]
+    # WHEN they are sent
+    assert dead.reject_many(items) == []
+    # THEN no SendMessageBatch exceeds the limit, bodies and attributes together
+    assert len(client.calls) == 2
+    for entries in client.calls:
+        size = sum(
+            len(e["MessageBody"])
+            + len("reason")
+            + len("String")
+            + len(e["MessageAttributes"]["reason"]["StringValue"])
+            for e in entries
+        )
+        assert size <= 256 * 1024
