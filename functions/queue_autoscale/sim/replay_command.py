@@ -74,6 +74,24 @@ class ReplayOptions:
 
 
 def _input(options: ReplayOptions, spec: RunSpec, scratch: Path) -> ReplayInput:
+    """What to replay; ArrivalError when the source or the window holds no job."""
+    replay = _read_input(options, spec, scratch)
+    if replay.trace.arrivals.size == 0:
+        source = (
+            f"--jobs {options.jobs}"
+            if options.jobs is not None
+            else (f"--archive {options.archive}: queue {options.queue!r}")
+        )
+        bounds = [f"{flag} {value}" for flag, value in
+                  (("--from", options.from_time), ("--to", options.to_time)) if value]  # fmt: skip
+        window = f" in the window {' '.join(bounds)}" if bounds else ""
+        skipped = replay.recorded.skipped if replay.recorded is not None else {}
+        why = "; ".join(f"{count:,} skipped: {reason}" for reason, count in sorted(skipped.items()))
+        raise ArrivalError(f"{source}: no job queued{window}" + (f" ({why})" if why else ""))
+    return replay
+
+
+def _read_input(options: ReplayOptions, spec: RunSpec, scratch: Path) -> ReplayInput:
     if (options.jobs is None) == (options.archive is None):
         raise ArrivalError("give one of --jobs FILE or --archive DIR, not both")
     bounds = options.window()
