@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 
+from queue_autoscale.demo.agreement import Agreement, Tolerance, from_first, within_one
 from queue_autoscale.demo.fleet import FleetTotals
 from queue_autoscale.demo.live import TickRow
 from queue_autoscale.demo.scaling import flaps, judge, wrong_way_scale_downs
-from queue_autoscale.demo.summary import NO_MESSAGES, ArchiveFacts, summarize, summary_table
+from queue_autoscale.demo.summary import (
+    NO_MESSAGES,
+    ArchiveFacts,
+    DemoSummary,
+    summarize,
+    summary_table,
+)
 
 
 def _row(at: float, desired: int, visible: int, pending: int = 0, phase: str = "spike") -> TickRow:
@@ -94,4 +103,26 @@ def test_the_summary_counts_flaps_wrong_way_moves_and_utilization_and_fails_on_a
     console.print(summary_table(summary))
     text = console.export_text()
     assert "wrong-way scale-downs (must be 0)" in text and "25%" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_ticks_agree_within_one_worker_of_the_nearest_simulated_decision() -> None:
+    demo = [(0.0, 1), (5.0, 5), (10.0, 8), (15.0, 8)]
+    simulated = [(0.4, 1), (5.2, 7), (10.1, 7), (15.3, 4)]
+    # 1 vs 1, 5 vs 7 (off by 2), 8 vs 7, 8 vs 4 (off by 4): half within +-1
+    assert within_one(demo, simulated) == 0.5
+    assert within_one(demo, []) == 0.0
+    assert from_first([(100.0, 1), (105.0, 2)]) == [(0.0, 1), (5.0, 2)]
+
+
+def test_the_agreement_is_judged_against_the_demos_own_spread_and_shown_in_80_columns() -> None:
+    close = Agreement(1.0, 480.0, 0.9, compliance_points=0.0, worker_seconds_share=-0.08)
+    far = Agreement(0.9, 300.0, 0.9, compliance_points=-10.0, worker_seconds_share=-0.4)
+    tolerance = Tolerance(compliance_points=0.5, worker_seconds_share=0.2, ticks_within_one=0.8)
+    assert close.within(tolerance) and not far.within(tolerance)
+    assert not replace(close, ticks_within_one=0.5).within(tolerance)
+    console = Console(record=True, width=80)
+    console.print(summary_table(DemoSummary(agreement=close)))
+    text = console.export_text()
+    assert "100.0% / 480" in text and "+0.0 / -8%" in text and "90%" in text
     assert max(len(line) for line in text.splitlines()) <= 80

@@ -13,6 +13,7 @@ from rich.live import Live
 from queue_autoscale.client import EventRecorder
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.core import urgency_for
+from queue_autoscale.demo.agreement import simulate_archive
 from queue_autoscale.demo.driver import Produced, PumpStats, produce, pump_events_once, pump_loop
 from queue_autoscale.demo.ecs_tasks import EmulatedService
 from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
@@ -293,6 +294,12 @@ def close(
         concurrency=demo.queue.effective_concurrency,
     )
     summary.archive_objects = objects
+    try:
+        summary.agreement = simulate_archive(
+            archive, demo.queue, summary.picked_up_within_sla, summary.worker_seconds
+        )
+    except Exception as error:  # the run's own results stand without the comparison
+        summary.agreement_note = f"not run: {type(error).__name__}: {error}"
     summary.output = str(options.output)
     summary.interrupted = state.interrupted
     write_ticks(state.rows, options.output)

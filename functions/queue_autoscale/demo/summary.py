@@ -18,6 +18,7 @@ from rich.table import Table
 
 from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.sqs import SqsQueues
+from queue_autoscale.demo.agreement import TOLERANCE, Agreement
 from queue_autoscale.demo.fleet import FleetTotals
 from queue_autoscale.demo.live import TickRow
 from queue_autoscale.demo.scaling import judge
@@ -71,6 +72,9 @@ class DemoSummary:
     wrong_way_scale_downs: int = 0
     """desiredCount lowered while the visible backlog was above the previous tick's and tasks
     ordered earlier had not started (must be 0)."""
+    agreement: Agreement | None = None
+    """The simulator fed this run's jobs, beside the run (demo/agreement.py); None if not run."""
+    agreement_note: str = ""
     sla_seconds: float = 0.0
     events_accepted: int = 0
     events_rejected: int = 0
@@ -116,6 +120,7 @@ class DemoSummary:
             "messages_lost": self.messages_lost,
             "accounted": self.accounted,
             "passed": self.passed,
+            "agreement_within": None if self.agreement is None else self.agreement.within(),
         }
         return json.dumps(data, indent=2)
 
@@ -360,9 +365,34 @@ def summary_table(summary: DemoSummary) -> Table:
         ("evaluate ticks (controller errors)", f"{summary.ticks} ({summary.controller_errors})"),
         ("archive objects downloaded", summary.archive_objects),
     ]
+    rows += _agreement_rows(summary)
     for what, value in rows:
         table.add_row(what, str(value))
     return table
+
+
+def _agreement_rows(summary: DemoSummary) -> list[tuple[str, object]]:
+    """The simulator on the same jobs, and whether it is within the demo's own spread."""
+    found = summary.agreement
+    if found is None:
+        return [("simulator on these jobs", summary.agreement_note or "not run")]
+    tol = TOLERANCE
+    return [
+        (
+            "simulator on these jobs: within SLA / worker-s",
+            f"{found.compliance:.1%} / {found.worker_seconds:.0f}",
+        ),
+        (
+            "  minus the demo: points / worker-s",
+            f"{found.compliance_points:+.1f} / {found.worker_seconds_share:+.0%}",
+        ),
+        ("  ticks whose targets agree within +-1", f"{found.ticks_within_one:.0%}"),
+        (
+            f"  within the demo's spread ({tol.compliance_points:g} points, "
+            f"{tol.worker_seconds_share:.0%}, {tol.ticks_within_one:.0%})",
+            "yes" if found.within() else "no",
+        ),
+    ]
 
 
 def build_report(output: Path, queues_config_json: str, console: Console) -> tuple[str | None, str]:

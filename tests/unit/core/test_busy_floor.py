@@ -7,6 +7,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from queue_autoscale.core import ControllerState, CounterRow, Readings, build_snapshot
 from queue_autoscale.core.constraints import busy_workers, movement
 from queue_autoscale.core.hybrid import decide
@@ -115,3 +118,22 @@ def test_no_scale_down_while_ordered_tasks_have_not_started_and_the_backlog_grow
     landed = replace(growing, pending=0)
     assert movement(6, 8, shrinking, state, config, NOW)[1][0].code != "orders_pending"
     assert movement(6, 8, landed, state, config, NOW)[1][0].code != "orders_pending"
+
+
+@given(
+    current=st.integers(1, 500),
+    cut=st.integers(1, 500),
+    pending=st.integers(1, 500),
+    before=st.integers(0, 10_000),
+    growth=st.integers(1, 10_000),
+)
+def test_no_scale_down_ever_cancels_orders_while_the_backlog_grows(
+    current: int, cut: int, pending: int, before: int, growth: int
+) -> None:
+    state = ControllerState(
+        "jobs", samples=(Sample(at=NOW - 5, arrival_rate=1.0, visible=before, raw_target=1),)
+    )
+    grown = snapshot(visible=before + growth, running=1, desired=current, pending=pending)
+    target, steps = movement(max(0, current - cut), current, grown, state, settings(), NOW)
+    assert target == current
+    assert steps[0].code == "orders_pending"
