@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo test test313 test-localstack lint docs reference check bench setup java rabbitmq chromium clean
+.PHONY: demo test test313 test-localstack lint docs reference outdated check bench setup java rabbitmq chromium clean
 
 demo: setup ## The end-to-end demo on the embedded AWS emulator
 	$(VENV)/bin/queue-autoscale demo
@@ -34,6 +34,10 @@ docs: setup ## The documentation site, built strictly (broken links, orphan or s
 
 reference: setup ## Regenerate docs/reference/ from the code (CLI, config, metrics, events)
 	$(PY) infra/docs_reference.py
+
+outdated: setup ## List the locked packages that trail their registry's latest release
+	@echo "pyspark stays on 3.5, the Spark line AWS Glue 5.0 runs; numpy 1.26 on Python 3.11 with it"
+	$(UV) pip list --outdated --python $(PY)
 
 bench: setup ## Every benchmark in benchmarks/, tables written to benchmarks/results/
 	$(PY) benchmarks/run_all.py

@@ -123,7 +123,8 @@ def _constraints(info: FieldInfo) -> str:
             value = getattr(item, key, None)
             if value is not None:
                 symbol = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}.get(key, f"{key} ")
-                words.append(f"{symbol}{value:,}" if isinstance(value, int) else f"{symbol}{value}")
+                whole = isinstance(value, int | float) and float(value).is_integer()
+                words.append(f"{symbol}{int(value):,}" if whole else f"{symbol}{value}")
     return ", ".join(f"`{word}`" for word in words)
 
 

@@ -28,7 +28,7 @@ from queue_autoscale.cli import app
 
 ROOT = Path(__file__).parents[3]
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
-FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
 RUN = ".venv/bin/queue-autoscale"
 
 
@@ -101,3 +101,17 @@ def test_every_runnable_example_runs(page: str, line: str) -> None:
     # THEN it succeeds and prints something
     assert result.returncode == 0, f"{page}: {line}\n{result.stderr[-2000:]}"
     assert result.stdout.strip()
+
+
+LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "CONTRIBUTING.md"], ids=str)
+def test_every_relative_link_outside_the_site_resolves(page: Path) -> None:
+    # README and CONTRIBUTING are read on GitHub, not built by mkdocs: check their links here
+    broken = [
+        target
+        for target in LINK.findall(page.read_text(encoding="utf-8"))
+        if "://" not in target and not (page.parent / target).exists()
+    ]
+    assert not broken, f"{page.name}: links to missing files {broken}"
