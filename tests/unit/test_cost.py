@@ -54,8 +54,8 @@ def test_two_idle_queues_worked_by_hand() -> None:
     gb_seconds = 43_800 * 30.529 * 1769 / 1024  # 2,310,051 GB-s
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(gb_seconds * 0.0000133334)
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(30.80, abs=0.01)
-    # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks
-    assert line(lines, "CloudWatch", "GetMetricData") == pytest.approx(175_200 / 1000 * 0.01)
+    # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks; the age is read once a minute
+    assert line(lines, "CloudWatch", "GetMetricData") == pytest.approx(87_600 / 1000 * 0.01)
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
     # STATE: a 2,551-byte item is 3 WRU a write; the shard lock 2 writes a minute
     assert line(lines, "DynamoDB", "STATE write") == pytest.approx(
@@ -88,10 +88,10 @@ def test_metric_tiers(metrics: int, usd: float) -> None:
 
 
 def test_idle_queue_adds_its_metrics_alarms_and_tick_calls() -> None:
-    """An idle queue: 12 metrics ($3.60), 6 alarms ($0.60), its GetMetricData ($0.876 at 2 ticks
-    a minute), GetQueueAttributes, reads and the STATE write; its share of the shard's time."""
+    """An idle queue: 12 metrics ($3.60), 6 alarms ($0.60), its GetMetricData ($0.438: once a
+    minute), GetQueueAttributes, reads and the STATE write; its share of the shard's time."""
     added = idle_queue_usd(TWO_IDLE, SHAPE, US_EAST_1)
-    floor = 3.60 + 0.60 + 87_600 / 1000 * 0.01
+    floor = 3.60 + 0.60 + 43_800 / 1000 * 0.01
     assert floor < added < floor + 0.5
 
 

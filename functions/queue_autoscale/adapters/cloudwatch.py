@@ -1,7 +1,9 @@
 """CloudWatch: SQS `ApproximateAgeOfOldestMessage` for many queues in one GetMetricData.
 
 SQS publishes this metric once a minute, a few minutes late; the lag is returned with the
-value so the core can age it forward (DESIGN section 4, oldest-age rule).
+value so the core can age it forward (DESIGN section 4, oldest-age rule). A reader asks
+CloudWatch once per queue per metric period: the other ticks of that minute reuse the
+datapoint, its lag recomputed for their `now` (GetMetricData is billed per metric requested).
 """
 
 from __future__ import annotations
@@ -73,6 +75,18 @@ def _epoch(value: Any) -> float:
     raise MalformedResponse("GetMetricData", f"timestamp {value!r} is not a time")
 
 
+@dataclass(frozen=True, slots=True)
+class _Point:
+    """One queue's newest datapoint: its value (s) and when it was measured (epoch s)."""
+
+    age_seconds: float
+    measured_at: float
+
+    def at(self, now: float) -> OldestAge:
+        """The datapoint as read at `now` (epoch s): its lag is `now` minus when measured."""
+        return OldestAge(age_seconds=self.age_seconds, lag_seconds=max(0.0, now - self.measured_at))
+
+
 def parse_metric_data(
     results: Sequence[Mapping[str, Any]],
     queue_names: Sequence[str],
@@ -84,7 +98,15 @@ def parse_metric_data(
     `now` is epoch seconds. A datapoint at timestamp t covers [t, t + period); the value
     is the maximum seen in it, so it is taken as measured at t + period.
     """
-    latest: dict[str, OldestAge | None] = dict.fromkeys(queue_names)
+    points = _latest_points(results, queue_names, period_seconds)
+    return {name: None if point is None else point.at(now) for name, point in points.items()}
+
+
+def _latest_points(
+    results: Sequence[Mapping[str, Any]], queue_names: Sequence[str], period_seconds: int
+) -> dict[str, _Point | None]:
+    """`parse_metric_data`'s newest datapoint per queue, with when it was measured."""
+    latest: dict[str, _Point | None] = dict.fromkeys(queue_names)
     newest_at: dict[str, float] = {}
     ids = {query_id(index): name for index, name in enumerate(queue_names)}
     for result in results:
@@ -111,14 +133,14 @@ def parse_metric_data(
                     resource=name,
                 )
             newest_at[name] = at
-            latest[name] = OldestAge(
-                age_seconds=age, lag_seconds=max(0.0, now - (at + period_seconds))
-            )
+            latest[name] = _Point(age_seconds=age, measured_at=at + period_seconds)
     return latest
 
 
 class OldestAgeReader:
-    """Reads the oldest-message age of many queues (one GetMetricData per 500 queues)."""
+    """Reads the oldest-message age of many queues (one GetMetricData per 500 queues), each
+    queue at most once per metric period: SQS publishes one datapoint a minute, so a second
+    read within the same minute could only return what the first did."""
 
     def __init__(
         self, client: Any, period_seconds: int = PERIOD_SECONDS, namespace: str = SQS_NAMESPACE
@@ -127,12 +149,34 @@ class OldestAgeReader:
         self._client = client
         self._period = period_seconds
         self._namespace = namespace
+        self._read: dict[str, tuple[int, _Point | None]] = {}
+        """Per queue: the period index (epoch s // period) it was read in, and what was read."""
 
     def oldest_ages(
         self, queue_names: Sequence[str], now: float, lookback_seconds: float = LOOKBACK_SECONDS
     ) -> dict[str, OldestAge | None]:
-        """Latest age and its lag per queue name; `now` is epoch seconds."""
-        answer: dict[str, OldestAge | None] = {}
+        """Latest age and its lag per queue name; `now` is epoch seconds. Queues already read
+        in `now`'s period are answered from that read (lag recomputed); the rest are asked."""
+        period_index = math.floor(now / self._period)
+        known = {
+            name: read[1]
+            for name in queue_names
+            if (read := self._read.get(name)) is not None and read[0] == period_index
+        }
+        asked = [name for name in queue_names if name not in known]
+        fresh = self._ask(asked, now, lookback_seconds) if asked else {}
+        # Only the queues of this call are kept: the memory is bounded by the queue list.
+        self._read = {name: (period_index, point) for name, point in {**known, **fresh}.items()}
+        return {
+            name: None if (point := self._read[name][1]) is None else point.at(now)
+            for name in queue_names
+        }
+
+    def _ask(
+        self, queue_names: Sequence[str], now: float, lookback_seconds: float
+    ) -> dict[str, _Point | None]:
+        """The newest datapoint of each queue from CloudWatch (epoch s `now`)."""
+        answer: dict[str, _Point | None] = {}
         # Whole periods, as CloudWatch rounds them anyway: datapoints then start on the minute.
         period = self._period
         end = datetime.fromtimestamp(math.ceil(now / period) * period, UTC)
@@ -156,7 +200,7 @@ class OldestAgeReader:
                 token = response.get("NextToken")
                 if not token:
                     break
-            answer.update(parse_metric_data(results, names, now, self._period))
+            answer.update(_latest_points(results, names, self._period))
         return answer
 
 

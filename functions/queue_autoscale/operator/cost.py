@@ -224,6 +224,8 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
     events = queue_ticks * m.decision_events
     puts = shards * ticks
+    # OldestAgeReader asks for a queue's age once per minute (SQS publishes it once a minute).
+    age_reads = workload.queues * MINUTES_PER_MONTH
     return [
         Usage(
             "SQS",
@@ -234,10 +236,10 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
         ),
         Usage(
             "CloudWatch",
-            "GetMetricData (one age metric per queue per tick)",
-            queue_ticks,
+            "GetMetricData (one age metric per queue per minute)",
+            age_reads,
             "metrics",
-            queue_ticks / 1000 * prices.get_metric_data_per_thousand_metrics,
+            age_reads / 1000 * prices.get_metric_data_per_thousand_metrics,
         ),
         Usage(
             "DynamoDB",
