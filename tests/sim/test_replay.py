@@ -88,12 +88,14 @@ def write_archive(folder: Path, arrivals: Floats, durations: Floats) -> dict[str
 def test_the_demo_archive_replays_to_the_demo_within_tolerance(tmp_path: Path) -> None:
     # GIVEN the demo's archive and summary, replayed with the demo queue's settings
     summary = json.loads((DEMO / "summary.json").read_text())
+    png = tmp_path / "replay.png"
     rows = _simulate(
         ["--archive", str(DEMO), "--queue", "demo-jobs", "--config", str(DEMO / "queues.json"),
-         "--policy", "hybrid"],
+         "--policy", "hybrid", "--plot", str(png)],
         tmp_path / "s.json",
     )  # fmt: skip
     hybrid, as_run = rows
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # THEN "as run" is what the demo measured, from the same started events
     assert as_run["policy"] == "as run" and as_run["jobs"] == summary["jobs_produced"] == 579
     assert as_run["sla_compliance"] == summary["picked_up_within_sla"] == 1.0
