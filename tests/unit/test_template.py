@@ -49,8 +49,8 @@ from queue_autoscale.controller.config_loader import (
     QueueConfigLoader,
     store_reader,
 )
-from queue_autoscale.core.models import ControllerState
-from queue_autoscale.core.state import state_to_dict
+from queue_autoscale.core.models import ControllerState, TrendModel
+from queue_autoscale.core.state import model_to_dict, state_to_dict
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
 from queue_autoscale.telemetry import emf_metrics
 
@@ -869,13 +869,19 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
     document = {**state_to_dict(ControllerState(queue="orders")), "shard": "0/1", "ticked_at": 1.0}
     table.write_state("orders", document, 0)
     table.acquire_lock("0/1", 0, "owner", 1.0, 2.0)
+    glue = RecordingDynamo()
+    model = TrendModel(
+        "orders", fitted_at=1.0, level=2.0, slope_per_hour=0.1, seasonal=(1.0,) * 168
+    )
+    LoadTable(glue, "t").put_model("orders", model_to_dict(model))
     # THEN each role may make exactly those writes
-    for role, client in (("RecordEventsRole", record), ("EvaluateRole", evaluate)):
+    roles = (("RecordEventsRole", record), ("EvaluateRole", evaluate), ("GlueJobRole", glue))
+    for role, client in roles:
         for action, pk, attributes in client.writes:
             grants = dynamodb_grants(translated, role, action)
             assert any(granted(s, pk, attributes) for s in grants), (role, action, pk, attributes)
     # AND every DynamoDB write grant names its partition keys and attributes
-    for role in ("RecordEventsRole", "EvaluateRole"):
+    for role in ("RecordEventsRole", "EvaluateRole", "GlueJobRole"):
         for action in ("dynamodb:UpdateItem", "dynamodb:PutItem"):
             for statement in dynamodb_grants(translated, role, action):
                 condition = statement.get("Condition", {})
@@ -893,6 +899,17 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
         granted(s, counter_pk("orders"), {"pk", "sk", *counters})
         for action in ("dynamodb:UpdateItem", "dynamodb:PutItem")
         for s in dynamodb_grants(translated, "EvaluateRole", action)
+    )
+    # AND neither evaluate nor the Glue jobs can write the other's item shape
+    state = {"pk", "sk", "version", "samples"}
+    model_shape = {"pk", "sk", "level", "seasonal"}
+    assert not any(
+        granted(s, queue_pk("orders"), model_shape)
+        for s in dynamodb_grants(translated, "EvaluateRole", "dynamodb:PutItem")
+    )
+    assert not any(
+        granted(s, queue_pk("orders"), state) or granted(s, counter_pk("orders"), model_shape)
+        for s in dynamodb_grants(translated, "GlueJobRole", "dynamodb:PutItem")
     )
     assert dynamodb_grants(translated, "EvaluateRole", "dynamodb:UpdateItem") == []
     assert dynamodb_grants(translated, "RecordEventsRole", "dynamodb:PutItem") == []
