@@ -3,6 +3,8 @@ shape read from template.yaml, and the command."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -107,7 +109,8 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert (shape.evaluate.arm64, shape.record.arm64) == (True, True)
     assert (shape.evaluate.memory_mb, shape.record.memory_mb) == (256, 512)
     assert (shape.evaluate.tracing, shape.record.tracing) == (True, False)
-    assert shape.dashboards == 1
+    assert shape.dashboards == 0  # DashboardEnabled defaults to "false": opt-in
+    assert template_shape(dashboard=True).dashboards == 1
     assert shape.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
     assert shape.glue_runs_per_day == 2
     assert shape.glue_dpus_per_day == 4.0
@@ -139,6 +142,15 @@ def test_cost_command_prints_the_bill() -> None:
         result.output
     )
     assert "per queue-month" in result.output
+    assert "| CloudWatch | dashboard | 0 dashboards | 0.00 |" in result.output
+
+
+def test_cost_command_bills_the_dashboard_when_it_is_turned_on() -> None:
+    plain = CliRunner().invoke(app, ["cost", "--events-per-second", "0", "--json"])
+    opted = CliRunner().invoke(app, ["cost", "--events-per-second", "0", "--json", "--dashboard"])
+    assert plain.exit_code == opted.exit_code == 0, plain.output + opted.output
+    before, after = json.loads(plain.output), json.loads(opted.output)
+    assert after["total_usd"] - before["total_usd"] == pytest.approx(3.00)
 
 
 @pytest.mark.parametrize(

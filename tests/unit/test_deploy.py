@@ -196,6 +196,17 @@ def test_dry_run_prints_parameters_and_commands_and_calls_no_aws(
     assert "QueueArns = arn:aws:sqs:us-west-2:<account-id>:jobs" in result.output
     assert "sam build" in result.output and "sam deploy" in result.output
     assert "queue-autoscale status --stack queue-autoscale" in result.output
+    assert "DashboardEnabled" not in result.output  # the template's default: no dashboard
+
+
+def test_dashboard_opts_into_the_stacks_dashboard(tmp_path: Path) -> None:
+    config = tmp_path / "queues.json"
+    config.write_text(json.dumps({"queue": "jobs", "cluster": "workers"}))
+    arguments = ["deploy", "--config", str(config), "--region", "us-west-2", "--dry-run"]
+    result = CliRunner().invoke(app, [*arguments, "--dashboard"])
+    assert result.exit_code == 0, result.output
+    assert "DashboardEnabled = true" in result.output
+    assert 'DashboardEnabled="true"' in result.output  # passed to sam deploy
 
 
 def test_a_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:

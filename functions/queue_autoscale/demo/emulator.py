@@ -241,6 +241,7 @@ def stack_parameters(
         "EcsClusterName": clusters[0] if clusters else "default",
         "EvaluationIntervalSeconds": str(evaluation_interval_seconds),
         "DryRun": "true" if dry_run else "false",
+        "DashboardEnabled": "true",
     }
 
 

@@ -32,10 +32,14 @@ MAX_RETENTION_DAYS = 3653
 """Ten years (CloudWatch Logs keeps logs at most this long): the bound of both retentions."""
 
 
-def template_shape(evaluate_memory_mb: int | None = None) -> StackShape:
+def template_shape(evaluate_memory_mb: int | None = None, dashboard: bool = False) -> StackShape:
     """The shape of the checkout's template.yaml (the command runs from the repository), with
-    EvaluateMemorySize overridden when given (MB)."""
-    overrides = {} if evaluate_memory_mb is None else {"EvaluateMemorySize": evaluate_memory_mb}
+    EvaluateMemorySize overridden when given (MB) and DashboardEnabled when `dashboard`."""
+    overrides: dict[str, object] = {}
+    if evaluate_memory_mb is not None:
+        overrides["EvaluateMemorySize"] = evaluate_memory_mb
+    if dashboard:
+        overrides["DashboardEnabled"] = "true"
     return shape(load_template(), overrides)
 
 
@@ -119,6 +123,9 @@ def cost(
         int | None,
         typer.Option("--evaluate-memory", min=128, max=10_240, help="MB; default: the template's."),
     ] = None,
+    dashboard: Annotated[
+        bool, typer.Option("--dashboard", help="Bill the opt-in dashboard (DashboardEnabled=true).")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the line items as JSON.")] = False,
 ) -> None:
     """The stack's own monthly AWS bill, by service and line item, in total and per queue."""
@@ -129,7 +136,7 @@ def cost(
         log_retention_days=log_retention_days,
         archive_retention_days=archive_retention_days,
     )
-    shape = template_shape(evaluate_memory)
+    shape = template_shape(evaluate_memory, dashboard)
     if as_json:
         lines = usage(workload, shape, US_EAST_1)
         document = {

@@ -28,6 +28,20 @@ def _value(template: Mapping[str, Any], value: Any, overrides: Mapping[str, Any]
     return value
 
 
+def _deployed(template: Mapping[str, Any], resource: Mapping[str, Any], overrides: Any) -> bool:
+    """Whether a resource is deployed: no Condition, or a Condition of the form
+    `!Equals [!Ref Parameter, value]` that holds (any other form is counted as deployed)."""
+    name = resource.get("Condition")
+    if name is None:
+        return True
+    condition = template.get("Conditions", {}).get(name, {})
+    equals = condition.get("Fn::Equals") if isinstance(condition, Mapping) else None
+    if not (isinstance(equals, list) and len(equals) == 2):
+        return True
+    left, right = (str(_value(template, side, overrides)) for side in equals)
+    return left == right
+
+
 def _function(
     template: Mapping[str, Any], logical_id: str, overrides: Mapping[str, Any]
 ) -> FunctionShape:
@@ -84,7 +98,12 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         max_evaluate_shards=int(_value(template, {"Ref": "MaxEvaluateShards"}, given)),
         alarms_per_queue=_per_queue_alarms(resources),
         fleet_alarm_metrics=fleet_alarms,
-        dashboards=sum(1 for v in plain.values() if v.get("Type") == "AWS::CloudWatch::Dashboard"),
+        dashboards=sum(
+            1
+            for value in plain.values()
+            if value.get("Type") == "AWS::CloudWatch::Dashboard"
+            and _deployed(template, value, given)
+        ),
         glue_dpus_per_day=sum(
             int(job["NumberOfWorkers"]) * GLUE_DPU_PER_WORKER[job["WorkerType"]] for job in jobs
         ),

@@ -37,13 +37,24 @@ class Plan:
     deploy: list[str]
 
 
-def plan(config: Path, target: steps.Target, uv: str, *, guided: bool, scope: steps.Scope) -> Plan:
+def plan(
+    config: Path,
+    target: steps.Target,
+    uv: str,
+    *,
+    guided: bool,
+    scope: steps.Scope,
+    dashboard: bool = False,
+) -> Plan:
     """Validate the config and derive everything a deploy runs; raises ConfigError or
-    DeployError with one line."""
+    DeployError with one line. `dashboard` sets DashboardEnabled=true (the template's
+    default is no dashboard)."""
     text = read_text(config, "config ", ConfigError)
     document = load_json(text, str(config), ConfigError)
     queues = parse_config(document)
     parameters = steps.derive_parameters(queues, steps.compact(document), target, scope)
+    if dashboard:
+        parameters["DashboardEnabled"] = "true"
     tagged = steps.tagged_queues(queues) if scope == steps.Scope.CLUSTER else []
     return Plan(
         target=target,
@@ -109,6 +120,10 @@ def deploy(
             "queue-autoscale=<stack>, which deploy tags (no list parameters).",
         ),
     ] = steps.Scope.LISTED,
+    dashboard: Annotated[
+        bool,
+        typer.Option("--dashboard", help="Create the CloudWatch dashboard ($3.00 a month)."),
+    ] = False,
 ) -> None:
     """Deploy the stack for a queue config: validate it, derive QueueNames, QueueArns and
     ServiceArns, sam build (pinned SAM CLI, Python 3.13 found or installed by uv), sam deploy,
@@ -121,7 +136,9 @@ def deploy(
             DRY_RUN_IDENTITY if dry_run else caller_identity(make_client("sts", region_name=chosen))
         )
         target = steps.Target(stack=stack, region=chosen, identity=identity)
-        the_plan = plan(config, target, steps.find_uv(), guided=guided, scope=scope)
+        the_plan = plan(
+            config, target, steps.find_uv(), guided=guided, scope=scope, dashboard=dashboard
+        )
         typer.echo("\n".join(describe(the_plan)))
         zip_path = ROOT / "build" / "glue" / "glue_jobs.zip"
         if dry_run:
