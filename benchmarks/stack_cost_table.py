@@ -58,7 +58,10 @@ def baseline_shape(revision: str) -> StackShape:
         handle.write(show("template.yaml"))
         handle.flush()
         old = shape(load_template(Path(handle.name)))
-    constants = ast.parse(show("functions/queue_autoscale/constants.py"))
+    constants_text = show("functions/queue_autoscale/constants.py")
+    if "SILENT_WHEN_ZERO_METRICS" not in constants_text:  # every value was extracted
+        old = replace(old, idle_silent_metrics=0, healthy_silent_metrics=0)
+    constants = ast.parse(constants_text)
     for node in ast.walk(constants):
         if (
             isinstance(node, ast.AnnAssign)

@@ -26,6 +26,23 @@ QUEUE_METRICS: Final[dict[str, str]] = {
 # stay in the same EMF log line as plain fields (Logs Insights and the decision log have them)
 # and CloudWatch never extracts them into metrics, which are billed per metric-month.
 LOGGED_ONLY_METRICS: Final[frozenset[str]] = frozenset({"RealizedCompliance"})
+# Of QUEUE_METRICS, the ones every reader takes a missing value as 0: nonnegative, alarmed
+# only with Maximum or Sum at a threshold above 0 and missing data not breaching, charted only
+# as MAX or SUM (a template test checks this). When 0 they stay plain fields of the EMF line,
+# not metrics: an idle queue publishes only TargetWorkers (the controller-silent alarm's
+# heartbeat), ArrivalRate and ServiceRate (charted as AVG, where a missing 0 would count).
+SILENT_WHEN_ZERO_METRICS: Final[frozenset[str]] = frozenset(
+    {
+        "LoadRatio",
+        "BacklogPerInstance",
+        "OldestJobAgeSeconds",
+        "SlaUsage",
+        "PredictedPickupSeconds",
+        "CurrentWorkers",
+        "FleetUsage",
+        "ControllerErrors",
+    }
+)
 # Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}
 # Published by both functions' config loader (dimension ConfigParameter: the store's SSM

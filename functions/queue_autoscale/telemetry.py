@@ -17,6 +17,7 @@ from queue_autoscale.constants import (
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
     QUEUE_METRICS,
+    SILENT_WHEN_ZERO_METRICS,
 )
 
 SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME") or "queue-autoscale"
@@ -45,10 +46,11 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
 
     Lambda ships stdout to CloudWatch Logs, which turns EMF into metrics: no API call, no
     latency, no failure mode inside the handler. The dimensions are exactly [Queue], what
-    template.yaml's alarms and dashboard query; LOGGED_ONLY_METRICS are plain fields of the
-    same line, not extracted into metrics. `service=""` stops Powertools from adding a
-    `service` dimension taken from POWERTOOLS_SERVICE_NAME (which the functions set for logs
-    and traces).
+    template.yaml's alarms and dashboard query; LOGGED_ONLY_METRICS, and
+    SILENT_WHEN_ZERO_METRICS when 0, are plain fields of the same line, not extracted into
+    metrics (nothing is printed when no value would be a metric). `service=""` stops
+    Powertools from adding a `service` dimension taken from POWERTOOLS_SERVICE_NAME (which the
+    functions set for logs and traces).
     """
     _emf(METRIC_DIMENSION, queue, values)
 
@@ -65,10 +67,13 @@ def _emf(dimension: str, value: str, values: Mapping[str, float]) -> None:
     namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or METRIC_NAMESPACE
     metrics = EphemeralMetrics(namespace=namespace, service="")
     metrics.add_dimension(name=dimension, value=value)
+    extracted = 0
     for name, number in values.items():
         unit = metric_unit(name)  # an undeclared name fails here, extracted or not
-        if name in LOGGED_ONLY_METRICS:
+        if name in LOGGED_ONLY_METRICS or (number == 0 and name in SILENT_WHEN_ZERO_METRICS):
             metrics.add_metadata(key=name, value=float(number))
         else:
             metrics.add_metric(name=name, unit=unit, value=float(number))
-    metrics.flush_metrics()
+            extracted += 1
+    if extracted:
+        metrics.flush_metrics()

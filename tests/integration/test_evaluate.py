@@ -11,7 +11,12 @@ import pytest
 from queue_autoscale.adapters.dynamodb import LoadTable, counter_pk, second_sk
 from queue_autoscale.adapters.s3 import decode_jsonl_gz
 from queue_autoscale.config import parse_config
-from queue_autoscale.constants import EVENT_SOURCE, LOGGED_ONLY_METRICS, QUEUE_METRICS
+from queue_autoscale.constants import (
+    EVENT_SOURCE,
+    LOGGED_ONLY_METRICS,
+    QUEUE_METRICS,
+    SILENT_WHEN_ZERO_METRICS,
+)
 from queue_autoscale.core import AgeSource, ControllerState, decide
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
@@ -171,7 +176,7 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
     assert ghost["errors"], "the missing queue and service must be reported"
     metrics = {doc["Queue"]: doc for doc in emf_output()}
     assert metrics[missing["queue"]]["ControllerErrors"][0] >= 1
-    assert metrics[world.queue]["ControllerErrors"] == [0.0]
+    assert metrics[world.queue]["ControllerErrors"] == 0.0  # a plain field: 0 is not a metric
     # AND the decision events went out: a decision per queue and one scaling event
     kinds = sorted(event["detail-type"] for event in world.decision_events(3))
     assert kinds.count("ScalingDecisionMade") == 2
@@ -244,17 +249,20 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     assert declared["Dimensions"] == [["Queue"]]
     names = {metric["Name"] for metric in declared["Metrics"]}
     assert names <= set(QUEUE_METRICS) - LOGGED_ONLY_METRICS
-    assert set(QUEUE_METRICS) - LOGGED_ONLY_METRICS - names <= {"PredictedPickupSeconds"}
+    # the zeros every reader takes as missing stay plain fields (no metric-month billed)
+    zeros = {"OldestJobAgeSeconds", "BacklogPerInstance", "SlaUsage", "ControllerErrors"}
+    assert zeros <= SILENT_WHEN_ZERO_METRICS
+    assert set(QUEUE_METRICS) - LOGGED_ONLY_METRICS - names == zeros | {"PredictedPickupSeconds"}
     assert document["LoadRatio"] == [pytest.approx(0.5)]
     assert document["ArrivalRate"] == [pytest.approx(10.0)]
     assert document["ServiceRate"] == [pytest.approx(1.0)]
     assert document["CurrentWorkers"] == [20.0]
     assert document["FleetUsage"] == [pytest.approx(20 / 50)]  # the fleet-near-max alarm's
-    assert document["OldestJobAgeSeconds"] == [0.0]
-    assert document["BacklogPerInstance"] == [0.0]
+    assert document["OldestJobAgeSeconds"] == 0.0
+    assert document["BacklogPerInstance"] == 0.0
     assert document["RealizedCompliance"] == 1.0  # a plain field of the line, not a metric
-    assert document["SlaUsage"] == [0.0]
-    assert document["ControllerErrors"] == [0.0]
+    assert document["SlaUsage"] == 0.0
+    assert document["ControllerErrors"] == 0.0
     (decision,) = answer["decisions"]
     assert document["TargetWorkers"] == [float(decision["target"])]
 

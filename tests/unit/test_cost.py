@@ -4,6 +4,7 @@ shape read from template.yaml, and the command."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -75,6 +76,19 @@ def test_two_idle_queues_worked_by_hand() -> None:
     assert total_usd(lines) == pytest.approx(sum(x.usd for x in lines))
 
 
+def test_an_idle_queue_bills_only_the_metrics_it_publishes_while_zero() -> None:
+    """2 idle queues: 12 - 8 silent = 4 metrics each, + ConfigErrors: 9 metrics, $2.70. Busy:
+    12 - ControllerErrors + AcceptedEvents = 12 each, + ConfigErrors: 25 metrics, $7.50."""
+    quiet = replace(SHAPE, idle_silent_metrics=8, healthy_silent_metrics=1)
+    assert line(usage(TWO_IDLE, quiet, US_EAST_1), "CloudWatch", "custom metrics") == (
+        pytest.approx(9 * 0.30)
+    )
+    busy = replace(TWO_IDLE, events_per_second=0.3)
+    assert line(usage(busy, quiet, US_EAST_1), "CloudWatch", "custom metrics") == (
+        pytest.approx(25 * 0.30)
+    )
+
+
 @pytest.mark.parametrize(
     ("metrics", "usd"),
     [
@@ -112,6 +126,7 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert shape.dashboards == 0  # DashboardEnabled defaults to "false": opt-in
     assert template_shape(dashboard=True).dashboards == 1
     assert shape.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
+    assert (shape.idle_silent_metrics, shape.healthy_silent_metrics) == (8, 1)
     assert shape.glue_runs_per_day == 2
     assert shape.glue_dpus_per_day == 4.0
     assert shape.glue_flex

@@ -43,6 +43,7 @@ from queue_autoscale.constants import (
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
     QUEUE_METRICS,
+    SILENT_WHEN_ZERO_METRICS,
 )
 from queue_autoscale.controller.config_loader import (
     ConfigUnavailable,
@@ -172,6 +173,53 @@ def test_every_extracted_metric_is_read_by_an_alarm_or_the_dashboard(
     for query in re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text):
         read |= {metric for _, metric, _ in insights_metrics(query.replace('\\"', '"'))}
     assert sorted(PUBLISHED - read) == []
+
+
+def test_an_idle_queue_extracts_only_what_a_missing_zero_would_change(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every metric is billed per month it is published in: a 0 that every reader takes as
+    missing stays a plain field of the EMF line (the line still carries every value)."""
+    emitted = emitted_under(template, "EvaluateFunction", QUEUE_METRICS, monkeypatch, capsys, 0.0)
+    assert sorted(metric for _, metric, _ in emitted) == [
+        "ArrivalRate",
+        "ServiceRate",
+        "TargetWorkers",
+    ]
+
+
+def _positive(template: dict[str, Any], threshold: Any) -> bool:
+    """A threshold above 0: a number, or a parameter whose MinValue is above 0."""
+    if isinstance(threshold, dict):
+        return float(template["Parameters"][threshold["Ref"]].get("MinValue", 0)) > 0
+    return float(threshold) > 0
+
+
+def test_a_metric_silent_when_zero_is_read_by_every_reader_as_zero_when_missing(
+    template: dict[str, Any], expanded: dict[str, Any]
+) -> None:
+    """SILENT_WHEN_ZERO_METRICS are left out when 0: each alarm on one must not breach on a 0
+    or on no data, and each chart must aggregate with MAX or SUM (an AVG would change)."""
+    problems = []
+    for name, alarm in resources_of(expanded, "AWS::CloudWatch::Alarm").items():
+        if {metric for _, metric, _ in metrics_named(alarm)} & SILENT_WHEN_ZERO_METRICS:
+            if alarm.get("Metrics") or alarm.get("Statistic") not in ("Maximum", "Sum"):
+                problems.append(f"{name}: not a Maximum or Sum of one metric")
+            elif alarm["ComparisonOperator"] not in (
+                "GreaterThanThreshold",
+                "GreaterThanOrEqualToThreshold",
+            ) or not _positive(template, alarm["Threshold"]):
+                problems.append(f"{name}: a 0 could breach")
+            elif alarm.get("TreatMissingData") != "notBreaching":
+                problems.append(f"{name}: missing data is not notBreaching")
+    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
+    for query in re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text):
+        ((_, metric, _),) = insights_metrics(query.replace('\\"', '"'))
+        if metric in SILENT_WHEN_ZERO_METRICS and not query.startswith(
+            ("SELECT MAX(", "SELECT SUM(")
+        ):
+            problems.append(f"dashboard: {query}")
+    assert problems == []
 
 
 def test_the_metric_check_rejects_a_misspelt_metric() -> None:
@@ -314,19 +362,23 @@ def emitted_under(
     names: Iterable[str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    number: float = 1.0,
 ) -> list[tuple[str, str, dict[str, str]]]:
     """(namespace, metric, {dimension: value}) for every metric the function's publishing
-    path prints under exactly the environment template.yaml gives it (queue "orders")."""
+    path prints under exactly the environment template.yaml gives it (queue "orders", every
+    metric at `number`)."""
     for name in list(os.environ):
         if name.startswith("POWERTOOLS_"):
             monkeypatch.delenv(name)
     for name, value in function_environment(template, logical_id, TEMPLATE_VALUES).items():
         monkeypatch.setenv(name, value)
     capsys.readouterr()
-    emf_metrics("orders", dict.fromkeys(names, 1.0))
+    emf_metrics("orders", dict.fromkeys(names, number))
     emitted = []
     for line in capsys.readouterr().out.splitlines():
         document = json.loads(line)
+        # every value is in the line: a metric as [number], a plain field as number
+        assert all(document[name] in (number, [number]) for name in names)
         for declared in document["_aws"]["CloudWatchMetrics"]:
             for dimension_set in declared["Dimensions"]:
                 dimensions = {name: document[name] for name in dimension_set}

@@ -69,6 +69,11 @@ class StackShape:
     queue_metrics: int
     """Per-queue metrics the functions publish with metric extraction (constants.py)."""
     fleet_metrics: int
+    idle_silent_metrics: int = 0
+    """Of `queue_metrics`, those not extracted while 0 (SILENT_WHEN_ZERO_METRICS): all 0 on an
+    idle queue scaled to zero."""
+    healthy_silent_metrics: int = 0
+    """Of those, the ones 0 on a busy queue whose controller is healthy (ControllerErrors)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,7 +384,10 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     logged += writes * SECONDS_PER_MONTH * m.record_emf_bytes_per_queue
     ingested = logged / GB
     stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH
-    per_queue = shape.queue_metrics + (1 if workload.events_per_second > 0 else 0)
+    if workload.events_per_second > 0:  # AcceptedEvents; a healthy controller has no errors
+        per_queue = shape.queue_metrics - shape.healthy_silent_metrics + 1
+    else:  # an idle queue scaled to zero: its zeros are not metrics
+        per_queue = shape.queue_metrics - shape.idle_silent_metrics
     metrics = workload.queues * per_queue + shape.fleet_metrics
     alarms = workload.queues * shape.alarms_per_queue + shape.fleet_alarm_metrics
     return [

@@ -8,7 +8,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from queue_autoscale.constants import CONFIG_METRICS, LOGGED_ONLY_METRICS, QUEUE_METRICS
+from queue_autoscale.constants import (
+    CONFIG_METRICS,
+    LOGGED_ONLY_METRICS,
+    QUEUE_METRICS,
+    SILENT_WHEN_ZERO_METRICS,
+)
 from queue_autoscale.demo.template import translate
 from queue_autoscale.operator.cost import FunctionShape, StackShape
 
@@ -111,6 +116,8 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         glue_flex=bool(jobs) and all(job.get("ExecutionClass") == "FLEX" for job in jobs),
         queue_metrics=len(set(QUEUE_METRICS) - LOGGED_ONLY_METRICS),
         fleet_metrics=len(CONFIG_METRICS),
+        idle_silent_metrics=len(SILENT_WHEN_ZERO_METRICS - LOGGED_ONLY_METRICS),
+        healthy_silent_metrics=len(SILENT_WHEN_ZERO_METRICS & {"ControllerErrors"}),
     )
 
 
