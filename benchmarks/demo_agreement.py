@@ -10,8 +10,10 @@ every run, real worker processes, the emulator's ECS lifecycle). The spread of t
 on within +-1 worker) sets the tolerance; then each run's archive is replayed through the
 simulator with the demo's settings (`simulate --archive`'s path: the jobs' own arrivals and
 durations, the queue's config, the decision log's tick gap and starting fleet) and compared
-with that run: targets tick by tick (the simulated decision nearest in time), compliance and
-billed worker-seconds (both count a task from its order to its exit).
+with that run's "as run" row: `simulate --archive`'s fidelity line (demo/agreement.py,
+sim/as_run.py), the one agreement measure. The spread is measured on the same figures: each
+run's "as run" compliance and billed worker-seconds (the decision log's desired count until
+the next tick: a task from its order to its stop) and its logged targets.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Run:
     jobs: int
     compliance: float
     worker_seconds: float
+    """Billed as run (from the decision log), the same rule as the simulator's."""
     flaps: int
     wrong_way: int
     errors: int
@@ -80,8 +83,9 @@ def analyse(folder: Path) -> Run:
     """The demo's own figures and the simulator's on the same jobs."""
     summary = json.loads((folder / "summary.json").read_text())
     config = demo_queue(DemoOptions())
-    compliance, billed = float(summary["picked_up_within_sla"]), float(summary["worker_seconds"])
-    found = simulate_archive(folder / "archive", config, compliance, billed)
+    found = simulate_archive(folder / "archive", config)
+    compliance = found.compliance - found.compliance_points / 100.0
+    billed = found.as_run_worker_seconds
     return Run(
         folder=folder,
         jobs=int(summary["jobs_produced"]),

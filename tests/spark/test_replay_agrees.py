@@ -79,7 +79,7 @@ def test_the_replay_and_the_report_pair_the_same_attempts(spark: Any, tmp_path: 
 
 
 @pytest.mark.spark
-def test_the_as_run_row_bills_what_the_report_bills(spark: Any, tmp_path: Path) -> None:
+def test_the_as_run_row_bills_the_reports_ticks_from_the_order(spark: Any, tmp_path: Path) -> None:
     # GIVEN a decision log with an irregular gap (a controller outage) and a change of fleet
     write(tmp_path, lines(), "a.jsonl.gz")
     gaps = [0, 15, 30, 45, 60, 400, 415, 430]
@@ -93,10 +93,13 @@ def test_the_as_run_row_bills_what_the_report_bills(spark: Any, tmp_path: Path) 
     # WHEN both bill it
     billed = worker_seconds(decisions, "day").collect()
     recorded = read_archive(tmp_path, "q", None, None)  # its window holds every tick
-    # THEN the worker-seconds agree (15 s ticks, the 340 s gap capped at 30 s)
+    # THEN they cut the ticks alike (15 s ticks, the 340 s gap capped at 30 s); the report bills
+    # each tick's running tasks, "as run" the desired count (a task from its order, as the
+    # simulator bills), here 3 throughout
     (day,) = billed
-    assert as_run_score(recorded, 30.0).worker_seconds == pytest.approx(day["worker_seconds"])
     assert day["worker_seconds"] == 2 * (15 * 4 + 30) + 3 * (15 * 2 + 15)
+    assert day["worker_seconds"] / day["mean_workers"] == 15 * 7 + 30
+    assert as_run_score(recorded, 30.0).worker_seconds == pytest.approx(3 * (15 * 7 + 30))
 
 
 @pytest.mark.spark

@@ -383,8 +383,9 @@ def _agreement_rows(summary: DemoSummary) -> list[tuple[str, object]]:
             f"{found.compliance:.1%} / {found.worker_seconds:.0f}",
         ),
         (
-            "  minus the demo: points / worker-s",
-            f"{found.compliance_points:+.1f} / {found.worker_seconds_share:+.0%}",
+            "  minus as run (order to stop): points / worker-s",
+            f"{found.compliance_points:+.1f} / {found.worker_seconds_share:+.0%} "
+            f"of {found.as_run_worker_seconds:.0f}",
         ),
         ("  ticks whose targets agree within +-1", f"{found.ticks_within_one:.0%}"),
         (

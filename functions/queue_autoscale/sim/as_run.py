@@ -58,6 +58,15 @@ def fleet_series(
     return workers
 
 
+def billed_worker_seconds(ticks: Sequence[Tick]) -> float:
+    """Worker-seconds the recorded fleet billed, as Fargate bills and the simulator counts: a
+    task from its order to its stop, i.e. each tick's desired count until the next tick
+    (`tick_seconds`). Tasks still draining after a scale-in are left out (the log has no
+    count of them); the logged running count is not used, as it leaves out the provisioning
+    the order already pays for."""
+    return float(sum(t.target * s for t, s in zip(ticks, tick_seconds(ticks), strict=True)))
+
+
 def as_run_score(
     recorded: Recorded, sla_seconds: float, concurrency: int = 1, lead_seconds: float = 0.0
 ) -> Score:
@@ -67,7 +76,6 @@ def as_run_score(
     trace = recorded.trace
     pickups = recorded.pickups
     started = ~np.isnan(pickups)
-    spans = tick_seconds(recorded.ticks)
     jobs = int(trace.arrivals.size)
     first = float(trace.arrivals.min()) if jobs else recorded.end_epoch
     targets = [t.target for t in recorded.ticks]
@@ -77,7 +85,7 @@ def as_run_score(
         recorded, start, max(0, int(recorded.end_epoch) - start + 1), desired=True
     )
     spent = Spent(
-        worker_seconds=float(sum(w * s for w, s in zip(workers, spans, strict=True))),
+        worker_seconds=billed_worker_seconds(recorded.ticks),
         busy_seconds=float(trace.durations.sum()),
         concurrency=concurrency,
         duration_seconds=max(1, round(recorded.end_epoch - first)),
@@ -98,30 +106,79 @@ def as_run_score(
 
 
 @dataclass(frozen=True, slots=True)
+class Tolerance:
+    """How far two runs of the same jobs may be apart and still agree."""
+
+    compliance_points: float
+    """Percentage points of jobs within the SLA."""
+    worker_seconds_share: float
+    """Relative billed worker-seconds (0.1: 10 %)."""
+    ticks_within_one: float
+    """The least share of ticks whose targets are within +-1 worker."""
+
+
+@dataclass(frozen=True, slots=True)
 class Fidelity:
-    """How far the simulated "hybrid" row is from "as run" (simulated minus recorded)."""
+    """How far the simulated "hybrid" row is from "as run" (simulated minus recorded): the one
+    agreement measure, shown by `simulate --archive`, the demo summary and
+    benchmarks/demo_agreement.py."""
 
     compliance_points: float
     """Percentage points of SLA compliance."""
     worker_seconds_share: float
-    """Relative worker-seconds difference (0.1: the simulation billed 10% more)."""
+    """Relative billed worker-seconds difference (0.1: the simulation billed 10% more)."""
     p99_pickup_seconds: float
+    ticks_within_one: float | None = None
+    """Share of the recorded ticks whose simulated target (the decision nearest in time) is
+    within +-1 worker; None when the replay kept no decisions."""
+
+    def within(self, tolerance: Tolerance) -> bool:
+        """Compliance, worker-seconds and (when known) ticks all within `tolerance`."""
+        ticks = self.ticks_within_one
+        return (
+            abs(self.compliance_points) <= tolerance.compliance_points
+            and abs(self.worker_seconds_share) <= tolerance.worker_seconds_share
+            and (ticks is None or ticks >= tolerance.ticks_within_one)
+        )
 
     def text(self) -> str:
         """One line for the console."""
+        ticks = self.ticks_within_one
         return (
             f"simulator fidelity (hybrid - as run): compliance {self.compliance_points:+.2f} "
             f"points, worker-seconds {self.worker_seconds_share:+.1%}, "
             f"p99 pickup {self.p99_pickup_seconds:+.2f} s"
+            + ("" if ticks is None else f", targets within +-1 on {ticks:.0%} of ticks")
         )
 
 
-def fidelity(simulated: Score, recorded: Score) -> Fidelity:
+def from_first(series: Sequence[tuple[float, int]]) -> list[tuple[float, int]]:
+    """The same (time, target) pairs, times counted from the first one."""
+    first = series[0][0] if series else 0.0
+    return [(at - first, target) for at, target in series]
+
+
+def within_one(ours: Sequence[tuple[float, int]], theirs: Sequence[tuple[float, int]]) -> float:
+    """Share of `ours` whose target is within +-1 of `theirs` nearest in time (0 if either is
+    empty); both (seconds from their own first tick, target)."""
+    if not ours or not theirs:
+        return 0.0
+    times = np.array([at for at, _ in theirs])
+    targets = np.array([target for _, target in theirs])
+    close = 0
+    for at, target in ours:
+        nearest = int(np.argmin(np.abs(times - at)))
+        close += abs(int(targets[nearest]) - target) <= 1
+    return close / len(ours)
+
+
+def fidelity(simulated: Score, recorded: Score, ticks_within_one: float | None = None) -> Fidelity:
     """`simulated` (the hybrid row replayed with the recorded controller's settings) against
-    the "as run" row."""
+    the "as run" row; `ticks_within_one` from `within_one` when the decisions were kept."""
     base = recorded.worker_seconds
     return Fidelity(
         compliance_points=100.0 * (simulated.sla_compliance - recorded.sla_compliance),
         worker_seconds_share=(simulated.worker_seconds - base) / base if base else 0.0,
         p99_pickup_seconds=simulated.p99_pickup_seconds - recorded.p99_pickup_seconds,
+        ticks_within_one=ticks_within_one,
     )

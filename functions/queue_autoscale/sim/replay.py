@@ -7,14 +7,14 @@ it through `runner.compare_workload`, the same per-tick loop as every other simu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from queue_autoscale.config import QueueConfig, load_config
-from queue_autoscale.core import QueueSettings
+from queue_autoscale.core import Decision, QueueSettings
 from queue_autoscale.sim.archive import Recorded, read_archive
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.as_run import (
@@ -24,11 +24,12 @@ from queue_autoscale.sim.as_run import (
     fidelity,
     fleet_series,
     median_tick_gap,
+    within_one,
 )
 from queue_autoscale.sim.jobs import JobTrace
 from queue_autoscale.sim.runner import Comparison, Progress, RunSpec, compare_workload
 from queue_autoscale.sim.scores import Score
-from queue_autoscale.sim.workload import Floats
+from queue_autoscale.sim.workload import FleetSpec, Floats
 
 HYBRID = "hybrid"
 
@@ -126,6 +127,22 @@ def recorded_start(recorded: Recorded) -> int | None:
     return (before[-1] if before else recorded.ticks[0]).workers
 
 
+def _ticks_within_one(
+    recorded: Recorded,
+    decisions: Mapping[str, Sequence[Decision]],
+    start: int,
+) -> float | None:
+    """Share of the recorded ticks whose simulated hybrid target is within +-1 worker, both in
+    seconds from the replay's start (the log's epoch `start`, the simulation's `base_epoch`);
+    None without simulated decisions."""
+    simulated = decisions.get(HYBRID)
+    if not simulated:
+        return None
+    ours = [(tick.at - start, tick.target) for tick in recorded.ticks]
+    base = FleetSpec().base_epoch
+    return within_one(ours, [(float(d.at) - base, d.target) for d in simulated])
+
+
 def run_replay(
     replay: ReplayInput,
     policies: Sequence[str],
@@ -141,7 +158,7 @@ def run_replay(
         policies,
         replay.spec,
         progress,
-        record_decisions,
+        record_decisions or recorded is not None,
         replay.settings,
         None if recorded is None else recorded_start(recorded),
     )
@@ -154,7 +171,11 @@ def run_replay(
     seconds = max((r.end_seconds for r in comparison.results), default=0)
     fleet = fleet_series(recorded, start, seconds)
     hybrid = next((s for s in comparison.scores if s.policy == HYBRID), None)
-    gap = fidelity(hybrid, as_run) if hybrid is not None and replay.settings else None
+    gap = (
+        fidelity(hybrid, as_run, _ticks_within_one(recorded, comparison.decisions, start))
+        if hybrid is not None and replay.settings
+        else None
+    )
     arrived = recorded.trace.arrivals - start
     waited = np.where(
         np.isnan(recorded.pickups), recorded.end_epoch - recorded.trace.arrivals, recorded.pickups
