@@ -58,6 +58,36 @@ def fleet_series(
     return workers
 
 
+def realized_lead(recorded: Recorded, concurrency: int = 1) -> float | None:
+    """Median seconds from a scale-out order to the moment more jobs ran at once than the fleet
+    ordered before it could run (`concurrency` jobs a task): the order's provisioning plus the
+    new task's start-up, as the recorded events show it. Only orders given while more jobs
+    waited than the earlier fleet could run are measured (otherwise a new task may idle, and its
+    first job says nothing about when it landed); None when no order qualifies."""
+    trace = recorded.trace
+    started = ~np.isnan(recorded.pickups)
+    starts = (trace.arrivals + recorded.pickups)[started]
+    order = np.argsort(starts, kind="stable")
+    starts = starts[order]
+    ends = np.sort(starts + trace.durations[started][order])
+    arrivals = np.sort(trace.arrivals)
+    # jobs running just after each start (that start included)
+    running = np.arange(1, starts.size + 1) - np.searchsorted(ends, starts, side="right")
+    samples = []
+    for before, tick in pairwise(recorded.ticks):
+        capacity = before.target * concurrency
+        if tick.target <= before.target:
+            continue
+        waiting = np.searchsorted(arrivals, tick.at, "right") - np.searchsorted(starts, tick.at)
+        if waiting <= capacity:
+            continue
+        later = np.searchsorted(starts, tick.at, side="right")
+        beyond = np.nonzero(running[later:] > capacity)[0]
+        if beyond.size:
+            samples.append(float(starts[later + beyond[0]] - tick.at))
+    return statistics.median(samples) if samples else None
+
+
 def billed_worker_seconds(ticks: Sequence[Tick]) -> float:
     """Worker-seconds the recorded fleet billed, as Fargate bills and the simulator counts: a
     task from its order to its stop, i.e. each tick's desired count until the next tick

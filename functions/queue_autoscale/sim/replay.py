@@ -24,6 +24,7 @@ from queue_autoscale.sim.as_run import (
     fidelity,
     fleet_series,
     median_tick_gap,
+    realized_lead,
     within_one,
 )
 from queue_autoscale.sim.jobs import JobTrace
@@ -114,6 +115,9 @@ def archive_input(
     """Read `queue`'s window from the archive; the replay ticks as the recorded controller did."""
     recorded = read_archive(archive, queue, window[0], window[1], seed=spec.seed)
     spec, settings = replay_spec(spec, recorded.trace, config, median_tick_gap(recorded.ticks))
+    lead = realized_lead(recorded, spec.concurrency)
+    if lead is not None:  # the world's lead as recorded; the controller keeps its configured one
+        spec = replace(spec, provision_delay_seconds=math.ceil(lead))
     return ReplayInput(recorded.trace, spec, settings, recorded)
 
 
