@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from infra.template import expand_for_each, load_template, translate
 from queue_autoscale.adapters.sts import Identity
 from queue_autoscale.cli import app
 from queue_autoscale.config import parse_config
@@ -102,16 +101,6 @@ def test_too_many_queues_for_500_resources_are_refused() -> None:
     with pytest.raises(deploy.DeployError, match=r"a stack holds 500"):
         deploy.check_limits({}, count)
     deploy.check_limits({}, count - 1)
-
-
-def test_resource_counts_are_the_translated_templates() -> None:
-    # GIVEN the template as sam deploy submits it, for one queue and for two
-    template = load_template()
-    one = translate(expand_for_each(template, {"QueueNames": ["a"]}))["Resources"]
-    two = translate(expand_for_each(template, {"QueueNames": ["a", "b"]}))["Resources"]
-    # THEN each queue adds RESOURCES_PER_QUEUE and the rest is BASE_RESOURCES
-    assert len(two) - len(one) == deploy.RESOURCES_PER_QUEUE
-    assert len(one) - deploy.RESOURCES_PER_QUEUE == deploy.BASE_RESOURCES
 
 
 def _overrides(value: str) -> dict[str, str]:

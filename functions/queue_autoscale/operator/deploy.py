@@ -13,6 +13,7 @@ only; so the three files go to the archive bucket after the stack exists, as bef
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import shutil
@@ -27,18 +28,13 @@ from typing import Any
 from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sts import Identity
 from queue_autoscale.config import QueueConfig, RabbitSource, SqsSource
-from queue_autoscale.demo.template import ROOT
+from queue_autoscale.demo.template import ROOT, load_template
+from queue_autoscale.operator.cost_template import CLOUDFORMATION_MAX_RESOURCES, stack_capacity
 
 SAM_CLI_VERSION = "1.170.0"
 """The pinned SAM CLI (infra/lint.sh reads it from here)."""
 PARAMETER_BYTES = 4_096
 """CloudFormation's limit on one parameter value, bytes."""
-STACK_RESOURCES = 500
-"""CloudFormation's limit on resources in one stack."""
-BASE_RESOURCES = 31
-"""Resources of the translated template besides the per-queue alarms (a test counts them)."""
-RESOURCES_PER_QUEUE = 6
-"""Alarms template.yaml creates for each queue in QueueNames (a test counts them)."""
 BUILD_DIR = ".aws-sam/build"
 GLUE_FILES = ("glue_jobs/sla_report.py", "glue_jobs/trend_fit.py")
 GLUE_PREFIX = "glue/"
@@ -141,17 +137,24 @@ def tagged_queues(queues: Sequence[QueueConfig]) -> list[str]:
     return list(dict.fromkeys([*names, *(q.dlq for q in queues if q.dlq)]))
 
 
+@functools.cache
+def _capacity() -> tuple[int, int, int]:
+    """template.yaml's stack_capacity, translated once per process."""
+    return stack_capacity(load_template())
+
+
 def max_queues_by_resources() -> int:
     """Queues one stack holds before CloudFormation's resource limit."""
-    return (STACK_RESOURCES - BASE_RESOURCES) // RESOURCES_PER_QUEUE
+    return _capacity()[2]
 
 
 def check_limits(parameters: dict[str, str], queue_count: int) -> None:
     """Fail naming the limit when the config does not fit one stack."""
-    if queue_count > max_queues_by_resources():
+    one, per_queue, most = _capacity()
+    if queue_count > most:
         raise DeployError(
-            f"{queue_count} queues need {BASE_RESOURCES + RESOURCES_PER_QUEUE * queue_count} "
-            f"resources; a stack holds {STACK_RESOURCES} ({max_queues_by_resources()} queues): "
+            f"{queue_count} queues need {one + per_queue * (queue_count - 1)} resources; "
+            f"a stack holds {CLOUDFORMATION_MAX_RESOURCES} ({most} queues): "
             "split the config over several stacks"
         )
     for name, value in parameters.items():
