@@ -1,5 +1,9 @@
 """Workers with a prefetch buffer (RabbitMQ's basic.qos): the engine's delivery model when
-`FleetSpec.prefetch` is set, instead of one shared FIFO."""
+`FleetSpec.prefetch` is set, instead of one shared FIFO.
+
+"Prefetch" here is the total a worker holds, running jobs included (`basic.qos`); the worker
+runtime's `prefetch` (worker/settings.py) counts the messages held beyond its concurrency, so a
+runtime worker with concurrency k and prefetch p is a prefetch of k + p here."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ class WorkerSettings(BaseModel):
     concurrency: int = Field(default=1, ge=1, le=100)
     """Jobs run at once."""
     prefetch: int = Field(default=0, ge=0, le=10)
-    """Messages held beyond `concurrency` (returned at once on a drain)."""
+    """Messages held beyond `concurrency` (returned at once on a drain). RabbitMQ's `basic.qos`
+    and the simulator's `--prefetch` count the total held instead: `concurrency + prefetch`."""
     wait_seconds: int = Field(default=10, ge=0, le=20)
     """Long-poll wait per receive; an idle worker's drain waits at most this for the poll."""
     visibility_timeout_seconds: int = Field(default=30, ge=3, le=43_200)
