@@ -42,6 +42,9 @@ from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
 from queue_autoscale.core.trend import persistent_forecast_rate
 
 POLICY = "predictive"
+TAIL_SIGMAS = 10.0
+"""The reason's steady-state tail is evaluated at most this many sqrt(load) servers above the
+load (`_steady_tail`): a cost bound of the words, no decision reads it."""
 
 
 def decide_predictive(
@@ -277,9 +280,20 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
 def _steady_tail(
     plan: int, m: Measures, rate: float, settings: QueueSettings, dispersion: float
 ) -> float:
-    """The steady state's P(pickup > SLA) with `plan` workers at `rate` (1 at or past the load)."""
+    """The steady state's P(pickup > SLA) with `plan` workers at `rate` (1 at or past the load).
+
+    Evaluated at no more than A + TAIL_SIGMAS sqrt(A) + TAIL_SIGMAS servers (A the offered
+    load): Erlang B's recursion walks every server up to the count asked, and a plan of the
+    largest cap (10^7 servers) at a small load took a second per decision; that many standard
+    deviations above the load the tail is below any printed digit, and it only falls further
+    with more servers (so the value is an upper bound of the plan's)."""
+    offered = rate * m.mean_job_seconds
+    servers = plan * settings.worker_concurrency
+    if math.isfinite(offered) and offered >= 0:
+        most = offered + TAIL_SIGMAS * (math.sqrt(offered) + 1.0)
+        servers = servers if servers <= most else math.floor(most)
     return wait_exceeds_probability(
-        plan * settings.worker_concurrency,
+        servers,
         rate,
         m.mean_job_seconds,
         _effective_sla(settings.sla_seconds, dispersion),
