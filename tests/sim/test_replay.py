@@ -312,6 +312,9 @@ def test_the_world_lead_is_the_orders_first_extra_job_as_recorded() -> None:
     idle = Recorded(JobTrace("q", np.array([1000.0]), np.array([1.0])), np.array([0.0]),
                     ticks=ticks, end_epoch=1030.0)  # fmt: skip
     assert realized_lead(idle) is None
+    # AND an order taken back (3 -> 1 at t=8) before its tasks ran a job is not a sample
+    taken_back = [ticks[0], ticks[1], Tick(1008.0, 1, 1), Tick(1020.0, 1, 1)]
+    assert realized_lead(Recorded(trace, jobs[:, 1], ticks=taken_back)) is None
 
 
 def test_the_demo_archive_replay_is_within_the_demos_own_spread(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
+import numpy.typing as npt
 
 from queue_autoscale.sim.archive import Recorded, Tick
 from queue_autoscale.sim.scores import FLAP_EXTRA_SECONDS, Score, Spent, build_score, flaps
@@ -73,19 +74,36 @@ def realized_lead(recorded: Recorded, concurrency: int = 1) -> float | None:
     arrivals = np.sort(trace.arrivals)
     # jobs running just after each start (that start included)
     running = np.arange(1, starts.size + 1) - np.searchsorted(ends, starts, side="right")
+    ticks = recorded.ticks
     samples = []
-    for before, tick in pairwise(recorded.ticks):
+    for i in range(1, len(ticks)):
+        before, tick = ticks[i - 1], ticks[i]
         capacity = before.target * concurrency
         if tick.target <= before.target:
             continue
         waiting = np.searchsorted(arrivals, tick.at, "right") - np.searchsorted(starts, tick.at)
         if waiting <= capacity:
             continue
-        later = np.searchsorted(starts, tick.at, side="right")
-        beyond = np.nonzero(running[later:] > capacity)[0]
-        if beyond.size:
-            samples.append(float(starts[later + beyond[0]] - tick.at))
+        # until the order is taken back (a later tick at or below the earlier fleet)
+        cut = next((t.at for t in ticks[i + 1 :] if t.target <= before.target), np.inf)
+        later = int(np.searchsorted(starts, tick.at, side="right"))
+        found = _first_above(running, capacity, later, int(np.searchsorted(starts, cut)))
+        if found is not None:
+            samples.append(float(starts[found] - tick.at))
     return statistics.median(samples) if samples else None
+
+
+def _first_above(values: npt.NDArray[np.int64], floor: int, lo: int, hi: int) -> int | None:
+    """The first index in [lo, hi) whose value is above `floor`, scanning in doubling blocks
+    so the work is about the distance to it, not the array's length."""
+    block = 64
+    while lo < hi:
+        end = min(hi, lo + block)
+        above = np.nonzero(values[lo:end] > floor)[0]
+        if above.size:
+            return lo + int(above[0])
+        lo, block = end, block * 2
+    return None
 
 
 def billed_worker_seconds(ticks: Sequence[Tick]) -> float:
