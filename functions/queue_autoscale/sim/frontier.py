@@ -26,6 +26,7 @@ from queue_autoscale.sim.peers.target_tracking import acceptable_backlog
 from queue_autoscale.sim.policies import initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec, parallel_map
 from queue_autoscale.sim.scores import Score, score
+from queue_autoscale.sim.verdict import BOUND_COST_SHARE, BOUND_POINTS
 from queue_autoscale.sim.workload import Workload, build_workload
 
 TARGETS: tuple[float, ...] = (0.95, 0.99, 0.999)
@@ -253,10 +254,6 @@ PEERS: tuple[str, ...] = ("keda", "target-tracking", "static")
 MARGIN_WORKLOADS: tuple[str, ...] = ("bursty", "nasa")
 """Workloads (label prefixes) where the goal asks hybrid for >= 20 % fewer worker-seconds."""
 MARGIN = 0.20
-BOUND_POINTS = 0.005
-"""Where nothing reacting meets a target: hybrid within 0.5 points of the bound..."""
-BOUND_COST_SHARE = 0.5
-"""...at no more than half its worker-seconds."""
 
 
 def _cell(point: Point | None) -> str:

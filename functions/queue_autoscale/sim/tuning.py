@@ -35,16 +35,13 @@ from queue_autoscale.core import workers_for_sla
 from queue_autoscale.sim.arrivals import SCENARIOS, Counts, minute_rates, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import run_policy
-from queue_autoscale.sim.frontier import failing_static_size
+from queue_autoscale.sim.frontier import SLAS, TARGETS, failing_static_size
 from queue_autoscale.sim.peers import keda
 from queue_autoscale.sim.policies import PolicyChoice, initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec, parallel_map
 from queue_autoscale.sim.scores import Score, scores_at
 from queue_autoscale.sim.workload import Workload, build_workload
 
-SLAS: tuple[float, ...] = (10.0, 30.0, 60.0, 300.0)
-"""Every profile's SLA (critical, balanced, bursty, background), seconds."""
-TARGETS: tuple[float, ...] = (0.95, 0.99, 0.999)
 NASA_SCALE = 10
 DAY_SECONDS = 86_400
 SETS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
