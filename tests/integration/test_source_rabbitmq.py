@@ -150,9 +150,11 @@ def test_every_number_of_the_reading_matches_the_broker(
     expected = {"ready": PUBLISHED - 10 - REJECTED, "unacked": 10, "consumers": 2}
     # (the management API's statistics trail the queue by up to collect_statistics_interval)
     until(
-        lambda: broker.queue_counts("/", workload.queue) == expected
-        and broker.api(f"/api/queues/%2F/{workload.queue}").get("messages_ready") == 18
-        and broker.api(f"/api/queues/%2F/{workload.dlq}").get("messages_ready") == REJECTED,
+        lambda: (
+            broker.queue_counts("/", workload.queue) == expected
+            and broker.api(f"/api/queues/%2F/{workload.queue}").get("messages_ready") == 18
+            and broker.api(f"/api/queues/%2F/{workload.dlq}").get("messages_ready") == REJECTED
+        ),
         "the broker's counts settle",
     )
     assert broker.queue_counts("/", workload.dlq)["ready"] == REJECTED
@@ -205,8 +207,9 @@ def test_a_rabbitmq_queue_is_configured_read_decided_and_scaled(
     # a second queue whose secret holds a wrong password
     kit.require_ecs()
     until(
-        lambda: broker.api(f"/api/queues/%2F/{workload.queue}").get("messages_unacknowledged")
-        == 10,
+        lambda: (
+            broker.api(f"/api/queues/%2F/{workload.queue}").get("messages_unacknowledged") == 10
+        ),
         "the API sees the unacked messages",
     )
     cluster = kit.name("workers")

@@ -42,8 +42,9 @@ json_values = st.recursive(
     | st.integers(min_value=2**63, max_value=10**40)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
     max_leaves=20,
 )
 VALID = {
