@@ -337,9 +337,11 @@ def create_service(clients: AwsClients, cluster: str, service: str, running: int
         cluster=cluster,
         serviceName=service,
         taskDefinition=f"{service}-worker",
-        desiredCount=running,
+        desiredCount=0,
     )
-    # moto starts a new service with 0 running; an update makes running = desired.
+    # A settled service, as ECS reports one at steady state. moto (5.2) marks a new service's
+    # deployment IN_PROGRESS unless it asks for no tasks, and never completes it; created with
+    # 0 it is COMPLETED. It starts nothing: an update makes running = desired at once.
     clients.ecs.update_service(cluster=cluster, service=service, desiredCount=running)
 
 

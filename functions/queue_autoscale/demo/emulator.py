@@ -191,9 +191,10 @@ def create_work_queue(client: Callable[[str], Any], queue: QueueConfig, running:
         cluster=queue.cluster,
         serviceName=queue.service,
         taskDefinition=family,
-        desiredCount=running,
+        desiredCount=0,
     )
-    # moto starts a service with nothing running; an update brings running up to desired.
+    # Created with 0 tasks, moto (5.2) reports the deployment COMPLETED (with more it stays
+    # IN_PROGRESS, holding every scale-down); an update brings running up to desired at once.
     ecs.update_service(cluster=queue.cluster, service=queue.service, desiredCount=running)
     return WorkQueue(
         name=queue.queue,
