@@ -802,8 +802,10 @@ def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
     args = props["DefaultArguments"]
     assert args["--extra-py-files"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/glue_jobs.zip"}
     # the sla report reads the config store through Powertools Parameters, as the functions do
-    powertools = ",aws-lambda-powertools==3.22.0" if script == "sla_report" else ""
-    modules = "pydantic==2.12.3" + powertools
+    # the Lambda's own pins (pyproject.toml), so a dependency update cannot leave Glue behind
+    pinned = dict(spec.split("==", 1) for spec in project_pins())
+    powertools = ",aws-lambda-powertools==" + pinned["aws-lambda-powertools[parser,tracer]"]
+    modules = f"pydantic=={pinned['pydantic']}" + (powertools if script == "sla_report" else "")
     assert args["--additional-python-modules"] == modules
     assert args["--output_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
     if job == "SlaReportJob":
@@ -858,10 +860,15 @@ def test_roles_may_write_every_key_the_code_writes(
     assert any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns), (key, patterns)
 
 
+def project_pins() -> list[str]:
+    """pyproject.toml's runtime dependencies, as `name==version`."""
+    pyproject = tomllib.loads((TEMPLATE_PATH.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(pyproject["project"]["dependencies"])
+
+
 def test_lambda_requirements_pin_what_pyproject_pins() -> None:
     # sam build installs functions/requirements.txt; it must not drift from the project's pins
-    pyproject = tomllib.loads((TEMPLATE_PATH.parent / "pyproject.toml").read_text(encoding="utf-8"))
-    pinned = dict(spec.split("==", 1) for spec in pyproject["project"]["dependencies"])
+    pinned = dict(spec.split("==", 1) for spec in project_pins())
     lines = (TEMPLATE_PATH.parent / "functions" / "requirements.txt").read_text(encoding="utf-8")
     required = dict(
         line.split("==", 1)
