@@ -1,6 +1,6 @@
 # Every target sets itself up: a fresh machine needs only python3 (3.11), make and apt.
 SHELL := /bin/bash
-UV_VERSION := 0.13.8
+UV_VERSION := 0.13.9
 UV := .tools/bin/uv
 VENV := .venv
 VENV313 := .venv313
