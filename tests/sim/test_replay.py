@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from queue_autoscale.cli import app
-from queue_autoscale.demo.agreement import TOLERANCE, simulate_archive
+from queue_autoscale.demo.agreement import TOLERANCE, Tolerance, simulate_archive
 from queue_autoscale.sim.archive import Recorded, Tick, read_archive
 from queue_autoscale.sim.as_run import realized_lead
 from queue_autoscale.sim.jobs import JobTrace, parse_time
@@ -320,6 +320,9 @@ def test_the_world_lead_is_the_orders_first_extra_job_as_recorded() -> None:
 def test_the_demo_archive_replay_is_within_the_demos_own_spread(tmp_path: Path) -> None:
     # GIVEN the demo's archive replayed with the demo's settings, the world's lead as recorded
     found = simulate_archive(DEMO, queue_config(DEMO / "queues.json", "demo-jobs"))
-    # THEN it agrees with the run within the spread of five demo runs (with the configured
-    # 10 s lead it billed 12.8% fewer worker-seconds than the run)
-    assert found.within(TOLERANCE), found
+    # THEN it agrees with the run within the narrower of the two measured five-run spreads
+    # (results/demo_agreement.md: 8 %, 80 %; with the configured 10 s lead it billed 12.8 %
+    # fewer worker-seconds than the run)
+    narrower = Tolerance(compliance_points=0.2, worker_seconds_share=0.08, ticks_within_one=0.8)
+    assert found.within(narrower), found
+    assert found.within(TOLERANCE)

@@ -28,11 +28,12 @@ __all__ = [
     "within_one",
 ]
 
-TOLERANCE = Tolerance(compliance_points=0.2, worker_seconds_share=0.08, ticks_within_one=0.8)
-"""The spread of four `queue-autoscale demo` runs of the same jobs (a fifth, whose tick ran out
-of its budget on the loaded machine, left out): all 100 % within the SLA (so one job, 0.2
-points), billed worker-seconds within 8 % of the mean, targets within +-1 between two runs on
-at least 80 % of ticks. benchmarks/results/demo_agreement.md has the runs and the command."""
+TOLERANCE = Tolerance(compliance_points=0.2, worker_seconds_share=0.16, ticks_within_one=0.72)
+"""The spread of five `queue-autoscale demo` runs of the same jobs on the shared machine: all
+100 % within the SLA (so one job, 0.2 points), billed worker-seconds ("as run") 518..607 (16 %
+of the mean), targets within +-1 between two runs on 72..96 % of ticks. An earlier five (four
+without a controller error) spread less: 8 %, 80 %. benchmarks/results/demo_agreement.md has
+both, and the command."""
 
 
 @dataclass(frozen=True)
