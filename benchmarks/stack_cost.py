@@ -108,16 +108,15 @@ def evaluate_side(url: str, queues: int, warm_ticks: int) -> dict[str, Any]:
     }
 
 
-def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
-    """One batch of `events` events over `queues` queues (3 events a job, 10 a message)."""
+def _record_runtime(url: str, dlq_name: str) -> tuple[Any, Any]:
+    """(clients, record_events' runtime) on the endpoint, with the template's settings and a
+    fresh events DLQ named `dlq_name`."""
     from queue_autoscale.adapters.aws import make_clients
-    from queue_autoscale.ingest.batch import ingest, publish
-    from queue_autoscale.ingest.parse import Message
     from queue_autoscale.ingest.runtime import build_runtime
     from queue_autoscale.settings import RecordSettings
 
     clients = make_clients(endpoint_url=url, region_name=REGION)
-    dlq = clients.sqs.create_queue(QueueName="cost-events-dlq")["QueueUrl"]
+    dlq = clients.sqs.create_queue(QueueName=dlq_name)["QueueUrl"]
     settings = RecordSettings.from_environ(
         {
             "QUEUES_CONFIG_PARAMETER": CONFIG_PARAMETER,
@@ -127,6 +126,15 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
         }
     )
     runtime = build_runtime(settings, clients)
+    return clients, runtime
+
+
+def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
+    """One batch of `events` events over `queues` queues (3 events a job, 10 a message)."""
+    from queue_autoscale.ingest.batch import ingest, publish
+    from queue_autoscale.ingest.parse import Message
+
+    clients, runtime = _record_runtime(url, "cost-events-dlq")
     now = time.time()
     at = int(now * 1000) - 500
     bodies: list[dict[str, Any]] = []
@@ -164,23 +172,10 @@ def record_cpu_per_key(url: str, keys: int) -> tuple[int, float]:
     """(counter writes, this process's CPU seconds) of one batch whose `keys` events of one
     queue each fall in their own second: the record function's CPU per distinct counter key
     (botocore signing and parsing; the emulator runs in its own process)."""
-    from queue_autoscale.adapters.aws import make_clients
     from queue_autoscale.ingest.batch import ingest
     from queue_autoscale.ingest.parse import Message
-    from queue_autoscale.ingest.runtime import build_runtime
-    from queue_autoscale.settings import RecordSettings
 
-    clients = make_clients(endpoint_url=url, region_name=REGION)
-    dlq = clients.sqs.create_queue(QueueName="cost-worst-dlq")["QueueUrl"]
-    settings = RecordSettings.from_environ(
-        {
-            "QUEUES_CONFIG_PARAMETER": CONFIG_PARAMETER,
-            "LOAD_TABLE": TABLE,
-            "ARCHIVE_BUCKET": BUCKET,
-            "EVENTS_DLQ_URL": dlq,
-        }
-    )
-    runtime = build_runtime(settings, clients)
+    _, runtime = _record_runtime(url, "cost-worst-dlq")
     now = time.time()
     events = [
         {
