@@ -1,12 +1,15 @@
-"""The yardstick of issue 33: hybrid's verdict on every cell of the tuning or validation set.
+"""The yardstick: each judged policy's verdict on every cell of the tuning or validation set.
 
 Every row of the set (scenarios whole, NASA days whole) at SLA 10/30/60/300 s x target
-95/99/99.9 %: hybrid configured for the target, seed-hybrid, the reaction bound, and KEDA,
+95/99/99.9 %: the judged policies (`--policy`, default the controller's default, hybrid and
+seed-hybrid) each configured for the cell, the reaction bound, and KEDA,
 target tracking and a static fleet each tuned with hindsight to the cheapest setting that
 meets the cell (`sim/tuning.py`), judged by `sim/verdict.py`. The results file is rewritten
 after every row, so an interrupted run keeps the rows it finished.
 
     nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py --set validation
+    nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py --policy predictive,hybrid \\
+        --cache /work/verdict-cache     # a second run re-runs only the judged policies
     .venv/bin/python benchmarks/frontier_verdict.py --quick     # one row, one seed
 
 Not in `run_all` and not in CI: the validation set took 74 min on the shared 2-core machine.
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import platform
 import sys
 import time
@@ -26,18 +28,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 
+from queue_autoscale.sim.arrivals import ArrivalError  # noqa: E402
 from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS  # noqa: E402
+from queue_autoscale.sim.policies import parse_policies  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec  # noqa: E402
 from queue_autoscale.sim.tuning import (  # noqa: E402
     SLAS,
     TARGETS,
     Row,
     RowRuns,
+    RunCache,
     set_rows,
     slim,
     tune_row,
 )
-from queue_autoscale.sim.yardstick import Judged, judge_row, results_markdown  # noqa: E402
+from queue_autoscale.sim.yardstick import (  # noqa: E402
+    JUDGED,
+    Judged,
+    judge_row,
+    results_markdown,
+)
 
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "nasa-1995-per-second.tbz2"
 JITTER_SECONDS = 10.0
@@ -55,12 +65,24 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     parser.add_argument("--out", type=Path, help="default: results/policy_frontier[_SET].md")
     parser.add_argument(
+        "--policy",
+        default=",".join(JUDGED),
+        help="the policies to judge, comma-separated (simulate's grammar); the first is "
+        "compared with each other one ('A beats B'). Default: %(default)s",
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
-        help="keep each row's scored runs here and reuse them on the next run (re-judging "
-        "without re-running; empty it when a policy or the engine changes)",
+        help="keep each row's scored runs here and reuse them: the peers' and the bound's "
+        "while their code is unchanged, the judged policies' only for the very same package "
+        "source (sim/tuning.RunCache)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        args.policies = parse_policies(args.policy)
+    except ArrivalError as error:
+        parser.error(str(error))
+    return args
 
 
 def chosen(args: argparse.Namespace) -> list[Row]:
@@ -77,19 +99,18 @@ def chosen(args: argparse.Namespace) -> list[Row]:
 
 
 def row_runs(
-    row: Row, args: argparse.Namespace, spec: RunSpec, tick: Callable[[int], None]
+    row: Row,
+    args: argparse.Namespace,
+    spec: RunSpec,
+    cache: RunCache | None,
+    tick: Callable[[int], None],
 ) -> RowRuns:
-    """The row's tuned runs: from `--cache` when kept there, else run (and kept)."""
-    kept = None if args.cache is None else args.cache / f"{args.set}-{row.label}.pickle"
-    if kept is not None and kept.is_file():
-        with kept.open("rb") as file:
-            cached: RowRuns = pickle.load(file)
-        return cached
-    rr = slim(tune_row(row, args.trace, spec, SLAS, TARGETS, tick))
-    if kept is not None:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        with kept.open("wb") as file:
-            pickle.dump(rr, file)
+    """The row's tuned runs, each taken from `cache` where it keeps it for this code, else
+    run (and kept)."""
+    known = {} if cache is None else cache.load(row)
+    rr = slim(tune_row(row, args.trace, spec, SLAS, TARGETS, tick, args.policies, known))
+    if cache is not None:
+        cache.save(row, rr.runs.scores)
     return rr
 
 
@@ -111,6 +132,7 @@ def main(argv: list[str]) -> int:
     ]
     command = " ".join([BASE_COMMAND, *argv])
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)"
+    cache = None if args.cache is None else RunCache.at(args.cache)
     started = time.perf_counter()
     done: list[tuple[str, list[Judged]]] = []
     for index, row in enumerate(rows):
@@ -119,12 +141,14 @@ def main(argv: list[str]) -> int:
         def tick(count: int, label: str = row.label) -> None:
             print(f"\r{label}: {count} runs", end="", file=sys.stderr, flush=True)
 
-        judged = judge_row(row_runs(row, args, spec, tick), SLAS, TARGETS)
+        judged = judge_row(row_runs(row, args, spec, cache, tick), SLAS, TARGETS, args.policies)
         done.append((row.label, judged))
-        passed = sum(j.verdict.passed for j in judged)
+        passed = ", ".join(
+            f"{p} {sum(j.verdicts[i].passed for j in judged)}/{len(judged)}"
+            for i, p in enumerate(args.policies)
+        )
         print(
-            f"\r{row.label}: hybrid passes {passed}/{len(judged)} "
-            f"({time.perf_counter() - began:.0f} s)",
+            f"\r{row.label}: passes {passed} ({time.perf_counter() - began:.0f} s)",
             file=sys.stderr,
             flush=True,
         )

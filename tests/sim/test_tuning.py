@@ -10,14 +10,18 @@ import pytest
 
 from queue_autoscale.sim.arrivals import read_trace
 from queue_autoscale.sim.runner import RunSpec
+from queue_autoscale.sim.scores import Score
 from queue_autoscale.sim.tuning import (
     Bisection,
     Row,
+    RunCache,
     Runs,
     Search,
     cell_keys,
+    code_fingerprint,
     floors,
     knob_grid,
+    our_keys,
     peer_searches,
     set_rows,
 )
@@ -104,3 +108,49 @@ def test_a_peer_is_run_once_and_scored_at_every_sla() -> None:
     assert at_10.sla_compliance <= at_300.sla_compliance
     runs.ensure([key])
     assert len(runs.scores) == 1  # cached
+
+
+def test_each_judged_policy_is_run_for_its_cells_seed_hybrid_per_sla() -> None:
+    keys = our_keys(["predictive", "hybrid", "seed-hybrid"], [10.0, 300.0], [0.95, 0.99])
+    assert ("predictive", 10.0, 0.95) in keys and ("hybrid", 300.0, 0.99) in keys
+    assert ("seed-hybrid", 10.0, None) in keys and ("seed-hybrid", 10.0, 0.95) not in keys
+    assert ("reaction-bound", 300.0, None) in keys
+    assert len(keys) == len(set(keys)) == 2 * 2 * 2 + 2 + 2
+
+
+def test_a_fingerprint_changes_with_the_code_it_covers_only(tmp_path: Path) -> None:
+    (tmp_path / "sim" / "peers").mkdir(parents=True)
+    (tmp_path / "core").mkdir()
+    (tmp_path / "sim" / "engine.py").write_text("x = 1\n")
+    (tmp_path / "sim" / "peers" / "keda.py").write_text("y = 1\n")
+    (tmp_path / "core" / "predictive.py").write_text("z = 1\n")
+    peers_before = code_fingerprint(["sim/engine.py", "sim/peers"], tmp_path)
+    all_before = code_fingerprint(["."], tmp_path)
+    (tmp_path / "core" / "predictive.py").write_text("z = 2\n")
+    assert code_fingerprint(["sim/engine.py", "sim/peers"], tmp_path) == peers_before
+    assert code_fingerprint(["."], tmp_path) != all_before
+    (tmp_path / "sim" / "peers" / "keda.py").write_text("y = 2\n")
+    assert code_fingerprint(["sim/engine.py", "sim/peers"], tmp_path) != peers_before
+
+
+def test_the_cache_keeps_peers_across_a_change_of_ours_but_never_our_runs(tmp_path: Path) -> None:
+    row = Row("spike", 1)
+    score = Score(
+        policy="p", workload="w", jobs=100, served=100, in_service=0, waiting=0,
+        sla_seconds=30.0, sla_compliance=0.991, p50_pickup_seconds=0.0,
+        p99_pickup_seconds=1.0, max_pickup_seconds=2.0, worker_seconds=1000.0,
+        busy_seconds=800.0, utilization=0.8, scaling_actions=3, cost_usd=1.0,
+        mean_workers=1.0, peak_workers=2, duration_seconds=100, wall_seconds=0.1,
+    )  # fmt: skip
+    peer = ("keda(queue_length=4,min_replicas=0)", None, None)
+    ours = ("predictive", 30.0, 0.99)
+    bound = ("reaction-bound", 30.0, None)
+    runs = {peer: {30.0: score}, ours: {30.0: score}, bound: {30.0: score}}
+    RunCache(tmp_path, ours="code-a", peers="peers-1").save(row, runs)
+    assert RunCache(tmp_path, ours="code-a", peers="peers-1").load(row) == runs
+    changed = RunCache(tmp_path, ours="code-b", peers="peers-1").load(row)
+    assert changed == {peer: {30.0: score}, bound: {30.0: score}}  # ours re-run
+    assert RunCache(tmp_path, ours="code-a", peers="peers-2").load(row) == {ours: {30.0: score}}
+    more = {("hybrid", 30.0, 0.99): {30.0: score}}
+    RunCache(tmp_path, ours="code-a", peers="peers-1").save(row, more)
+    assert RunCache(tmp_path, ours="code-a", peers="peers-1").load(row) == {**runs, **more}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from queue_autoscale.sim.runner import RunSpec
@@ -13,10 +14,14 @@ from queue_autoscale.sim.yardstick import judge_row, results_markdown
 def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
     """flash-crowd seed 1, SLA 300 s, 99 %: each tuned peer meets the target and is no dearer
     than any other meeting run of its kind; every keda run the searches made lies on the
-    grid up to the documented queueLength (300); the cell's verdict is `judge`'s."""
+    grid up to the documented queueLength (300); each judged policy's verdict is `judge`'s on
+    the same yardsticks with its own run."""
     spec = RunSpec(provision_jitter_seconds=10.0, interval_seconds=10)
-    rr = tune_row(Row("flash-crowd", 1), Path("/nonexistent"), spec, (300.0,), (0.99,))
-    (judged,) = judge_row(rr, (300.0,), (0.99,))
+    policies = ("predictive", "hybrid")
+    rr = tune_row(
+        Row("flash-crowd", 1), Path("/nonexistent"), spec, (300.0,), (0.99,), None, policies
+    )
+    (judged,) = judge_row(rr, (300.0,), (0.99,), policies)
     cell = judged.cell
     assert cell.row == "flash-crowd seed 1" and not cell.steady
     grid = {f"queue_length={v}," for v in knob_grid(300)}
@@ -30,10 +35,16 @@ def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
     size = int(static.label.split("=")[1].rstrip(")"))
     smaller = [r for r in cell.static if int(r.label.split("=")[1].rstrip(")")) == size - 1]
     assert smaller and not smaller[0].meets(0.99)  # the least meeting size, by bisection
-    assert judged.verdict == judge(cell)
+    for policy in policies:
+        run = rr.runs.score((policy, 300.0, 0.99), 300.0)
+        mine = judged.cells[policies.index(policy)]
+        assert mine.ours.worker_seconds == run.worker_seconds and mine.ours.label == policy
+        assert replace(mine, ours=cell.ours) == cell  # the same yardsticks
+        assert judged.verdict_of(policy) == judge(mine)
     text = results_markdown([(cell.row, [judged])], "validation", "cmd", "base", [], 1.0, "m")
-    assert "| flash-crowd seed 1 | 300 |" in text
-    assert ("pass" if judged.verdict.passed else "not met") in text
+    words = ["pass" if judged.verdict_of(p).passed else "not met" for p in policies]
+    assert f"| flash-crowd seed 1 | 300 | {words[0]} | {words[1]} |" in text
+    assert "predictive beats hybrid: **" in text
     assert "NASA days 46, 37, 57" in text and "NASA days 8, 12, 19" in text
 
 

@@ -24,6 +24,7 @@ from queue_autoscale.controller.ports import (
     Services,
     StateTable,
 )
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
 from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
@@ -43,7 +44,7 @@ class EvaluateRuntime:
     clock: Clock = time.time
     sleep: Callable[[float], None] = time.sleep
     publish_metrics: MetricsSink = emf_metrics
-    policy: str = "hybrid"
+    policy: str = DEFAULT_POLICY
     sources: Sources | None = None
     """Kafka and RabbitMQ queues' readers (SQS is read by the tick's batched calls)."""
     max_concurrency: int = 16

@@ -67,9 +67,12 @@ POLICIES: dict[str, Policy] = {
     "seed-hybrid": decide_seed_hybrid,
     "predictive": decide_predictive,
 }
+DEFAULT_POLICY = "hybrid"
+"""The policy the controller runs when none is named (a key of `POLICIES`)."""
 
 __all__ = [
     "DEFAULT_EVALUATION_INTERVAL_SECONDS",
+    "DEFAULT_POLICY",
     "POLICIES",
     "Action",
     "AgeSource",

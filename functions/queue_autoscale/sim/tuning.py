@@ -24,20 +24,28 @@ cell), so each setting is run once per row, cached, and scored at every SLA.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import pickle
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from queue_autoscale.core import workers_for_sla
+import queue_autoscale
+from queue_autoscale.core import POLICIES, workers_for_sla
 from queue_autoscale.sim.arrivals import SCENARIOS, Counts, minute_rates, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.frontier import SLAS, TARGETS, failing_static_size
 from queue_autoscale.sim.peers import keda
-from queue_autoscale.sim.policies import PolicyChoice, initial_workers, make_policy
+from queue_autoscale.sim.policies import (
+    PolicyChoice,
+    initial_workers,
+    make_policy,
+    parse_policy,
+)
 from queue_autoscale.sim.runner import RunSpec, parallel_map
 from queue_autoscale.sim.scores import Score, scores_at
 from queue_autoscale.sim.workload import Workload, build_workload
@@ -264,12 +272,22 @@ def cell_keys(
     return tuple(sorted(keys, key=str))
 
 
-def our_keys(slas: Sequence[float], targets: Sequence[float]) -> list[RunKey]:
-    """Hybrid configured for each SLA and target, seed-hybrid and the reaction bound per SLA."""
-    keys: list[RunKey] = [("hybrid", s, t) for s in slas for t in targets]
-    keys += [("seed-hybrid", s, None) for s in slas]
-    keys += [(BOUND_NAME, s, None) for s in slas]
-    return keys
+AS_SEEDED: tuple[str, ...] = ("seed-hybrid",)
+"""Judged policies run as the seeds write them: configured per SLA, not per target."""
+
+
+def our_key(policy: str, sla: float, target: float) -> RunKey:
+    """A judged policy's run for one cell: configured for the cell's SLA and target (the
+    percentile), or for the SLA alone when it is run as seeded (`AS_SEEDED`)."""
+    return policy, sla, (None if parse_policy(policy).name in AS_SEEDED else target)
+
+
+def our_keys(
+    policies: Sequence[str], slas: Sequence[float], targets: Sequence[float]
+) -> list[RunKey]:
+    """Each judged policy's run for every SLA and target, and the reaction bound per SLA."""
+    keys = {our_key(p, s, t) for p in policies for s in slas for t in targets}
+    return sorted(keys, key=str) + [(BOUND_NAME, s, None) for s in slas]
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,15 +309,18 @@ def tune_row(
     slas: Sequence[float] = SLAS,
     targets: Sequence[float] = TARGETS,
     progress: Callable[[int], None] | None = None,
+    policies: Sequence[str] = ("hybrid",),
+    known: dict[RunKey, dict[float, Score]] | None = None,
 ) -> RowRuns:
-    """Run our policies and tune every peer on every cell of one row."""
+    """Run the judged `policies` and tune every peer on every cell of one row; a run in
+    `known` (a `RunCache`'s) is taken from there instead of run again."""
     counts = row.counts(trace)
     spec = replace(spec, seed=row.seed)
     workload = build_workload(
         row.label, counts, spec.fleet(), seed=row.seed, warmup_seconds=spec.warmup_seconds
     )
-    runs = Runs(workload, counts, spec, tuple(slas))
-    runs.ensure(our_keys(slas, targets))
+    runs = Runs(workload, counts, spec, tuple(slas), dict(known or {}))
+    runs.ensure(our_keys(policies, slas, targets))
     searches = {
         (s, t): (*peer_searches(counts, spec, s, t), static_search(workload, counts, spec, s, t))
         for s in slas
@@ -317,3 +338,90 @@ def slim(rr: RowRuns) -> RowRuns:
     none = Workload(rr.row.label, np.zeros(0, dtype=np.int64), 0, empty, empty)
     runs = Runs(none, none.counts, rr.runs.spec, rr.runs.slas, rr.runs.scores)
     return replace(rr, runs=runs)
+
+
+PEER_CODE: tuple[str, ...] = (
+    "sim/engine.py",
+    "sim/workload.py",
+    "sim/arrivals.py",
+    "sim/scores.py",
+    "sim/runner.py",
+    "sim/bound.py",
+    "sim/prefetch.py",
+    "sim/peers",
+    "core/queueing.py",
+)
+"""What a peer's or the reaction bound's run depends on (paths in the package): the key of
+their cached runs. Not covered: the few core constants these read from elsewhere (the flaps'
+`REVISIT_SECONDS`, the counters' look-back); empty the cache when one of those changes."""
+
+
+PACKAGE = Path(queue_autoscale.__file__).parent
+"""The imported package's folder (the code a run runs)."""
+
+
+def code_fingerprint(paths: Iterable[str], root: Path = PACKAGE) -> str:
+    """A short hash of the Python sources at `paths` under `root` (files, or folders searched
+    for *.py): names and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        target = root / path
+        for file in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            digest.update(str(file.relative_to(root)).encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def is_ours(key: RunKey) -> bool:
+    """A run of one of our core policies (a key of `core.POLICIES`), not a peer's or the
+    bound's."""
+    return parse_policy(key[0]).name in POLICIES
+
+
+@dataclass(frozen=True, slots=True)
+class RunCache:
+    """Scored runs kept on disk per row, keyed by the code they ran: the peers' and the
+    bound's by `PEER_CODE`, our policies' by every source file of the package (so a change
+    anywhere re-runs ours, and judging a new commit re-runs only ours). Make it with `at`,
+    once, before any run: the keys are the code as imported."""
+
+    directory: Path
+    ours: str
+    """`code_fingerprint` of the whole package."""
+    peers: str
+    """`code_fingerprint` of `PEER_CODE`."""
+
+    @classmethod
+    def at(cls, directory: Path) -> RunCache:
+        """The cache in `directory`, keyed by the code as it is now."""
+        return cls(directory, code_fingerprint(["."]), code_fingerprint(PEER_CODE))
+
+    def _files(self, row: Row) -> dict[str, Path]:
+        name = row.label.replace(" ", "-")
+        return {
+            "ours": self.directory / f"{name}.ours-{self.ours}.pickle",
+            "peers": self.directory / f"{name}.peers-{self.peers}.pickle",
+        }
+
+    def load(self, row: Row) -> dict[RunKey, dict[float, Score]]:
+        """The row's runs kept for this code (empty when none)."""
+        out: dict[RunKey, dict[float, Score]] = {}
+        for file in self._files(row).values():
+            if file.is_file():
+                with file.open("rb") as handle:
+                    out.update(pickle.load(handle))
+        return out
+
+    def save(self, row: Row, scores: dict[RunKey, dict[float, Score]]) -> None:
+        """Keep the row's runs, ours and the peers' each under its own code's key (the runs
+        already kept there stay: a row judged for other policies adds to them)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for part, file in self._files(row).items():
+            kept = {k: v for k, v in scores.items() if is_ours(k) == (part == "ours")}
+            if file.is_file():
+                with file.open("rb") as handle:
+                    kept = {**pickle.load(handle), **kept}
+            temporary = file.with_suffix(".tmp")
+            with temporary.open("wb") as handle:
+                pickle.dump(kept, handle)
+            temporary.replace(file)

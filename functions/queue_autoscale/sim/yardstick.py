@@ -1,7 +1,7 @@
 """The yardstick's cells and results file: each row's tuned runs judged by `sim.verdict`.
 
 `judge_row` turns one row's runs (`sim.tuning.tune_row`) into cells, one per SLA x target, each
-with the verdict for `hybrid` (configured for the target) and for `seed-hybrid`;
+with the verdict for every judged policy (each configured for the cell, `tuning.our_key`);
 `results_markdown` writes them as benchmarks/results/policy_frontier.md.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.policies import parse_policy
 from queue_autoscale.sim.tuning import (
@@ -21,6 +22,7 @@ from queue_autoscale.sim.tuning import (
     RowRuns,
     cell_keys,
     floors,
+    our_key,
 )
 from queue_autoscale.sim.verdict import (
     Cell,
@@ -34,17 +36,26 @@ from queue_autoscale.sim.verdict import (
     tally,
 )
 
+JUDGED: tuple[str, ...] = tuple(dict.fromkeys((DEFAULT_POLICY, "hybrid", "seed-hybrid")))
+"""The policies judged unless others are named: the controller's default, hybrid beside it
+while both exist, and seed-hybrid as the seeds write it."""
+
 
 @dataclass(frozen=True, slots=True)
 class Judged:
-    """One cell: hybrid's and seed-hybrid's verdicts, and the yardsticks they were held to."""
+    """One cell: each judged policy's run and verdict, and the yardsticks they were held to."""
 
-    cell: Cell
-    verdict: Verdict
-    seed: Run
-    seed_verdict: Verdict
+    policies: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    """Per policy (in `policies` order): the cell with that policy's run as `ours`."""
+    verdicts: tuple[Verdict, ...]
     bound_run: Run
-    """The reaction bound's run (in `cell.bound` only where it is a bound)."""
+    """The reaction bound's run (in the cells' `bound` only where it is a bound)."""
+
+    @property
+    def cell(self) -> Cell:
+        """The cell as the first judged policy sees it (the yardsticks are every policy's)."""
+        return self.cells[0]
 
     @property
     def key(self) -> str:
@@ -52,14 +63,22 @@ class Judged:
         c = self.cell
         return f"{c.row} / {c.sla_seconds:g} s / {c.target:.1%}"
 
+    def verdict_of(self, policy: str) -> Verdict:
+        """The verdict of one judged policy."""
+        return self.verdicts[self.policies.index(policy)]
 
-def judge_row(rr: RowRuns, slas: Sequence[float], targets: Sequence[float]) -> list[Judged]:
-    """Every cell of one row, judged."""
+
+def judge_row(
+    rr: RowRuns,
+    slas: Sequence[float],
+    targets: Sequence[float],
+    policies: Sequence[str] = JUDGED,
+) -> list[Judged]:
+    """Every cell of one row, each judged policy judged by the one `judge`."""
     runs, out = rr.runs, []
     for sla in slas:
         at_sla = [s for (s_sla, _), group in rr.searches.items() if s_sla == sla for s in group]
         bound = Run.of(BOUND_NAME, runs.score((BOUND_NAME, sla, None), sla))
-        seed = Run.of("seed-hybrid", runs.score(("seed-hybrid", sla, None), sla))
         statics = tuple(Run.of(k[0], runs.score(k, sla)) for k in cell_keys(at_sla, "static", None))
         for target in targets:
             allowed = floors(rr.mean_rate, runs.spec, sla, target)
@@ -69,20 +88,24 @@ def judge_row(rr: RowRuns, slas: Sequence[float], targets: Sequence[float]) -> l
                 )
                 for name, knob in (("keda", "min_replicas"), ("target-tracking", "min_capacity"))
             }
-            ours = Run.of("hybrid", runs.score(("hybrid", sla, target), sla))
             tuned = [r for r in (*peers["keda"], *peers["target-tracking"]) if _reacting(r)]
-            cell = Cell(
+            yardsticks = Cell(
                 row=rr.row.label,
                 steady=rr.row.name == "steady",
                 sla_seconds=sla,
                 target=target,
-                ours=ours,
+                ours=bound,
                 bound=bound if is_bound(bound, tuned) else None,
                 keda=peers["keda"],
                 target_tracking=peers["target-tracking"],
                 static=statics,
             )
-            out.append(Judged(cell, judge(cell), seed, judge(replace(cell, ours=seed)), bound))
+            cells = tuple(
+                replace(yardsticks, ours=Run.of(p, runs.score(our_key(p, sla, target), sla)))
+                for p in policies
+            )
+            verdicts = tuple(judge(c) for c in cells)
+            out.append(Judged(tuple(policies), cells, verdicts, bound))
     return out
 
 
@@ -114,8 +137,10 @@ def _ours_cell(run: Run) -> str:
 
 
 def cell_lines(judged: Sequence[Judged]) -> list[str]:
-    """The cell-by-cell table of one row."""
-    head = ["SLA s", "target", "hybrid", "verdict", "seed-hybrid", "cheapest tuned keda",
+    """The cell-by-cell table of one row: each judged policy's run and verdict, then the
+    yardsticks."""
+    policies = judged[0].policies if judged else ()
+    head = ["SLA s", "target", *policies, "cheapest tuned keda",
             "cheapest tuned target-tracking", "least static (hindsight)",
             "reaction bound"]  # fmt: skip
     lines = [row(head), row(["---:", "---:", *["---"] * (len(head) - 2)])]
@@ -125,14 +150,15 @@ def cell_lines(judged: Sequence[Judged]) -> list[str]:
         bound = f"{b.compliance:.3%}, {b.worker_seconds:,.0f}" + (
             "" if c.bound is not None else " (no bound here: a reacting tuned peer keeps more)"
         )
+        ours = [
+            f"{_ours_cell(x.ours)}: {v.words}" for x, v in zip(j.cells, j.verdicts, strict=True)
+        ]
         lines.append(
             row(
                 [
                     f"{c.sla_seconds:g}",
                     f"{c.target:.1%}",
-                    _ours_cell(c.ours),
-                    j.verdict.words,
-                    f"{_ours_cell(j.seed)}: {j.seed_verdict.words}",
+                    *ours,
                     _run_cell(cheapest(c.keda, c.target)),
                     _run_cell(cheapest(c.target_tracking, c.target)),
                     _run_cell(cheapest(c.static, c.target), flaps=False),
@@ -144,24 +170,79 @@ def cell_lines(judged: Sequence[Judged]) -> list[str]:
 
 
 def summary_lines(rows: Sequence[tuple[str, Sequence[Judged]]]) -> list[str]:
-    """Per row and SLA: hybrid's verdict per target ('pass' or 'not met')."""
+    """Per row and SLA: each judged policy's verdict per target ('pass' or 'not met')."""
     lines: list[str] = []
     for label, judged in rows:
         by_sla: dict[float, list[Judged]] = {}
         for j in judged:
             by_sla.setdefault(j.cell.sla_seconds, []).append(j)
         for sla, cells in by_sla.items():
-            verdicts = ["pass" if j.verdict.passed else "not met" for j in cells]
+            verdicts = [
+                "pass" if j.verdicts[i].passed else "not met"
+                for i in range(len(cells[0].policies))
+                for j in cells
+            ]
             lines.append(row([label, f"{sla:g}", *verdicts]))
     return lines
 
 
-def tallies(rows: Sequence[tuple[str, Sequence[Judged]]]) -> tuple[Tally, Tally]:
-    """(hybrid's, seed-hybrid's) tally over every cell of `rows`."""
+def tallies(rows: Sequence[tuple[str, Sequence[Judged]]]) -> dict[str, Tally]:
+    """Each judged policy's tally over every cell of `rows`."""
     every = [j for _, judged in rows for j in judged]
-    ours = tally([(j.key, j.cell, j.verdict) for j in every])
-    seed = tally([(j.key, replace(j.cell, ours=j.seed), j.seed_verdict) for j in every])
-    return ours, seed
+    policies = every[0].policies if every else ()
+    return {
+        p: tally([(j.key, j.cells[i], j.verdicts[i]) for j in every])
+        for i, p in enumerate(policies)
+    }
+
+
+def sla_tallies(rows: Sequence[tuple[str, Sequence[Judged]]]) -> dict[float, dict[str, Tally]]:
+    """`tallies` per SLA."""
+    slas = sorted({j.cell.sla_seconds for _, judged in rows for j in judged})
+    return {
+        sla: tallies(
+            [(label, [j for j in judged if j.cell.sla_seconds == sla]) for label, judged in rows]
+        )
+        for sla in slas
+    }
+
+
+def beats_words(a: str, b: str, counts: dict[str, Tally]) -> str:
+    """Whether policy `a` beats `b` (`verdict.beats`), with the figures it rests on."""
+    ta, tb = counts[a], counts[b]
+    both = ta.worker_seconds.keys() & tb.worker_seconds.keys()
+    wa = sum(ta.worker_seconds[k] for k in both)
+    wb = sum(tb.worker_seconds[k] for k in both)
+    return (
+        f"{a} beats {b}: **{'yes' if beats(ta, tb) else 'no'}** ({a} passes {ta.passed}, {b} "
+        f"{tb.passed}; on the {len(both)} cells both pass, {wa:,.0f} against {wb:,.0f} worker-s)"
+    )
+
+
+def failure_counts(rows: Sequence[tuple[str, Sequence[Judged]]], policy: str) -> list[str]:
+    """How often each verdict clause fails for `policy`, and on how many cells it alone fails
+    (read from `sim.verdict.judge`'s words)."""
+    kinds = {
+        "misses the target": ("misses", "below the bound", "of the bound's"),
+        "more worker-s than a tuned peer": ("worker-s > tuned",),
+        "more worker-s than 1.03 x hindsight static": ("x hindsight",),
+        "flaps": (" flaps",),
+        "utilization at 300 s": ("utilization",),
+    }
+    seen = {k: 0 for k in kinds}
+    alone = {k: 0 for k in kinds}
+    for _, judged in rows:
+        for j in judged:
+            hit = {
+                k
+                for k, marks in kinds.items()
+                for f in j.verdict_of(policy).failures
+                if any(m in f for m in marks)
+            }
+            for k in hit:
+                seen[k] += 1
+                alone[k] += len(hit) == 1
+    return [f"{k} in {seen[k]} cells ({alone[k]} on this alone)" for k in kinds if seen[k]]
 
 
 def set_lines(command: str) -> list[str]:
@@ -189,8 +270,8 @@ def results_markdown(
     pending: Sequence[str] = (),
 ) -> str:
     """The results file for one set."""
-    ours, seed = tallies(rows)
-    won = beats(ours, seed)
+    counts = tallies(rows)
+    policies = list(counts)
     lines = [
         "# Policy frontier: the verdict on each validation cell",
         "",
@@ -223,20 +304,29 @@ def results_markdown(
         "knob bisected per (other knobs); the cheapest meeting setting probed is the cell's "
         "tuned peer. `static`: the least size meeting the target (bisection), the hindsight "
         "yardstick, never a tuned peer.",
-        "- `hybrid` configured for each cell's target (percentile = target) and SLA; "
-        "`seed-hybrid` as seeded. The verdict: `sim/verdict.py` (docs/benchmarks.md).",
+        f"- Judged: {', '.join(f'`{p}`' for p in policies)}, each configured for the "
+        "cell's SLA and target (percentile = target), `seed-hybrid` for the SLA as seeded. "
+        "The verdict: `sim/verdict.py` (docs/benchmarks.md).",
         "",
         "## Verdict",
         "",
-        f"- hybrid passes **{ours.passed} of {ours.cells}** cells; seed-hybrid {seed.passed} of "
-        f"{seed.cells}. Hybrid beats seed-hybrid: {'yes' if won else 'no'}.",
     ]
+    for p in policies:
+        by_sla = ", ".join(
+            f"{sla:g} s {t[p].passed}/{t[p].cells}" for sla, t in sla_tallies(rows).items()
+        )
+        lines.append(
+            f"- {p} passes **{counts[p].passed} of {counts[p].cells}** cells "
+            f"({by_sla}). Fails: {'; '.join(failure_counts(rows, p)) or 'none'}."
+        )
+    lines += [f"- {beats_words(policies[0], p, counts)}." for p in policies[1:]]
     if pending:
         lines.append(f"- Not run (out of time): {', '.join(pending)}.")
+    targets = sorted({j.cell.target for _, judged in rows for j in judged})
     lines += [
         "",
-        row(["row", "SLA s", "95.0%", "99.0%", "99.9%"]),
-        row(["---", "---:", "---", "---", "---"]),
+        row(["row", "SLA s", *[f"{p} {t:.1%}" for p in policies for t in targets]]),
+        row(["---", "---:", *["---"] * (len(policies) * len(targets))]),
         *summary_lines(rows),
         "",
     ]
