@@ -128,6 +128,8 @@ def test_deploy_command_passes_every_parameter_through_sams_syntax() -> None:
     overrides = _overrides(command[command.index("--parameter-overrides") + 1])
     assert overrides == {name: value for name, value in params.items() if value}
     assert command[-1] == "--guided"
+    # the built template keeps Fn::ForEach, which sam deploy's packaging reads only with this
+    assert "--language-extensions" in command
     # and the line printed for a user parses back into the same arguments
     assert shlex.split(deploy.shell_line(command)) == command
 
@@ -155,16 +157,30 @@ def _done(code: int, out: str = "", err: str = "") -> subprocess.CompletedProces
     return subprocess.CompletedProcess([], code, out, err)
 
 
+FINDER = str(deploy.ROOT / "infra" / "python313.sh")
+
+
 def test_python313_is_found_or_installed_through_uv() -> None:
-    # GIVEN uv finds no 3.13 at first, installs it, then finds it
+    # GIVEN uv and infra/python313.sh find no 3.13 at first, uv installs it, then finds it
     found = "/home/u/.local/share/uv/python/cpython-3.13.5/bin/python3.13\n"
     run = _runner(
-        {"python find": [_done(2, err="not found"), _done(0, found)], "python install": [_done(0)]}
+        {
+            "python find": [_done(2, err="not found"), _done(0, found)],
+            FINDER: [_done(1)],
+            "python install": [_done(0)],
+        }
     )
     # THEN the installed interpreter is used
     assert deploy.python313("uv", run) == found.strip()
+    # GIVEN uv's search fails on a pyenv shim (it stops at the first broken python3.13)
+    pyenv = "/root/.pyenv/versions/3.13.0/bin/python3.13\n"
+    shimmed = _runner({"python find": [_done(2, err="pyenv: shim")], FINDER: [_done(0, pyenv)]})
+    # THEN the project's finder supplies pyenv's interpreter and nothing is installed
+    assert deploy.python313("uv", shimmed) == pyenv.strip()
     # and an install that fails says why
-    failing = _runner({"python find": [_done(2)], "python install": [_done(1, err="offline")]})
+    failing = _runner(
+        {"python find": [_done(2)], FINDER: [_done(1)], "python install": [_done(1, err="offline")]}
+    )
     with pytest.raises(deploy.DeployError, match="offline"):
         deploy.python313("uv", failing)
 

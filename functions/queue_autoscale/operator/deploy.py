@@ -207,6 +207,8 @@ def deploy_command(
         "--stack-name", target.stack,
         "--region", target.region,
         "--capabilities", "CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND",
+        # the built template keeps Fn::ForEach: without it, sam deploy's packaging fails
+        "--language-extensions",
         "--resolve-s3",
         "--no-fail-on-empty-changeset",
         "--parameter-overrides",
@@ -232,9 +234,12 @@ def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
 
 
 def python313(uv: str, run: Runner = _run) -> str:
-    """A Python 3.13 interpreter for `sam build` (the functions' runtime): uv finds one, or
+    """A Python 3.13 interpreter for `sam build` (the functions' runtime): uv finds one,
+    else infra/python313.sh (pyenv's, which uv misses behind pyenv's shims), else uv
     installs one, so none need be on the PATH."""
     found = run([uv, "python", "find", "3.13"])
+    if found.returncode != 0:
+        found = run(["bash", str(ROOT / "infra" / "python313.sh")])
     if found.returncode != 0:
         installed = run([uv, "python", "install", "3.13"])
         if installed.returncode != 0:
