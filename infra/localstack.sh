@@ -3,6 +3,7 @@
 #
 #   bash infra/localstack.sh run [PYTEST ARGS]   set up, start, run tests/integration, stop
 #   bash infra/localstack.sh setup|start|stop    the single steps
+#   LOCALSTACK_PORT=4599 bash infra/localstack.sh run   another port (4566 is taken)
 #
 # LocalStack runs from its own virtual environment (.localstack/venv, pinned below) on
 # Python 3.13, listens on 127.0.0.1:4566 only, keeps all its files under
@@ -16,7 +17,7 @@ LOCALSTACK_VERSION=2026.3.0
 # The known-working companions of localstack-core 2026.3 (newer cbor2/pyopenssl break it).
 PINS=("localstack-core[runtime]==$LOCALSTACK_VERSION" "cbor2==5.9.0" "pyopenssl==24.3.0"
     "hypercorn==0.18.0")
-PORT=4566
+PORT=${LOCALSTACK_PORT:-4566}
 ENDPOINT="http://127.0.0.1:$PORT"
 HOME_DIR=.localstack
 VENV=$HOME_DIR/venv

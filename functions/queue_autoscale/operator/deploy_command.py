@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,8 +18,9 @@ from queue_autoscale.adapters.sqs import SqsQueues
 from queue_autoscale.adapters.stack import StackReader, stack_outputs
 from queue_autoscale.adapters.sts import Identity, caller_identity
 from queue_autoscale.config import ConfigError, load_json, parse_config, read_text
-from queue_autoscale.demo.template import ROOT
+from queue_autoscale.demo.template import ROOT, load_template
 from queue_autoscale.operator import deploy as steps
+from queue_autoscale.operator.localstack import stand_in
 
 ARCHIVE_LOGICAL_ID = "ArchiveBucket"
 DRY_RUN_IDENTITY = Identity(account="<account-id>", partition="aws")
@@ -80,7 +82,7 @@ def describe(p: Plan) -> list[str]:
 
 def next_steps(stack: str, region: str) -> str:
     """The command to run once the stack is up."""
-    return f"AWS_REGION={region} queue-autoscale status --stack {stack}"
+    return f"AWS_DEFAULT_REGION={region} queue-autoscale status --stack {stack}"
 
 
 def finish(cloudformation: Any, s3: Any, stack: str, zip_path: Path) -> dict[str, str]:
@@ -90,6 +92,18 @@ def finish(cloudformation: Any, s3: Any, stack: str, zip_path: Path) -> dict[str
     bucket = StackReader(cloudformation, None).physical_id(stack, ARCHIVE_LOGICAL_ID)
     steps.upload_glue(s3, bucket, zip_path)
     return {**outputs, "GlueArtifacts": f"s3://{bucket}/{steps.GLUE_PREFIX}"}
+
+
+def for_localstack(p: Plan) -> tuple[Plan, dict[str, str]]:
+    """After `sam build`: the built template as LocalStack can create it, written beside the
+    built one, and the plan deploying it; the resources left out (logical ID -> why)."""
+    index = p.deploy.index("--template-file") + 1
+    built = Path(p.deploy[index])
+    template, left_out = stand_in(load_template(built), p.parameters)
+    variant = built.with_name("template.localstack.json")
+    variant.write_text(json.dumps(template, indent=1), encoding="utf-8")
+    command = [*p.deploy[:index], str(variant), *p.deploy[index + 1 :]]
+    return replace(p, deploy=command), left_out
 
 
 def _stream(command: Sequence[str], env: dict[str, str] | None = None) -> None:
@@ -124,6 +138,15 @@ def deploy(
         bool,
         typer.Option("--dashboard", help="Create the CloudWatch dashboard ($3.00 a month)."),
     ] = False,
+    localstack: Annotated[
+        bool,
+        typer.Option(
+            "--localstack",
+            help="Deploy to LocalStack at AWS_ENDPOINT_URL: expand Fn::ForEach locally and put "
+            "stand-ins (SSM parameters) in place of the functions, the table and the Glue "
+            "resources, which it cannot create offline; each is printed.",
+        ),
+    ] = False,
 ) -> None:
     """Deploy the stack for a queue config: validate it, derive QueueNames, QueueArns and
     ServiceArns, sam build (pinned SAM CLI, Python 3.13 found or installed by uv), sam deploy,
@@ -131,7 +154,9 @@ def deploy(
     try:
         chosen = region or os.environ.get("AWS_REGION") or make_session().region_name
         if not chosen:
-            raise steps.DeployError("no region: pass --region or set AWS_REGION")
+            raise steps.DeployError("no region: pass --region or set AWS_DEFAULT_REGION")
+        if localstack and not os.environ.get("AWS_ENDPOINT_URL"):
+            raise steps.DeployError("--localstack needs AWS_ENDPOINT_URL (LocalStack's URL)")
         identity = (
             DRY_RUN_IDENTITY if dry_run else caller_identity(make_client("sts", region_name=chosen))
         )
@@ -153,6 +178,10 @@ def deploy(
         for name in the_plan.tagged:
             sqs.tag(name, {steps.SCOPE_TAG: stack})
         _stream(the_plan.build, env)
+        if localstack:
+            the_plan, left_out = for_localstack(the_plan)
+            for logical_id, why in left_out.items():
+                typer.echo(f"left out on LocalStack: {logical_id} ({why})")
         _stream(the_plan.deploy)
         steps.package_glue(zip_path)
         cloudformation = make_client("cloudformation", region_name=chosen)
