@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -123,6 +124,16 @@ class RecordSettings(HandlerSettings):
     """Counters expire this long after their second (DynamoDB TTL)."""
 
 
+class TickMode(StrEnum):
+    """How the evaluate function spends its minute (the template's EvaluateTickMode)."""
+
+    TICK = "tick"
+    """One invocation per tick: the scheduled one runs the minute's first tick and queues the
+    others on the tick queue with a delay (`controller.ticks`); billed for the work only."""
+    LOOP = "loop"
+    """One invocation per minute that ticks every interval and sleeps between ticks."""
+
+
 class EvaluateSettings(HandlerSettings):
     """evaluate: what it reads and where it publishes."""
 
@@ -136,6 +147,8 @@ class EvaluateSettings(HandlerSettings):
         "shards": "EVALUATE_SHARDS",
         "max_shards": "MAX_EVALUATE_SHARDS",
         "memory_mb": "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
+        "tick_mode": "TICK_MODE",
+        "tick_queue_url": "TICK_QUEUE_URL",
     }
 
     load_table: str = Field(min_length=3, max_length=255)
@@ -153,6 +166,9 @@ class EvaluateSettings(HandlerSettings):
     """At most this many derived shards (the function's reserved concurrency)."""
     memory_mb: int | None = Field(default=None, ge=128, le=10_240)
     """The function's memory (Lambda sets it); CPU, and so a shard's capacity, scale with it."""
+    tick_mode: TickMode = TickMode.TICK
+    tick_queue_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
+    """The tick queue (tick mode): the scheduled invocation queues the minute's later ticks."""
 
     @model_validator(mode="after")
     def _fresh_within_a_tick(self) -> EvaluateSettings:

@@ -177,6 +177,8 @@ TEMPLATE_VALUES = {
     "EventBusName": "default",
     "EvaluationIntervalSeconds": "15",
     "DryRun": "false",
+    "EvaluateTickMode": "tick",
+    "EvaluateTickQueue": "",
 }
 """Stand-ins for the template's Refs; tests give the names of what they created."""
 

@@ -48,16 +48,18 @@ def test_stack_resources_are_created(stack: EmulatorStack) -> None:
         "ArchiveBucket",
         "RecordEventsFunction",
         "EvaluateFunction",
+        "EvaluateTickQueue",
         "RecordEventsRole",
         "EvaluateRole",
         "SchedulerRole",
         "GlueJobRole",
     } <= set(stack.created_by_stack)
-    # only the SQS mapping and the TLS-only bucket policy are left out, with reasons; the source
+    # only the SQS mappings and the TLS-only bucket policy are left out, with reasons; the source
     # credentials policy's Condition is false here (no secrets), so it is not in the stack at all
     skipped = dict(stack.skipped)
     assert set(skipped) == {
         "RecordEventsFunctionEvents",
+        "EvaluateFunctionTick",
         "ArchiveBucketPolicy",
         "EvaluateFunctionEventInvokeConfig",
     }

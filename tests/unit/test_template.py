@@ -52,7 +52,8 @@ from queue_autoscale.controller.config_loader import (
 )
 from queue_autoscale.core.models import ControllerState, TrendModel
 from queue_autoscale.core.state import model_to_dict, state_to_dict
-from queue_autoscale.settings import EvaluateSettings, RecordSettings
+from queue_autoscale.handlers import evaluate
+from queue_autoscale.settings import EvaluateSettings, RecordSettings, TickMode
 from queue_autoscale.telemetry import emf_metrics
 
 PUBLISHED = (set(QUEUE_METRICS) - LOGGED_ONLY_METRICS) | set(INGEST_METRICS) | set(CONFIG_METRICS)
@@ -353,6 +354,8 @@ TEMPLATE_VALUES = {
     "EventBusName": "default",
     "EvaluationIntervalSeconds": "15",
     "DryRun": "false",
+    "EvaluateTickMode": "tick",
+    "EvaluateTickQueue": "https://sqs.us-east-1.amazonaws.com/123456789012/stack-evaluate-ticks",
 }
 
 
@@ -674,7 +677,12 @@ def test_scheduler_may_only_invoke_the_evaluate_function(translated: dict[str, A
 
 def test_every_queue_is_encrypted(translated: dict[str, Any]) -> None:
     queues = resources_of(translated, "AWS::SQS::Queue")
-    assert set(queues) == {"EventsQueue", "EventsDeadLetterQueue", "EvaluateDeadLetterQueue"}
+    assert set(queues) == {
+        "EventsQueue",
+        "EventsDeadLetterQueue",
+        "EvaluateDeadLetterQueue",
+        "EvaluateTickQueue",
+    }
     for name, queue in queues.items():
         assert queue.get("SqsManagedSseEnabled") is True or "KmsMasterKeyId" in queue, name
     redrive = queues["EventsQueue"]["RedrivePolicy"]
@@ -761,7 +769,7 @@ def test_functions(translated: dict[str, Any], logical_id: str, handler: str) ->
     assert re.search(rf"^(def {attribute}\(|{attribute} = )", source, re.MULTILINE), handler
 
 
-def test_evaluate_runs_a_minute_of_ticks_one_invocation_per_shard(
+def test_evaluate_runs_one_invocation_per_shard_and_tick(
     translated: dict[str, Any],
 ) -> None:
     function = resources_of(translated, "AWS::Lambda::Function")["EvaluateFunction"]
@@ -782,11 +790,44 @@ def test_evaluate_runs_a_minute_of_ticks_one_invocation_per_shard(
 
 def test_record_events_reports_partial_batch_failures(translated: dict[str, Any]) -> None:
     mappings = resources_of(translated, "AWS::Lambda::EventSourceMapping")
-    assert len(mappings) == 1
-    (mapping,) = mappings.values()
+    assert set(mappings) == {"RecordEventsFunctionEvents", "EvaluateFunctionTick"}
+    mapping = mappings["RecordEventsFunctionEvents"]
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["EventsQueue", "Arn"]}
     assert mapping["FunctionName"] == {"Ref": "RecordEventsFunction"}
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_tick_queue_invokes_one_tick_a_message_and_keeps_no_failed_tick(
+    translated: dict[str, Any],
+) -> None:
+    # GIVEN the tick queue's event source and the queue
+    mapping = resources_of(translated, "AWS::Lambda::EventSourceMapping")["EvaluateFunctionTick"]
+    queue = resources_of(translated, "AWS::SQS::Queue")["EvaluateTickQueue"]
+    function = resources_of(translated, "AWS::Lambda::Function")["EvaluateFunction"]
+    # THEN each message is one tick of the evaluate function (parse_request takes one record)
+    assert mapping["FunctionName"] == {"Ref": "EvaluateFunction"}
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["EvaluateTickQueue", "Arn"]}
+    assert mapping["BatchSize"] == 1
+    # AND a failed tick is never retried (it would be late): the DLQ takes it at once
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["EvaluateDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": 1,
+    }
+    # AND the visibility timeout is the function's timeout (Lambda refuses less), and the
+    # timeout is one tick's longest budget (the largest interval) plus the handler's margin
+    interval = translated["Parameters"]["EvaluationIntervalSeconds"]
+    assert function["Timeout"] == interval["MaxValue"] + evaluate.DEADLINE_MARGIN_SECONDS
+    assert queue["VisibilityTimeout"] == function["Timeout"]
+    # AND no message outlives its use: queued at most a minute ahead, stale an interval later
+    assert queue["MessageRetentionPeriod"] == 60 + interval["MaxValue"]
+    # AND the default is one invocation per tick, named in the function's environment
+    assert translated["Parameters"]["EvaluateTickMode"]["Default"] == TickMode.TICK.value
+    variables = function["Environment"]["Variables"]
+    assert variables["TICK_MODE"] == {"Ref": "EvaluateTickMode"}
+    assert variables["TICK_QUEUE_URL"] == {"Ref": "EvaluateTickQueue"}
+    # AND the schedule passes its scheduled time, so a duplicate claims the same tick
+    schedule = resources_of(translated, "AWS::Scheduler::Schedule")["EvaluateSchedule"]
+    assert "<aws.scheduler.scheduled-time>" in schedule["Target"]["Input"]
 
 
 @pytest.mark.parametrize("job", ["SlaReportJob", "TrendFitJob"])
@@ -928,6 +969,7 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
     document = {**state_to_dict(ControllerState(queue="orders")), "shard": "0/1", "ticked_at": 1.0}
     table.write_state("orders", document, 0)
     table.acquire_lock("0/1", 0, "owner", 1.0, 2.0)
+    table.claim_tick("0/1", 0, 1_000, 1.0)
     glue = RecordingDynamo()
     model = TrendModel(
         "orders", fitted_at=1.0, level=2.0, slope_per_hour=0.1, seasonal=(1.0,) * 168

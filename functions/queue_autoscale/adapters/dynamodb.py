@@ -8,7 +8,9 @@ once per SQS message (`add_counters_once`), and expire through the table's TTL a
 (pk `Q#<queue>`, sk `S#<unpadded second>`) to these keys (docs/events.md). The STATE item
 carries `version`; a write succeeds only if the stored version is still the one read, so
 two controllers never both act on one queue. Each evaluate shard's lock is the item pk
-`SHARD#<index>`, sk `LOCK`: an owner and a lease end (`held_until`, epoch seconds).
+`SHARD#<index>`, sk `LOCK`: an owner and a lease end (`held_until`, epoch seconds). In tick
+mode each shard's last claimed tick is the item pk `SHARD#<index>`, sk `TICK`: `tick_due`, the
+due time of the newest tick that shard ran (epoch milliseconds).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ COUNTER_FIELDS = ("queued", "started", "completed", "failed", "busy_ms", "pickup
 STATE_SK = "STATE"
 MODEL_SK = "MODEL"
 LOCK_SK = "LOCK"
+TICK_SK = "TICK"
 LOCK_TTL_SECONDS = 86_400
 """A lock item expires (table TTL) a day after its lease ends."""
 MAX_BATCH_GET = 100
@@ -434,6 +437,23 @@ class LoadTable:
             {":now": {"N": f"{now:.3f}"}, ":owner": {"S": owner}},
             f"shard {index}'s lock is held by another evaluate invocation",
             names={"#owner": "owner"},
+        )
+
+    def claim_tick(self, shard: str, index: int, due_ms: int, now: float) -> None:
+        """Claim shard `index`'s tick due at `due_ms` (epoch milliseconds) if no tick due at or
+        after it was claimed; otherwise raise StateConflict (a duplicate or a late tick)."""
+        item = {
+            "pk": {"S": shard_pk(index)},
+            "sk": {"S": TICK_SK},
+            "shard": {"S": shard},
+            "tick_due": {"N": str(due_ms)},
+            "expires_at": {"N": str(int(now) + LOCK_TTL_SECONDS)},
+        }
+        self._conditional_put(
+            item,
+            "attribute_not_exists(pk) OR tick_due < :due",
+            {":due": {"N": str(due_ms)}},
+            f"shard {index}'s tick due at {due_ms} ms was already claimed",
         )
 
     def release_lock(self, shard: str, index: int, owner: str, now: float) -> None:

@@ -168,8 +168,10 @@ class SqsQueues:
         queue: str,
         bodies: Sequence[str],
         attributes: Sequence[Mapping[str, Any] | None] | None = None,
+        delays: Sequence[int] | None = None,
     ) -> list[SendFailure]:
         """Send bodies in SendMessageBatch calls (<= 10 entries, <= 256 KiB); return refusals.
+        `delays`: each message's DelaySeconds (0..900), when given.
 
         A failed call (not a refused entry) raises the project's error; entries sent by
         earlier calls of the same list stay sent.
@@ -187,6 +189,8 @@ class SqsQueues:
                 extra = attributes[index] if attributes else None
                 if extra:
                     entry["MessageAttributes"] = dict(extra)
+                if delays is not None:
+                    entry["DelaySeconds"] = delays[index]
                 entries.append(entry)
             with aws_call("SendMessageBatch", queue):
                 response = self._client.send_message_batch(QueueUrl=url, Entries=entries)
@@ -203,6 +207,25 @@ def attributes_bytes(attributes: Mapping[str, Any] | None) -> int:
         total += len(str(value.get("StringValue", "")).encode("utf-8"))
         total += len(value.get("BinaryValue", b""))
     return total
+
+
+MAX_DELAY_SECONDS = 900
+"""SQS's longest DelaySeconds."""
+
+
+class TickQueue:
+    """Queues evaluate ticks: one message per tick, delayed until the tick is due."""
+
+    def __init__(self, queues: SqsQueues, queue_url: str) -> None:
+        self._queues = queues
+        self._url = queue_url
+
+    def schedule(self, ticks: Sequence[tuple[Mapping[str, Any], float]], /) -> list[SendFailure]:
+        """Send each (request, delay in seconds) as a JSON body delayed by that many whole
+        seconds (rounded, clipped to 0..900); the entries SQS refused."""
+        bodies = [json.dumps(dict(request), separators=(",", ":")) for request, _ in ticks]
+        delays = [max(0, min(MAX_DELAY_SECONDS, round(delay))) for _, delay in ticks]
+        return self._queues.send_batch(self._url, bodies, delays=delays)
 
 
 REASON_ATTRIBUTE = "reason"

@@ -68,6 +68,17 @@ class StateTable(Protocol):
         """Let the lock go at `now` if `owner` holds it."""
         ...
 
+    def claim_tick(self, shard: str, index: int, due_ms: int, now: float, /) -> None:
+        """Claim shard `index`'s tick due at `due_ms` (epoch ms); StateConflict when a tick due
+        at or after it was claimed already."""
+        ...
+
+
+class TickScheduler(Protocol):
+    def schedule(self, ticks: Sequence[tuple[Mapping[str, Any], float]], /) -> list[SendFailure]:
+        """Queue each (request, delay in seconds); the entries refused."""
+        ...
+
 
 class DecisionArchive(Protocol):
     def put_decisions(

@@ -6,7 +6,9 @@ The handler (`handlers.evaluate`) only parses with `parse_request`, runs, and an
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -28,6 +30,11 @@ class EvaluateRequest(BaseModel):
     shard: int | None = Field(default=None, ge=0, lt=MAX_SHARDS)
     """Set by the dispatcher: run this shard only (with `shards`)."""
     shards: int | None = Field(default=None, ge=1, le=MAX_SHARDS)
+    due: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Tick mode: when this tick is due (epoch s); set on queued ticks and the shards they start."""
+    scheduled_time: datetime | None = None
+    """The scheduler's `<aws.scheduler.scheduled-time>`: the minute a scheduled invocation
+    stands for (a retried or duplicated invocation carries the same one)."""
 
     @model_validator(mode="after")
     def _one_shard(self) -> EvaluateRequest:
@@ -43,12 +50,34 @@ class EvaluateRequest(BaseModel):
 
 
 def parse_request(event: Mapping[str, Any] | None) -> EvaluateRequest:
-    """The options of a scheduler event; anything else in the event is ignored."""
+    """The options of a scheduler event or of a queued tick (an SQS event of one record);
+    anything else in the event is ignored."""
     if not isinstance(event, Mapping):
         return EvaluateRequest()
+    if "Records" in event:
+        return _queued_tick(event["Records"])
     detail = event.get("detail")
     source = detail if isinstance(detail, Mapping) and detail else event
     return EvaluateRequest.model_validate(dict(source))
+
+
+def _queued_tick(records: Any) -> EvaluateRequest:
+    """The one tick an SQS event of the tick queue carries (its event source sends batches of
+    one); ValueError for anything else, so the message goes to the dead-letter queue."""
+    if not isinstance(records, list) or len(records) != 1 or not isinstance(records[0], Mapping):
+        count = len(records) if isinstance(records, list) else type(records).__name__
+        raise ValueError(f"a tick event carries exactly one record, got {count}")
+    body = records[0].get("body")
+    try:
+        document = json.loads(body) if isinstance(body, str) else None
+    except ValueError:
+        document = None
+    if not isinstance(document, Mapping):
+        raise ValueError(f"a tick message body is a JSON object, got {str(body)[:80]!r}")
+    request = EvaluateRequest.model_validate(dict(document))
+    if request.due is None:
+        raise ValueError("a tick message names its due time (`due`, epoch seconds)")
+    return request
 
 
 def summary(result: ShardRun) -> dict[str, Any]:
@@ -58,6 +87,9 @@ def summary(result: ShardRun) -> dict[str, Any]:
         "shard": result.shard.label,
         "started_shards": result.started,
         "shard_errors": result.errors,
+        "due": result.due,
+        "scheduled_ticks": result.scheduled,
+        "skipped": result.skipped,
         "ticks": len(ticks),
         "decisions": [
             {

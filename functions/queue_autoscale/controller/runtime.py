@@ -13,7 +13,7 @@ from queue_autoscale.adapters.ecs import EcsServices
 from queue_autoscale.adapters.eventbridge import EventPublisher
 from queue_autoscale.adapters.lambdas import FunctionInvoker
 from queue_autoscale.adapters.s3 import Archive
-from queue_autoscale.adapters.sqs import SqsQueues
+from queue_autoscale.adapters.sqs import SqsQueues, TickQueue
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
 from queue_autoscale.controller.ports import (
@@ -23,6 +23,7 @@ from queue_autoscale.controller.ports import (
     QueueDepths,
     Services,
     StateTable,
+    TickScheduler,
 )
 from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.settings import EvaluateSettings
@@ -57,6 +58,8 @@ class EvaluateRuntime:
     evaluation interval, so a tick never runs into the next)."""
     config: QueueConfigLoader | None = None
     """Where the queue list comes from (None: the settings' fixed $QUEUES_CONFIG)."""
+    ticks: TickScheduler | None = None
+    """Queues the minute's later ticks (tick mode); None: no tick queue configured."""
 
     def __post_init__(self) -> None:
         if self.config is None:
@@ -76,9 +79,11 @@ def build_runtime(
     sleep: Callable[[float], None] = time.sleep,
 ) -> EvaluateRuntime:
     """Wire adapters from clients and settings."""
+    sqs = SqsQueues(clients.sqs)
+    tick_url = settings.tick_queue_url
     return EvaluateRuntime(
         settings=settings,
-        sqs=SqsQueues(clients.sqs),
+        sqs=sqs,
         oldest=OldestAgeReader(clients.cloudwatch),
         ecs=EcsServices(clients.ecs),
         table=LoadTable(clients.dynamodb, settings.load_table),
@@ -87,6 +92,7 @@ def build_runtime(
         sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
         config=build_loader(settings, clients),
         invoker=FunctionInvoker(clients.lambda_) if clients.lambda_ is not None else None,
+        ticks=TickQueue(sqs, tick_url) if tick_url else None,
         clock=clock,
         sleep=sleep,
     )

@@ -42,12 +42,19 @@ class ShardRun:
     errors: list[str] = field(default_factory=list)
     locked: bool = False
     """True when this invocation held the shard's lock and ran its ticks."""
+    due: float | None = None
+    """Tick mode: the due time of the tick this invocation stands for (epoch s)."""
+    scheduled: list[float] = field(default_factory=list)
+    """Tick mode: the due times this (scheduled) invocation queued on the tick queue."""
+    skipped: str | None = None
+    """Tick mode: why this invocation ran no tick (a stale or already claimed one)."""
 
 
 def plan_for(runtime: EvaluateRuntime) -> ShardPlan:
-    """The shard count for the configured queues at this function's memory and interval."""
+    """The shard count for the configured queues at this function's memory and interval (logs
+    an error when that many cannot tick every queue within the interval)."""
     settings = runtime.settings
-    return plan_shards(
+    plan = plan_shards(
         len(runtime.queues(runtime.clock())),
         budget_seconds=DECIDE_SHARE * settings.evaluation_interval_seconds,
         max_shards=settings.max_shards,
@@ -55,6 +62,15 @@ def plan_for(runtime: EvaluateRuntime) -> ShardPlan:
         vcpus=vcpus_for_memory(settings.memory_mb),
         concurrency=runtime.max_concurrency,
     )
+    if not plan.fits:
+        logger.error(
+            "the shards cannot tick every queue within the interval",
+            queues=plan.queues,
+            shards=plan.count,
+            needed=plan.needed,
+            capacity_per_shard=plan.capacity,
+        )
+    return plan
 
 
 def fan_out(
@@ -139,14 +155,6 @@ def dispatch(
 ) -> ShardRun:
     """The scheduled invocation: plan N, start shards 1 .. N - 1, run shard 0."""
     plan = plan_for(runtime)
-    if not plan.fits:
-        logger.error(
-            "the shards cannot tick every queue within the interval",
-            queues=plan.queues,
-            shards=plan.count,
-            needed=plan.needed,
-            capacity_per_shard=plan.capacity,
-        )
     result = ShardRun(shard=Shard(0, plan.count), plan=plan)
     result.started, result.errors = fan_out(runtime, plan, function_name, options)
     return run_shard(

@@ -406,8 +406,12 @@ def run(
         if wait_seconds > 0:
             runtime.sleep(wait_seconds)
         now = runtime.clock()
-        budget = runtime.tick_budget_seconds or interval
-        if deadline is not None:
-            budget = max(1.0, min(budget, deadline - now))
-        ticks.append(run_tick(runtime, now, budget, shard))
+        ticks.append(run_tick(runtime, now, tick_budget(runtime, now, deadline), shard))
     return ticks
+
+
+def tick_budget(runtime: EvaluateRuntime, now: float, deadline: float | None) -> float:
+    """Seconds a tick starting at `now` may take: the runtime's tick budget (else the interval),
+    never past `deadline` (epoch s by the runtime's clock), at least one second."""
+    budget = runtime.tick_budget_seconds or runtime.settings.evaluation_interval_seconds
+    return budget if deadline is None else max(1.0, min(budget, deadline - now))

@@ -55,7 +55,8 @@ CFN_SUPPORTED = frozenset(
 SKIPPED = {
     "AWS::Lambda::EventSourceMapping": (
         "moto's SQS would invoke the function in Docker on every SendMessage; the demo "
-        "polls the events queue and invokes the handler in-process, as the mapping would"
+        "polls the events queue and invokes the handler in-process, as the mapping would, "
+        "and runs each evaluate tick itself (the tick queue is left unused)"
     ),
     "AWS::Lambda::EventInvokeConfig": (
         "the demo and tests invoke the evaluate handler in-process, so Lambda's asynchronous "

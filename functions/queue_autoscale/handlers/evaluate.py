@@ -1,9 +1,11 @@
-"""evaluate: the controller loop's entry point (EventBridge Scheduler, once a minute).
+"""evaluate: the controller's entry point (EventBridge Scheduler once a minute, the tick queue).
 
-Parse the scheduler's options, run the minute's ticks (`controller.tick.run`: a tick every
-EVALUATION_INTERVAL_SECONDS, never past the invocation's remaining time), summarize them.
-The scheduled event makes this invocation the dispatcher: it starts the other shards and runs
-shard 0 (`controller.shards`); an event with `shard` and `shards` runs that shard.
+Parse the request, run what it asks (`controller.ticks.serve`), summarize it. In tick mode (the
+default) the scheduled invocation runs the minute's first tick and queues the others on the
+tick queue, whose messages invoke one tick each (`controller.ticks`); in loop mode it ticks
+every EVALUATION_INTERVAL_SECONDS for the minute (`controller.tick.run`). Either way a tick
+starts the other shards and runs shard 0 (`controller.shards`); an event with `shard` and
+`shards` runs that shard. No tick runs past the invocation's remaining time.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from queue_autoscale.adapters.aws import make_clients
 from queue_autoscale.controller.request import parse_request, summary
 from queue_autoscale.controller.runtime import EvaluateRuntime, build_runtime
-from queue_autoscale.controller.shards import dispatch, run_shard
-from queue_autoscale.core.shard import Shard
+from queue_autoscale.controller.ticks import serve
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.telemetry import logger, tracer
 
@@ -45,21 +46,18 @@ def set_runtime(runtime: EvaluateRuntime | None) -> None:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Scheduler entry point: run the minute's ticks and return their decisions."""
+    """Scheduler or tick-queue entry point: run the tick(s) asked for, return their decisions."""
     runtime = get_runtime()
     request = parse_request(event)
-    max_ticks = 1 if request.once else request.max_ticks
     deadline = None
     remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
     if callable(remaining_ms):
         deadline = runtime.clock() + remaining_ms() / 1000.0 - DEADLINE_MARGIN_SECONDS
-    owner = getattr(context, "aws_request_id", None)
-    if request.shard is None or request.shards is None:
-        name = str(getattr(context, "function_name", ""))
-        result = dispatch(
-            runtime, name, request.options(), owner=owner, max_ticks=max_ticks, deadline=deadline
-        )
-    else:
-        shard = Shard(request.shard, request.shards)
-        result = run_shard(runtime, shard, owner=owner, max_ticks=max_ticks, deadline=deadline)
+    result = serve(
+        runtime,
+        request,
+        function_name=str(getattr(context, "function_name", "")),
+        owner=getattr(context, "aws_request_id", None),
+        deadline=deadline,
+    )
     return summary(result)

@@ -60,6 +60,29 @@ def test_a_held_lock_refuses_another_owner_until_its_lease_ends(table: Any) -> N
     assert int(item["expires_at"]["N"]) == int(NOW + 136) + 86_400  # the table's TTL removes it
 
 
+def test_a_tick_is_claimed_once_and_never_after_a_later_one(table: Any) -> None:
+    ticks, client = table
+    # GIVEN shard 1's tick due at NOW claimed
+    due_ms = round(NOW * 1000)
+    ticks.claim_tick("1/2", 1, due_ms, NOW)
+    # WHEN the same tick is claimed again (a duplicate delivery) THEN it is refused
+    with pytest.raises(StateConflict, match="already claimed"):
+        ticks.claim_tick("1/2", 1, due_ms, NOW + 1)
+    # AND another shard's tick of the same due time is its own
+    ticks.claim_tick("0/2", 0, due_ms, NOW + 1)
+    # WHEN the next tick (15 s later) is claimed THEN it is, and an older one no longer is
+    ticks.claim_tick("1/2", 1, due_ms + 15_000, NOW + 15)
+    with pytest.raises(StateConflict):
+        ticks.claim_tick("1/2", 1, due_ms + 14_999, NOW + 16)
+    item = client.get_item(TableName="load", Key={"pk": {"S": "SHARD#1"}, "sk": {"S": "TICK"}})[
+        "Item"
+    ]
+    assert (item["shard"]["S"], int(item["tick_due"]["N"])) == ("1/2", due_ms + 15_000)
+    assert int(item["expires_at"]["N"]) == int(NOW + 15) + 86_400
+    # AND the lock item of the loop mode is a different item
+    ticks.acquire_lock("1/2", 1, "a", NOW, NOW + 60)
+
+
 def test_a_released_lock_is_free_at_once_and_only_its_owner_releases_it(table: Any) -> None:
     locks, _ = table
     locks.acquire_lock("0/1", 0, "a", NOW, NOW + 60)

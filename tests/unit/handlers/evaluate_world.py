@@ -79,6 +79,8 @@ class FakeTable:
         self.models: dict[str, dict[str, Any]] = {}
         self.locks: dict[int, tuple[str, float]] = {}
         """Shard index -> (owner, held until)."""
+        self.claims: dict[int, int] = {}
+        """Shard index -> the due time of its last claimed tick (epoch ms)."""
         self.read_error: AdapterError | None = None
 
     def read_documents(self, queues: Sequence[str]) -> dict[str, tuple[Any, Any]]:
@@ -98,6 +100,11 @@ class FakeTable:
         if held and held[0] != owner and held[1] >= now:
             raise StateConflict("PutItem", f"shard {index}'s lock is held")
         self.locks[index] = (owner, until)
+
+    def claim_tick(self, shard: str, index: int, due_ms: int, now: float) -> None:
+        if self.claims.get(index, -1) >= due_ms:
+            raise StateConflict("PutItem", f"shard {index}'s tick {due_ms} was claimed")
+        self.claims[index] = due_ms
 
     def release_lock(self, shard: str, index: int, owner: str, now: float) -> None:
         if self.locks.get(index, (owner, 0.0))[0] == owner:
@@ -142,10 +149,15 @@ ORDERS = ServiceRef("workers", "orders")
 
 
 def build(
-    interval: float = 30, global_dry_run: bool = False, others: Sequence[str] = (), **queue: Any
+    interval: float = 30,
+    global_dry_run: bool = False,
+    others: Sequence[str] = (),
+    mode: str = "loop",
+    **queue: Any,
 ) -> EvaluateRuntime:
     """A runtime over fakes: queue `orders` (with `queue`'s config overrides) and `others`,
-    each backlogged at 120 visible on 2 running workers (the core scales each up)."""
+    each backlogged at 120 visible on 2 running workers (the core scales each up). `mode` is
+    $TICK_MODE (these tests drive the minute's loop unless they say otherwise)."""
     configs = [{"queue": "orders", "cluster": "workers", "max_workers": 50, **queue}]
     configs += [{"queue": name, "cluster": "workers", "max_workers": 50} for name in others]
     settings = EvaluateSettings.from_environ(
@@ -155,6 +167,7 @@ def build(
             "ARCHIVE_BUCKET": "archive-bucket",
             "EVALUATION_INTERVAL_SECONDS": str(interval),
             "DRY_RUN": str(global_dry_run).lower(),
+            "TICK_MODE": mode,
         }
     )
     clock = Clock()
