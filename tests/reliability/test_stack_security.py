@@ -54,6 +54,9 @@ PLATFORM = {
     },
     "EvaluateRole": {
         "sqs:SendMessage",  # the function's on-failure DLQ (EvaluateDeadLetterQueue)
+        "sqs:ReceiveMessage",  # the tick queue's event source mapping
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
         "logs:CreateLogStream",
         "logs:PutLogEvents",
         "xray:PutTraceSegments",
