@@ -265,3 +265,28 @@ def test_static_size_knob_may_be_zero() -> None:
     counts = np.full(600, 10, dtype=np.int64)
     assert StaticPolicy(aws_settings(), counts, size=0).size == 0
     assert StaticPolicy(aws_settings(max_workers=100), counts, size=500).size == 100
+
+
+def test_a_peer_record_is_the_core_builders_with_the_peers_reason_and_no_prediction() -> None:
+    """The one Decision builder (`core.decision.decision_record`) makes the peers' records:
+    the AWS example's 15 tasks, stamped at the snapshot, measured as ours, and predicting
+    nothing (no pickup, breach or fleet usage)."""
+    from queue_autoscale.core import Winner, measure
+
+    snap, settings = aws_snapshot(), aws_settings()
+    for name, explainer in EXPLAINERS.items():
+        d = explainer(snap, settings)
+        m = measure(snap, settings)
+        assert (d.queue, d.at, d.policy, d.current) == ("images", NOW, name, 10)
+        assert d.action is {15: Action.UP, 6: Action.DOWN}[d.target]  # keda/tt 15, static 6
+        assert d.terms.steady == d.raw_target == d.target and d.terms.trend == d.terms.drain == 0
+        assert d.winner is not Winner.NONE and d.reason and d.constraints == ()
+        assert (d.arrival_rate, d.forecast_rate, d.service_rate) == (
+            m.arrival_rate, m.arrival_rate, m.service_rate)  # fmt: skip
+        assert (d.urgency, d.sla_usage, d.backlog_per_instance) == (
+            m.urgency, m.sla_usage, m.backlog_per_instance)  # fmt: skip
+        assert d.predicted_pickup_seconds is None and d.predicted_breach_seconds is None
+        assert d.fleet_usage is None and d.inputs_ok
+        assert (d.sla_seconds, d.percentile) == (10.0, settings.percentile)
+    keda_record = EXPLAINERS["keda"](snap, settings)
+    assert keda_record.target == 15 and keda_record.reason.startswith("KEDA aws-sqs-queue: ")

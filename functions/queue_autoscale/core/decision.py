@@ -1,5 +1,6 @@
 """The decision record and the next controller state, shared by every policy in the core:
-`build_decision` (reason, constraint codes, final clamp), `largest_term` (the winning term),
+`build_decision` (reason, constraint codes, final clamp) over `decision_record` (the one
+builder of a Decision, the simulator's peers' too), `largest_term` (the winning term),
 `next_state` (the sample and the scaling times remembered) and `hold_on_bad_inputs`. Pure."""
 
 from __future__ import annotations
@@ -75,38 +76,85 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
     if clamped != target:
         code = Constraint.MAX_WORKERS if clamped < target else Constraint.MIN_WORKERS
         steps = [*steps, (code, f"kept {clamped}")]
-    action = action_for(m.current, clamped)
-    verb = _VERBS[action]
+    verb = _VERBS[action_for(m.current, clamped)]
     reason = f"{verb} {m.current} -> {clamped}: {why}"
     if steps:
         reason += "; " + "; ".join([words for _, words in steps])
+    return decision_record(
+        snapshot=snapshot,
+        settings=settings,
+        now=now,
+        measures=m,
+        policy=policy,
+        target=clamped,
+        terms=terms,
+        raw=raw,
+        winner=winner,
+        reason=reason,
+        forecast=forecast,
+        inputs_ok=inputs_ok,
+        constraints=tuple(dict.fromkeys([code for code, _ in steps])) if steps else (),
+        realized_compliance=realized_compliance,
+        headroom=headroom,
+    )
+
+
+def decision_record(  # noqa: PLR0913 - keyword-only, one per record field a policy sets
+    *,
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    now: float,
+    measures: Measures,
+    policy: str,
+    target: int,
+    terms: Terms,
+    raw: int,
+    winner: Winner,
+    reason: str,
+    forecast: float,
+    inputs_ok: bool,
+    constraints: tuple[Constraint, ...] = (),
+    predicts: bool = True,
+    realized_compliance: float | None = None,
+    headroom: float = 0.0,
+) -> Decision:
+    """The decision record, field by field: the one place a Decision is built (our policies
+    through `build_decision`, the simulator's peers through `sim.peers._record`).
+
+    The measured fields come from `measures`, the action from `current` to `target`.
+    `predicts` False (a peer: it predicts no pickup and sizes against no fleet cap) leaves the
+    predicted pickup and breach (s) and the fleet usage (share of max_workers) out.
+    """
+    m = measures
     return Decision(
         queue=snapshot.queue,
         at=now,
         policy=policy,
         current=m.current,
-        target=clamped,
-        action=action,
+        target=target,
+        action=action_for(m.current, target),
         terms=terms,
         raw_target=raw,
         winner=winner,
         reason=reason,
-        constraints=tuple(dict.fromkeys([code for code, _ in steps])) if steps else (),
+        constraints=constraints,
         urgency=m.urgency,
         sla_usage=m.sla_usage,
         load_ratio=m.load_ratio,
         overloading=m.overloading,
         overloaded=m.overloaded,
         backlog_per_instance=m.backlog_per_instance,
-        predicted_pickup_seconds=m.predicted_pickup_seconds,
-        predicted_breach_seconds=m.predicted_breach_seconds,
+        predicted_pickup_seconds=m.predicted_pickup_seconds if predicts else None,
+        predicted_breach_seconds=m.predicted_breach_seconds if predicts else None,
         arrival_rate=m.arrival_rate,
         forecast_rate=forecast,
         service_rate=m.service_rate,
         oldest_age_seconds=m.oldest_age_seconds,
         oldest_age_source=snapshot.oldest_age_source,
         inputs_ok=inputs_ok,
-        fleet_usage=m.current / settings.max_workers if settings.max_workers > 0 else None,
+        fleet_usage=(
+            m.current / settings.max_workers if predicts and settings.max_workers > 0 else None
+        ),
         sla_seconds=settings.sla_seconds,
         percentile=settings.percentile,
         realized_compliance=realized_compliance,

@@ -10,7 +10,7 @@ from queue_autoscale.core import (
     Winner,
     measure,
 )
-from queue_autoscale.core.decision import action_for
+from queue_autoscale.core.decision import decision_record
 
 
 def mean_job_seconds(snapshot: QueueSnapshot, settings: QueueSettings) -> float:
@@ -26,37 +26,24 @@ def peer_decision(
     winner: Winner,
     reason: str,
 ) -> Decision:
-    """A Decision for a peer's target; rho, urgency and backlog measured by the core's
-    `measure`, as for ours."""
+    """A Decision for a peer's target, through the core's one `decision_record`: rho, urgency
+    and backlog measured by the core's `measure`, as for ours; the peer's own `reason` as is;
+    no prediction (a peer makes none)."""
     m = measure(snapshot, settings)
-    return Decision(
-        queue=snapshot.queue,
-        at=snapshot.taken_at,
+    return decision_record(
+        snapshot=snapshot,
+        settings=settings,
+        now=snapshot.taken_at,
+        measures=m,
         policy=policy,
-        current=m.current,
         target=target,
-        action=action_for(m.current, target),
         terms=Terms(steady=target, trend=0, drain=0),
-        raw_target=target,
+        raw=target,
         winner=winner,
         reason=reason,
-        constraints=(),
-        urgency=m.urgency,
-        sla_usage=m.sla_usage,
-        load_ratio=m.load_ratio,
-        overloading=m.overloading,
-        overloaded=m.overloaded,
-        backlog_per_instance=m.backlog_per_instance,
-        predicted_pickup_seconds=None,
-        predicted_breach_seconds=None,
-        arrival_rate=m.arrival_rate,
-        forecast_rate=m.arrival_rate,
-        service_rate=m.service_rate,
-        oldest_age_seconds=m.oldest_age_seconds,
-        oldest_age_source=snapshot.oldest_age_source,
+        forecast=m.arrival_rate,
         inputs_ok=snapshot.visible is not None and snapshot.running is not None,
-        sla_seconds=settings.sla_seconds,
-        percentile=settings.percentile,
+        predicts=False,
     )
 
 
