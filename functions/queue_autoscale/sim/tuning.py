@@ -348,12 +348,18 @@ PEER_CODE: tuple[str, ...] = (
     "sim/runner.py",
     "sim/bound.py",
     "sim/prefetch.py",
-    "sim/peers",
+    "sim/peers/__init__.py",
+    "sim/peers/keda.py",
+    "sim/peers/knobs.py",
+    "sim/peers/static.py",
+    "sim/peers/target_tracking.py",
     "core/queueing.py",
 )
 """What a peer's or the reaction bound's run depends on (paths in the package): the key of
-their cached runs. Not covered: the few core constants these read from elsewhere (the flaps'
-`REVISIT_SECONDS`, the counters' look-back); empty the cache when one of those changes."""
+their cached runs. Not covered: a peer's decision record (`sim/peers/_record.py`, the core's
+record builder), which no score reads, and the few core constants these read from elsewhere
+(the flaps' `REVISIT_SECONDS`, the counters' look-back); empty the cache when one of those
+changes."""
 
 
 PACKAGE = Path(queue_autoscale.__file__).parent
