@@ -271,7 +271,10 @@ class Burst(NamedTuple):
     at: float
     """Epoch seconds its onset was seen."""
     need: int
-    """Highest sustained need (workers) from the onset until the next one."""
+    """Highest sustained need (workers) from the onset until the next one (hybrid)."""
+    rate: float = 0.0
+    """Highest arrival rate the plan sized on from the onset until the next one, jobs/s
+    (predictive, core/onsets.py; 0 for hybrid)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,10 +307,10 @@ class ControllerState:
     headroom: float = 0.0
     """The loop's extra capacity share, 0..0.5."""
     bursts: tuple[Burst, ...] = ()
-    """hybrid: the last bursts, oldest first, at most core.recurrence.MAX_BURSTS."""
+    """hybrid: the last bursts, oldest first, at most core.onsets.MAX_BURSTS."""
     burst_ends: tuple[float, ...] = ()
     """hybrid: epoch seconds the last bursts were seen to end, oldest first, at most
-    core.recurrence.MAX_BURSTS (an end is seen even when its onset was not)."""
+    core.onsets.MAX_BURSTS (an end is seen even when its onset was not)."""
     reorder_deferred_at: float | None = None
     """hybrid: the tick a scale-out was last deferred to be confirmed (None: the last tick
     deferred none; core/constraints.py confirm_reorder)."""

@@ -61,6 +61,18 @@ class Outlook(NamedTuple):
     ordered now cannot pick them up, and the controller cannot see within an interval when its
     orders land, so it does not size for jobs that only a landing to the second would save."""
     horizon_seconds: float
+    surge_in: float = math.inf
+    """Seconds from now the arrivals are forecast at `surge_rate` instead (core/onsets.py: a
+    recurring burst whose model passed its back-test; inf: none)."""
+    surge_rate: float = 0.0
+    """Jobs/s from `surge_in` on, when above `rate`."""
+
+    def arrived(self, t: float) -> float:
+        """Expected arrivals from now until `t` seconds, jobs."""
+        extra = self.surge_rate - self.rate
+        if extra > 0 and t > self.surge_in:
+            return self.rate * t + extra * (t - self.surge_in)
+        return self.rate * t
 
 
 class Cohort(NamedTuple):
@@ -105,12 +117,11 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
 
     A cohort due at d holds the jobs enqueued at d - SLA: from the backlog when that is in the
     past (its ages spread evenly up to the oldest's: a job of age a has B (A - a) / A ahead),
-    from the arrivals when it is to come (B + lambda t ahead at the mean)."""
+    from the arrivals when it is to come (B + A(t) ahead at the mean, A(t) the expected arrivals
+    by t: lambda t, raised past a forecast surge's start)."""
     o = outlook
     step = o.horizon_seconds / points
     oldest = max(o.oldest_age_seconds, 1e-9)
-    rate = o.rate
-    jitter = o.dispersion * rate
     out = []
     for j in range(points):
         deadline = (j + 0.5) * step
@@ -123,12 +134,13 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
                 high = o.backlog * (oldest - young) / oldest
                 low = o.backlog * (oldest - old) / oldest
         arrivals = ahead = spread = 0.0
-        if enq_last > 0 and rate > 0:
+        if enq_last > 0 and (o.rate > 0 or o.surge_rate > 0):
             start = max(0.0, enq_first)
-            arrivals = rate * (enq_last - start)
             mid = (start + enq_last) / 2
-            ahead = o.backlog + rate * mid
-            spread = math.sqrt(jitter * mid * (1.0 + mid / o.rate_window_seconds))
+            before = o.arrived(mid)
+            arrivals = o.arrived(enq_last) - o.arrived(start)
+            ahead = o.backlog + before
+            spread = math.sqrt(o.dispersion * before * (1.0 + mid / o.rate_window_seconds))
         out.append(Cohort(deadline, low, high, arrivals, ahead, spread))
     return tuple(out)
 

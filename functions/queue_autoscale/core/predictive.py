@@ -12,8 +12,10 @@ decision record and the next state out.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
-from queue_autoscale.core import pickup, sla_loop
+from queue_autoscale.core import onsets, pickup, sla_loop
 from queue_autoscale.core import predictive_knobs as knobs
 from queue_autoscale.core.constraints import bounds, max_allowed, movement
 from queue_autoscale.core.decision import (
@@ -53,8 +55,10 @@ def decide_predictive(
     state: ControllerState,
     now: float,
     model: TrendModel | None = None,
+    off: frozenset[str] = frozenset(),
 ) -> Evaluation:
-    """One tick of the predictive controller for one queue.
+    """One tick of the predictive controller for one queue; `off` names mechanisms
+    (`knobs.MECHANISMS`) switched off for an ablation (none in production).
 
     Bounded work for every finite input: two Erlang C walks stopped past the cap M (about 8 M k
     float steps each, see queueing.servers_for_sla) and O(log M) evaluations of the plan's miss
@@ -67,12 +71,20 @@ def decide_predictive(
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
     dispersion = _within_dispersion(snapshot)
-    m = _sizing_rate(m, snapshot, dispersion, settings.percentile)
+    carried = k.correctable and "loose-sla" not in off
+    m = _sizing_rate(m, snapshot, dispersion, settings.percentile, carried)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
-    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap)
-    trend = steady if rate == m.arrival_rate else _steady(rate, m, settings, dispersion, level, cap)
+    reading = _onsets(m, state, settings, dispersion, level, cap, k, now, off, carried)
+    surge = reading.surge
+    if surge is not None and surge.starts_in < k.reach_seconds and not carried:
+        forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
+    ahead = max(rate, forecast)
+    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, carried)
+    trend = steady
+    if ahead != m.arrival_rate:
+        trend = _steady(ahead, m, settings, dispersion, level, cap, carried)
     fleet = _fleet(m, state, k, now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
@@ -85,6 +97,8 @@ def decide_predictive(
         landing_seconds=k.landing_seconds,
         reach_seconds=k.reach_seconds,
         horizon_seconds=k.horizon_seconds,
+        surge_in=math.inf if surge is None else surge.starts_in,
+        surge_rate=0.0 if surge is None else surge.rate,
     )
     due = pickup.cohorts(outlook, knobs.COHORT_POINTS)
     hold = pickup.hold_late(fleet, outlook, due)
@@ -94,9 +108,10 @@ def decide_predictive(
     raw, winner = largest_term(terms)
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
         share = pickup.miss_share(raw, fleet, outlook, due, hold)
-    why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner)
+    why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, carried)
+    why += _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
-    kept = _kept(m, snapshot, settings, dispersion, level, cap)
+    kept = _kept(m, snapshot, settings, dispersion, level, cap, carried)
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     held = knobs.movement_settings(settings, k)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
@@ -122,9 +137,67 @@ def decide_predictive(
         "realized_excused": loop.excused,
         "realized_through": loop.through,
         "surge_at": now if unreachable else state.surge_at,
+        "bursts": reading.bursts,
+        "burst_ends": reading.ends,
     }
     after = next_state(state, settings, now, m, remembered, decision, loop_state)
     return Evaluation(decision, after)
+
+
+def ablated(*off: str) -> Callable[..., Evaluation]:
+    """`decide_predictive` with the named mechanisms (`knobs.MECHANISMS`) switched off, for the
+    ablation (sim/verdict.py runs each variant on the validation set)."""
+    unknown = set(off) - set(knobs.MECHANISMS)
+    if unknown:
+        raise ValueError(f"unknown mechanisms {sorted(unknown)}: known {knobs.MECHANISMS}")
+    return partial(decide_predictive, off=frozenset(off))
+
+
+def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
+    m: Measures,
+    state: ControllerState,
+    settings: QueueSettings,
+    dispersion: float,
+    level: float,
+    cap: int,
+    k: knobs.Knobs,
+    now: float,
+    off: frozenset[str],
+    carried: bool,
+) -> onsets.Onsets:
+    """The recurring-burst model's reading (core/onsets.py): a rate's noise is z of its sd
+    sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu."""
+    if "recurrence" in off:
+        return onsets.Onsets(state.bursts, state.burst_ends, None)
+    z = walk_quantile(settings.percentile)
+
+    def noise(rate: float) -> float:
+        return z * math.sqrt(dispersion * rate / SHORT_WINDOW_SECONDS)
+
+    def serves(rate: float) -> float:
+        return _steady(rate, m, settings, dispersion, level, cap, carried) * m.service_rate
+
+    return onsets.update(
+        state.bursts,
+        state.burst_ends,
+        state.samples,
+        m.arrival_rate,
+        noise,
+        serves,
+        k.reach_seconds,
+        now,
+    )
+
+
+def _surge_words(surge: onsets.Surge | None) -> str:
+    """The reason's words for a forecast burst ("" without one)."""
+    if surge is None:
+        return ""
+    return (
+        f"; bursts recur every {surge.period:.0f} s (the model passed its back-test): the next "
+        f"expected in {surge.expected_in:.0f} s, arrivals forecast at {surge.rate:.2f} jobs/s "
+        f"from {surge.starts_in:.0f} s"
+    )
 
 
 def _steady(
@@ -134,10 +207,19 @@ def _steady(
     dispersion: float,
     level: float,
     cap: int,
+    carried: bool,
 ) -> int:
     """Workers whose steady state keeps P(pickup > SLA) within `level` at `rate` jobs/s: Erlang
     C, its wait tail's decay scaled by the Poisson variance over the measured one (2 / (1 + D)
-    near the load: Kingman's heavy-traffic scaling), so bursty arrivals ask for more."""
+    near the load: Kingman's heavy-traffic scaling), so bursty arrivals ask for more. Where the
+    backlog carries the noise (`carried`: S > L + I, so a plan is corrected within the SLA),
+    the load alone, ceil(lambda E[S] / k): the jobs its noise leaves waiting are the horizon's
+    (core/pickup.py), which orders for them when they would be late."""
+    if carried:
+        load = rate * m.mean_job_seconds / settings.worker_concurrency
+        if not load < cap:  # past the cap (or not finite): "more than the cap"
+            return cap + 1
+        return math.floor(load) if load > 0 else 0
     return workers_for_sla(
         rate,
         m.mean_job_seconds,
@@ -155,19 +237,23 @@ def _kept(
     dispersion: float,
     level: float,
     cap: int,
+    carried: bool,
 ) -> int:
     """The sustained need the delayed off remembers, workers: the steady state at the measured
     rate raised by the percentile's normal quantile of that rate's own noise, sd
-    sqrt(D lambda / W) over the long window W. A fleet goes up at the measured rate and comes
+    sqrt(D lambda / W) over the long window W (not raised where the backlog carries the noise,
+    `carried`: the steady state at the rate). A fleet goes up at the measured rate and comes
     down only below what a rate within its noise asks for: the rate's noise alone (Erlang C
     moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and orders it back. Not the
     drain: workers ordered for a backlog are not needed once it is gone."""
     rate = m.arrival_rate
     if not rate > 0:
         return 0
+    if carried:
+        return _steady(rate, m, settings, dispersion, level, cap, carried)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
-    return _steady(high, m, settings, dispersion, level, cap)
+    return _steady(high, m, settings, dispersion, level, cap, carried)
 
 
 def _within_dispersion(snapshot: QueueSnapshot) -> float:
@@ -192,21 +278,25 @@ def _within_dispersion(snapshot: QueueSnapshot) -> float:
 
 
 def _sizing_rate(
-    m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float
+    m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float, carried: bool
 ) -> Measures:
     """The measures with the one rate the plan sizes on, jobs/s: the long window's, unless the
     short window's differs from it by more than the percentile's normal quantile of the short
     window's noise (sd sqrt(D lambda / w), w the short window), when the load has moved and the
     short window's is taken. The short window's noise alone then never moves the fleet (on
     steady traffic the higher of the two windows flapped a worker up and down), and a real
-    step shows in it within a short window (and in the backlog's growth within an interval)."""
+    step shows in it within a short window (and in the backlog's growth within an interval).
+    Where the backlog carries the noise (`carried`) a rise is not read there: it shows in the
+    backlog, which the horizon's plan orders for before its jobs are due; a fall still is (idle
+    workers leave no backlog to show them)."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     if long is None or short is None or not math.isfinite(long) or not math.isfinite(short):
         return m
     if long < 0 or short < 0:
         return m
     noise = math.sqrt(dispersion * max(long, short) / SHORT_WINDOW_SECONDS)
-    rate = short if abs(short - long) > walk_quantile(percentile) * noise else long
+    moved = abs(short - long) > walk_quantile(percentile) * noise
+    rate = short if moved and (short < long or not carried) else long
     return m._replace(arrival_rate=rate, window_rate=rate)
 
 
@@ -257,14 +347,18 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
     outlook: pickup.Outlook,
     settings: QueueSettings,
     winner: Winner,
+    carried: bool,
 ) -> str:
     """The reason in words: the plan, its predicted miss share against the level and budget,
     what bound it, and what was forecast."""
     realized = "none counted yet" if compliance is None else f"realized {compliance:.2%}"
+    model = (
+        "the load: the backlog carries the noise, SLA > lead + interval" if carried else "Erlang C"
+    )
     binding = {
         "drain": "the jobs due before the horizon (backlog and arrivals until workers land)",
-        "trend": "the steady state at the forecast rate (Erlang C)",
-        "steady": "the steady state at the measured rate (Erlang C)",
+        "trend": f"the steady state at the forecast rate ({model})",
+        "steady": f"the steady state at the measured rate ({model})",
     }.get(str(winner), "nothing waiting or arriving")
     tail = _steady_tail(plan, m, outlook.rate, settings, outlook.dispersion)
     return (

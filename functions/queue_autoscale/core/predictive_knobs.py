@@ -25,6 +25,12 @@ DISPERSION_FLOOR = 1.0
 Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
 
 
+MECHANISMS: tuple[str, ...] = ("recurrence", "loose-sla")
+"""Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
+"recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); "loose-sla" is
+the backlog carrying the noise where a plan is corrected within the SLA (`Knobs.correctable`)."""
+
+
 class Knobs(NamedTuple):
     """The knobs of one tick, derived once from the queue's settings (seconds)."""
 
@@ -47,6 +53,11 @@ class Knobs(NamedTuple):
     """b = 1 - p: the share of jobs the SLA lets be late."""
     level_floor: float
     """The lowest chance level, LEVEL_FLOOR_SHARE x b."""
+    correctable: bool
+    """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
+    the workers ordered for it land a lead later, before its jobs are due), so the backlog
+    carries the arrivals' noise: the steady state sizes at the load, on the long window's rate,
+    and the delayed off remembers no noise band."""
 
 
 def derive(settings: QueueSettings) -> Knobs:
@@ -61,6 +72,7 @@ def derive(settings: QueueSettings) -> Knobs:
         delayed_off_seconds=reach,
         budget=budget,
         level_floor=LEVEL_FLOOR_SHARE * budget,
+        correctable=settings.sla_seconds > reach,
     )
 
 

@@ -59,9 +59,8 @@ from typing import NamedTuple
 
 from queue_autoscale.core import sla_loop
 from queue_autoscale.core.models import Burst, ControllerState, QueueSettings, Sample
+from queue_autoscale.core.onsets import MAX_BURSTS
 
-MAX_BURSTS = 6
-"""Bursts remembered in the state item (each an onset epoch and a need in workers)."""
 ONSET_RATIO = 2.0
 """A burst starts when the arrival rate reaches at least this multiple of the lowest rate of
 the last lead plus one interval (`QueueSettings.forecast_horizon_seconds`)..."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from queue_autoscale.core.models import Burst, ControllerState, Sample, Settled, TrendModel
-from queue_autoscale.core.recurrence import MAX_BURSTS
+from queue_autoscale.core.onsets import MAX_BURSTS
 
 
 def state_to_dict(state: ControllerState) -> dict[str, Any]:
@@ -25,7 +25,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "realized_excused": state.realized_excused,
         "realized_through": state.realized_through,
         "headroom": state.headroom,
-        "bursts": [[at, need] for at, need in state.bursts],
+        "bursts": [[b.at, b.need, b.rate] for b in state.bursts],
         "burst_ends": list(state.burst_ends),
         "reorder_deferred_at": state.reorder_deferred_at,
         "settled": None if state.settled is None else list(state.settled),
@@ -34,6 +34,12 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
     }
+
+
+def _burst(row: Sequence[Any]) -> Burst:
+    """One remembered burst: [onset epoch s, need workers, rate jobs/s] (the rate is absent
+    from items written before it was kept: 0)."""
+    return Burst(float(row[0]), int(row[1]), float(row[2]) if len(row) > 2 else 0.0)
 
 
 def _opt_float(value: Any) -> float | None:
@@ -68,9 +74,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         realized_excused=float(data.get("realized_excused") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
         headroom=float(data.get("headroom") or 0.0),
-        bursts=tuple(Burst(float(row[0]), int(row[1])) for row in data.get("bursts") or [])[
-            -MAX_BURSTS:
-        ],
+        bursts=tuple(_burst(row) for row in data.get("bursts") or [])[-MAX_BURSTS:],
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-MAX_BURSTS:],
         reorder_deferred_at=_opt_float(data.get("reorder_deferred_at")),
         settled=_settled(data.get("settled")),

@@ -6,6 +6,7 @@ from itertools import pairwise
 
 import pytest
 
+from queue_autoscale.core import pickup
 from queue_autoscale.core.pickup import (
     Fleet,
     Outlook,
@@ -87,3 +88,31 @@ def test_miss_share_never_rises_with_the_plan() -> None:
     # THEN more workers never leave more jobs late, and jobs due before the lead stay late
     assert all(a >= b for a, b in pairwise(shares))
     assert shares[0] == 1.0 and 0.5 < shares[-1] < 0.7
+
+
+def test_a_forecast_surge_raises_the_smallest_plan() -> None:
+    # GIVEN 2 jobs/s, 1 s jobs, SLA 10 s, lead 60 s, and a surge to 40 jobs/s due in 50 s
+    base = pickup.Outlook(
+        backlog=0.0,
+        oldest_age_seconds=0.0,
+        rate=2.0,
+        dispersion=1.0,
+        rate_window_seconds=300.0,
+        service_rate=1.0,
+        sla_seconds=10.0,
+        landing_seconds=60.0,
+        reach_seconds=70.0,
+        horizon_seconds=80.0,
+    )
+    surged = base._replace(surge_in=50.0, surge_rate=40.0)
+    fleet = pickup.Fleet(running=3, pending=0, pending_lands_in=60.0)
+
+    def plan(outlook: pickup.Outlook) -> int:
+        due = pickup.cohorts(outlook, 12)
+        hold = pickup.hold_late(fleet, outlook, due)
+        return pickup.smallest_plan(fleet, outlook, due, hold, 0.01, 1_000, 1)[0]
+
+    # THEN the arrivals from the surge on are planned for: the burst's fleet, not the quiet one
+    assert surged.arrived(60.0) == pytest.approx(2.0 * 60.0 + 38.0 * 10.0)
+    assert plan(base) <= 3
+    assert plan(surged) >= 35

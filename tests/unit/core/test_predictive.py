@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers_for_sla
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, Constraint, Winner
-from queue_autoscale.core.predictive import POLICY, decide_predictive
+from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive
 from queue_autoscale.core.predictive_knobs import chance_level, derive
 from tests.unit.core.builders import NOW, settings, snapshot
 from tests.unit.core.test_invariants import configs, snapshots
@@ -308,3 +308,29 @@ def test_misses_no_order_can_prevent_are_excused_from_the_level() -> None:
     assert after.surge_at == NOW
     quiet = snapshot(arrival_rate=5.0, running=6, desired=6)
     assert decide_predictive(quiet, cfg, ControllerState("jobs"), NOW).state.surge_at is None
+
+
+def test_where_a_plan_is_corrected_within_the_sla_the_backlog_carries_the_noise() -> None:
+    # GIVEN 20.5 jobs/s of 1 s jobs on 21 workers, lead 60 s + interval 10 s
+    load = {"arrival_rate": 20.5, "completion_rate": 20.5, "running": 21, "desired": 21}
+    loose = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
+    tight = settings(sla_seconds=60.0, evaluation_interval_seconds=10.0)
+    # WHEN the SLA (300 s) exceeds lead + interval, and when it does not (60 s)
+    carried = _decide(cfg=loose, **load)
+    erlang = ablated("loose-sla")(snapshot(**load), loose, ControllerState("jobs"), NOW).decision
+    held = _decide(cfg=tight, **load)
+    # THEN the first sizes at the load (20 busy workers; the half worker's jobs wait in the
+    # backlog), switched off or at 60 s Erlang C keeps its margin
+    assert carried.raw_target == 20 and "the backlog carries the noise" in carried.reason
+    assert erlang.raw_target == workers_for_sla(20.5, 1.0, 1, 300.0, 0.95) == 21
+    assert held.raw_target >= 21 and "(Erlang C)" in held.reason
+
+
+def test_where_the_backlog_carries_the_noise_a_rise_is_read_in_the_backlog_a_fall_at_once() -> None:
+    cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
+    base = {"completion_rate": 20.0, "running": 21, "desired": 21}
+    # a short window 50 % above the long one: not sized on (nothing waits yet)
+    up = _decide(cfg=cfg, arrival_rate=20.0, arrival_rate_short=30.0, **base)
+    # a short window half the long one: sized on
+    down = _decide(cfg=cfg, arrival_rate=20.0, arrival_rate_short=10.0, **base)
+    assert up.raw_target == 20 and down.raw_target == 10

@@ -1,0 +1,164 @@
+"""Bursts that recur: the predictive policy's forecast of the next onset, used only where it
+passed its back-test (docs/decision.md, "Recurring bursts"). Pure: `now` comes in.
+
+- **onset**: the arrival rate the plan sizes on, less the percentile's normal quantile z of its
+  noise, exceeds what the steady plan serves at the baseline (the lowest rate of the last
+  reach, L + I) plus z of its noise: a rise the fleet sized for the baseline cannot carry, so
+  one a reacting controller meets one lead late, and not the rate's noise. It is stamped at
+  the last sample still within the baseline's noise: the rate windows show a rise a tick or
+  two after it began, and the forecast must not inherit that lag. None within 2R of
+  the last onset: the rise fills the rate windows for a reach, and the baseline (a reach of
+  samples) must lie wholly past it, on the burst's own rate.
+- **burst rate**: the highest rate seen from an onset until the next, jobs/s.
+- **model**: the next onset comes one last gap after the last (period P = a_n - a_{n-1}).
+- **back-test**: the model made from the two onsets before the last one predicted it within
+  the reach R = L + I. An onset
+  predicted that closely is served by workers ordered within the delayed off's own span; a
+  miss by more would have kept them idle longer than the delayed off keeps a worker. An
+  expected onset that has not come by R after its time fails the model until a new one passes.
+- **forecast**: where the model passed, arrivals are forecast at the burst rate (the highest of
+  the last three bursts') from the back-test's error before the expected onset, and for a reach
+  after a predicted onset (the rate windows fill with it meanwhile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from queue_autoscale.core.models import Burst, Sample
+
+MAX_BURSTS = 6
+"""Bursts remembered in the state item (onset epoch s, need, rate): a bound of the state's
+size, not a behaviour (the model reads the last three)."""
+
+
+class Surge(NamedTuple):
+    """A back-tested forecast of the next burst."""
+
+    starts_in: float
+    """Seconds from now the arrivals are forecast at `rate` (0: from now on)."""
+    rate: float
+    """Jobs/s forecast from then on: the back-tested bursts' highest rate."""
+    period: float
+    """Seconds between onsets (the last gap)."""
+    expected_in: float
+    """Seconds until the expected onset (negative: overdue, within the reach)."""
+
+
+class Onsets(NamedTuple):
+    """What the remembered onsets and ends say at one tick."""
+
+    bursts: tuple[Burst, ...]
+    """The updated onsets, oldest first, for the next state."""
+    ends: tuple[float, ...]
+    """The updated ends (epoch s), oldest first, for the next state."""
+    surge: Surge | None
+    """The forecast burst when the model passed its back-test and one is expected; else None."""
+
+
+def update(
+    bursts: Sequence[Burst],
+    ends: Sequence[float],
+    samples: Sequence[Sample],
+    rate: float,
+    noise: Callable[[float], float],
+    serves: Callable[[float], float],
+    reach: float,
+    now: float,
+) -> Onsets:
+    """Record an onset or an end or raise the last burst's rate, then read the back-tested model.
+
+    `rate` is the rate the plan sizes on, `noise(r)` z standard deviations of a rate r's reading
+    and `serves(r)` the rate the steady plan for r serves (all jobs/s); `reach` R = L + I
+    (seconds). `samples` are the controller's (oldest first); nothing is read before they cover
+    R. A change is stamped at the last sample still on the old level (it began after that
+    sample), not at its reading."""
+    kept, over = tuple(bursts), tuple(ends)
+    last = kept[-1] if kept else None
+    low, high = (
+        _extremes(samples, now, reach) if _covers(samples, now, 2.0 * reach) else (None, None)
+    )
+    if low is not None and (last is None or now - last.at >= 2.0 * reach):
+        quiet = low + noise(low)
+        if rate - noise(rate) > serves(quiet):
+            began = _last_sample(samples, lambda r: r <= quiet)
+            kept = (*kept, Burst(now if began is None else began, 0, rate))[-MAX_BURSTS:]
+            return Onsets(kept, over, forecast(kept, over, reach, now))
+    if last is not None and rate > last.rate:
+        kept = (*kept[:-1], last._replace(rate=rate))
+    opened = not over or (last is not None and over[-1] < last.at)  # no end since the onset
+    if high is not None and opened:
+        busy = high - noise(high)
+        if serves(rate + noise(rate)) < busy:
+            ended = _last_sample(samples, lambda r: r >= busy)
+            over = (*over, now if ended is None else ended)[-MAX_BURSTS:]
+    return Onsets(kept, over, forecast(kept, over, reach, now))
+
+
+def forecast(
+    bursts: Sequence[Burst], ends: Sequence[float], reach: float, now: float
+) -> Surge | None:
+    """The burst the model (one last gap P after the last onset) forecasts, if it passed its
+    back-test: the next one from the back-test's error before its expected onset until a reach
+    past it (then overdue: the model failed), and the last one itself until a reach after its
+    onset (the rate windows fill with it within a reach); else None."""
+    if len(bursts) < 2:
+        return None
+    second, last = bursts[-2].at, bursts[-1].at
+    period = last - second
+    error = _back_test(bursts, ends, period, last)
+    if error is None or error > reach:
+        return None
+    expected_in = last + period - now
+    rate = max(b.rate for b in bursts[-3:])
+    if now - last < reach:  # the burst the model predicted is on: its rate is still filling
+        return Surge(0.0, rate, period, expected_in)
+    if expected_in < -reach:  # the burst did not come: the model failed
+        return None
+    return Surge(max(0.0, expected_in - error), rate, period, expected_in)
+
+
+def _back_test(
+    bursts: Sequence[Burst], ends: Sequence[float], period: float, last: float
+) -> float | None:
+    """The model's largest error, seconds, over the last changes it could have predicted: the
+    last onset from the two before it, and the last end before the last onset from the end
+    before that one (P after it); None when neither can be checked yet."""
+    errors = []
+    if len(bursts) >= 3:
+        first, second = bursts[-3].at, bursts[-2].at
+        errors.append(abs(last - (2.0 * second - first)))
+    before = [e for e in ends if e < last]
+    if len(before) >= 2:
+        errors.append(abs(before[-1] - before[-2] - period))
+    return max(errors) if errors else None
+
+
+def _extremes(
+    samples: Sequence[Sample], now: float, span: float
+) -> tuple[float | None, float | None]:
+    """(lowest, highest) arrival rate among the samples of the last `span` seconds, jobs/s."""
+    if not samples:
+        return None, None
+    low = high = samples[-1].arrival_rate
+    for sample in reversed(samples):
+        if now - sample.at > span:
+            break
+        low, high = min(low, sample.arrival_rate), max(high, sample.arrival_rate)
+    return low, high
+
+
+def _covers(samples: Sequence[Sample], now: float, span: float) -> bool:
+    """True when the samples go back `span` seconds: a fresh state reads no change for 2R, as
+    if one had just been seen (its first rates are still filling their windows, and a rate
+    already high when it started is no onset)."""
+    return bool(samples) and now - samples[0].at >= span
+
+
+def _last_sample(samples: Sequence[Sample], on_level: Callable[[float], bool]) -> float | None:
+    """When the last sample whose rate is `on_level` was taken, epoch s (None: none)."""
+    for sample in reversed(samples):
+        if on_level(sample.arrival_rate):
+            return sample.at
+    return None

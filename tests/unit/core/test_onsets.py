@@ -1,0 +1,143 @@
+"""The recurring-burst model of the predictive policy: onsets, ends, the back-test, the forecast."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from queue_autoscale.core import ControllerState, Sample
+from queue_autoscale.core.models import Burst
+from queue_autoscale.core.onsets import MAX_BURSTS, forecast, update
+from queue_autoscale.core.predictive import ablated, decide_predictive
+from queue_autoscale.core.state import state_from_dict, state_to_dict
+from tests.unit.core.builders import NOW, settings, snapshot
+
+REACH = 70.0  # L 60 s + I 10 s
+
+
+def _noise(rate: float) -> float:
+    return 2.0 * math.sqrt(max(rate, 0.0) / 60.0)
+
+
+def _serves(rate: float) -> float:
+    return math.ceil(rate * 1.1) * 1.0  # the plan's workers x 1 job/s each
+
+
+def _samples(rates: list[float], end: float) -> tuple[Sample, ...]:
+    """One sample per 10 s, the last at `end`."""
+    n = len(rates)
+    return tuple(Sample(end - 10.0 * (n - 1 - i), r, 0, 0) for i, r in enumerate(rates))
+
+
+def test_a_rise_past_what_the_baseline_plan_serves_is_an_onset_stamped_before_its_reading() -> None:
+    # GIVEN 2 jobs/s for 3 minutes, then two ticks rising to 40 jobs/s
+    samples = _samples([2.0] * 18 + [15.0], NOW - 10.0)
+    # WHEN the rate reads 40 jobs/s
+    reading = update((), (), samples, 40.0, _noise, _serves, REACH, NOW)
+    # THEN an onset is recorded at the last 2 jobs/s sample (the rise began after it)
+    assert reading.bursts == (Burst(NOW - 20.0, 0, 40.0),)
+    assert reading.surge is None  # one onset establishes nothing
+
+
+def test_the_rate_noise_alone_is_no_onset() -> None:
+    # GIVEN 40 jobs/s read with its noise (39-41.5) for three minutes
+    rates = [40.0, 39.0, 41.5, 39.2, 40.8, 39.5] * 3
+    samples = _samples(rates, NOW - 10.0)
+    # WHEN the rate reads its highest yet
+    reading = update((), (), samples, 42.0, _noise, _serves, REACH, NOW)
+    # THEN no onset
+    assert reading.bursts == ()
+
+
+def test_a_fresh_state_reads_no_onset_for_two_reaches() -> None:
+    samples = _samples([0.0] * 8, NOW - 10.0)  # 70 s of history: one reach, not two
+    assert update((), (), samples, 40.0, _noise, _serves, REACH, NOW).bursts == ()
+
+
+def test_a_fall_past_what_the_peak_needs_is_an_end() -> None:
+    # GIVEN a burst at 40 jobs/s since its onset 5 minutes ago, then the rate falling
+    bursts = (Burst(NOW - 300.0, 0, 41.0),)
+    samples = _samples([40.0] * 20 + [20.0], NOW - 10.0)
+    reading = update(bursts, (), samples, 2.0, _noise, _serves, REACH, NOW)
+    # THEN an end is recorded at the last sample still at the burst's level; once only
+    assert reading.ends == (NOW - 20.0,)
+    again = update(bursts, reading.ends, samples, 2.0, _noise, _serves, REACH, NOW)
+    assert again.ends == reading.ends
+
+
+def test_the_model_forecasts_only_after_its_back_test_passed() -> None:
+    # GIVEN onsets 900 s apart and the two ends before the last onset 900 s apart
+    bursts = (Burst(NOW - 1800.0, 0, 40.0), Burst(NOW - 900.0, 0, 42.0))
+    ends = (NOW - 2100.0, NOW - 1200.0)
+    # WHEN 100 s before the next expected onset
+    surge = forecast(bursts, ends, REACH, NOW - 100.0)
+    # THEN the burst's rate is forecast from its expected onset (the back-test's error: 0)
+    assert surge is not None
+    assert surge.period == 900.0 and surge.expected_in == 100.0
+    assert surge.starts_in == 100.0 and surge.rate == 42.0
+    # AND without the ends nothing checked the model: no forecast
+    assert forecast(bursts, (), REACH, NOW - 100.0) is None
+
+
+def test_irregular_bursts_fail_the_back_test() -> None:
+    # GIVEN three onsets 600 and 900 s apart (the last one predicted 300 s wrong)
+    bursts = (Burst(NOW - 1500.0, 0, 40.0), Burst(NOW - 900.0, 0, 40.0), Burst(NOW, 0, 40.0))
+    assert forecast(bursts, (), REACH, NOW + 800.0) is None
+    # AND within the reach it passes, the forecast starting the error earlier
+    close = (Burst(NOW - 1850.0, 0, 40.0), Burst(NOW - 900.0, 0, 40.0), Burst(NOW, 0, 40.0))
+    surge = forecast(close, (), REACH, NOW + 800.0)
+    assert surge is not None and surge.starts_in == pytest.approx(100.0 - 50.0)
+
+
+def test_an_overdue_burst_fails_the_model_and_a_predicted_one_holds_its_rate() -> None:
+    bursts = (Burst(NOW - 1800.0, 0, 40.0), Burst(NOW - 900.0, 0, 40.0), Burst(NOW, 0, 40.0))
+    # a reach after its onset the predicted burst is still forecast at its rate from now
+    during = forecast(bursts, (), REACH, NOW + 30.0)
+    assert during is not None and during.starts_in == 0.0
+    # the next one, a reach overdue, is not
+    assert forecast(bursts, (), REACH, NOW + 900.0 + REACH + 1.0) is None
+
+
+def test_memory_is_bounded() -> None:
+    bursts = tuple(Burst(NOW - 10_000.0 + 900.0 * k, 0, 40.0) for k in range(MAX_BURSTS))
+    samples = _samples([2.0] * 18, NOW - 10.0)
+    reading = update(bursts, (), samples, 40.0, _noise, _serves, REACH, NOW)
+    assert len(reading.bursts) == MAX_BURSTS and reading.bursts[-1].at == NOW - 10.0
+
+
+def test_a_burst_rate_survives_the_state_item() -> None:
+    state = ControllerState("jobs", bursts=(Burst(NOW, 3, 41.5),))
+    assert state_from_dict(state_to_dict(state)).bursts == (Burst(NOW, 3, 41.5),)
+    old = {**state_to_dict(state), "bursts": [[NOW, 3]]}  # written before the rate was kept
+    assert state_from_dict(old).bursts == (Burst(NOW, 3, 0.0),)
+
+
+def _bursty_state(now: float) -> ControllerState:
+    """Onsets and ends 900 s apart, the next onset due in 60 s, 2 jobs/s meanwhile."""
+    last = now + 60.0 - 900.0
+    return ControllerState(
+        "jobs",
+        bursts=(Burst(last - 900.0, 0, 40.0), Burst(last, 0, 40.0)),
+        burst_ends=(last - 1500.0, last - 600.0),
+        samples=_samples([2.0] * 30, now - 10.0),
+    )
+
+
+def test_the_predictive_plan_orders_for_a_forecast_burst_and_says_so() -> None:
+    # GIVEN 2 jobs/s of 1 s jobs on 3 workers, SLA 10 s at p99, lead 60 s, interval 10 s, and
+    # a burst of 40 jobs/s due in 60 s by a model that passed its back-test
+    cfg = settings(sla_seconds=10.0, percentile=0.99, evaluation_interval_seconds=10.0)
+    quiet = snapshot(arrival_rate=2.0, completion_rate=2.0, running=3, desired=3, in_flight=2)
+    state = _bursty_state(NOW)
+    # WHEN the predictive policy decides, with the recurrence and without it
+    d = decide_predictive(quiet, cfg, state, NOW).decision
+    off = ablated("recurrence")(quiet, cfg, state, NOW).decision
+    # THEN it orders the burst's fleet a lead ahead, and names the forecast; switched off, not
+    assert d.target >= 40 and "bursts recur every 900 s" in d.reason
+    assert off.target <= 5 and "bursts recur" not in off.reason
+
+
+def test_ablated_names_only_known_mechanisms() -> None:
+    with pytest.raises(ValueError, match="unknown mechanisms"):
+        ablated("floor")
