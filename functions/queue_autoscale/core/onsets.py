@@ -1,28 +1,31 @@
-"""Bursts that recur: the predictive policy's forecast of the next onset, used only where it
+"""Bursts that recur: the predictive policy's forecast of the next one, used only where it
 passed its back-test (docs/decision.md, "Recurring bursts"). Pure: `now` comes in.
 
-- **onset**: the arrival rate the plan sizes on, less the percentile's normal quantile z of its
-  noise, exceeds what the steady plan serves at the baseline (the lowest rate of the last
-  reach, L + I) plus z of its noise: a rise the fleet sized for the baseline cannot carry, so
-  one a reacting controller meets one lead late, and not the rate's noise. It is stamped at
-  the last sample still within the baseline's noise: the rate windows show a rise a tick or
-  two after it began, and the forecast must not inherit that lag. None within 2R of
-  the last onset: the rise fills the rate windows for a reach, and the baseline (a reach of
-  samples) must lie wholly past it, on the burst's own rate.
+- **onset**: the rate the plan sizes on, less z of its noise (z the percentile's normal
+  quantile), is past what the steady plan serves at the baseline (the lowest rate of the last
+  reach R = L + I) plus z of its noise: a rise the fleet sized for the baseline cannot carry,
+  and not the rate's noise. None until the last burst ended, nor within 2R of its onset (the
+  rise fills the rate windows for a reach, and the baseline must lie past it), nor before the
+  samples cover 2R and the long rate window W (a fresh state's rates are still filling).
+- **end**: the rate plus z of its noise is served by a steady plan below the last reach's
+  peak less z of its noise; once per onset.
+- Each is stamped at the last sample still on the old level (it began after that sample): the
+  rate windows show a change a tick or two late, and the forecast must not inherit that lag.
 - **burst rate**: the highest rate seen from an onset until the next, jobs/s.
-- **model**: the next onset comes one last gap after the last (period P = a_n - a_{n-1}).
-- **back-test**: the model made from the two onsets before the last one predicted it within
-  the reach R = L + I. An onset
-  predicted that closely is served by workers ordered within the delayed off's own span; a
-  miss by more would have kept them idle longer than the delayed off keeps a worker. An
-  expected onset that has not come by R after its time fails the model until a new one passes.
-- **forecast**: where the model passed, arrivals are forecast at the burst rate (the highest of
-  the last three bursts') from the back-test's error before the expected onset, and for a reach
-  after a predicted onset (the rate windows fill with it meanwhile).
+- **model**: the next onset comes one period P (the last gap between onsets) after the last.
+- **back-test**: the model predicted the last onset from the two before it, and the last end
+  before the last onset came P after the one before it, each within R (every check that can be
+  made is made; at least one must be). An onset predicted that closely is served by workers
+  ordered within the delayed off's own span. An expected onset that has not come R after its
+  time fails the model until a new one passes.
+- **forecast**: where the model passed, arrivals at the burst rate (the highest of the last
+  three bursts') from the back-test's error before the expected onset, and from a predicted
+  onset until R after it (the rate windows fill with it meanwhile).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -57,7 +60,7 @@ class Onsets(NamedTuple):
     """The forecast burst when the model passed its back-test and one is expected; else None."""
 
 
-def update(
+def update(  # noqa: PLR0913 - the tick's measures, computed once
     bursts: Sequence[Burst],
     ends: Sequence[float],
     samples: Sequence[Sample],
@@ -65,21 +68,23 @@ def update(
     noise: Callable[[float], float],
     serves: Callable[[float], float],
     reach: float,
+    window: float,
     now: float,
 ) -> Onsets:
     """Record an onset or an end or raise the last burst's rate, then read the back-tested model.
 
     `rate` is the rate the plan sizes on, `noise(r)` z standard deviations of a rate r's reading
-    and `serves(r)` the rate the steady plan for r serves (all jobs/s); `reach` R = L + I
-    (seconds). `samples` are the controller's (oldest first); nothing is read before they cover
-    R. A change is stamped at the last sample still on the old level (it began after that
-    sample), not at its reading."""
+    and `serves(r)` the rate the steady plan for r serves (all jobs/s); `reach` R = L + I and
+    `window` the long rate window W (seconds). `samples` are the controller's (oldest first);
+    nothing is read before they cover 2R and W (a fresh state's rates are still filling). A
+    change is stamped at the last sample still on the old level (it began after that sample),
+    not at its reading."""
     kept, over = tuple(bursts), tuple(ends)
     last = kept[-1] if kept else None
-    low, high = (
-        _extremes(samples, now, reach) if _covers(samples, now, 2.0 * reach) else (None, None)
-    )
-    if low is not None and (last is None or now - last.at >= 2.0 * reach):
+    fresh = not samples or now - samples[0].at < max(2.0 * reach, window)
+    low, high = (None, None) if fresh else _extremes(samples, now, reach)
+    ended = last is None or (bool(over) and over[-1] > last.at)  # the last burst is over
+    if low is not None and ended and now - (last.at if last else -math.inf) >= 2.0 * reach:
         quiet = low + noise(low)
         if rate - noise(rate) > serves(quiet):
             began = _last_sample(samples, lambda r: r <= quiet)
@@ -91,8 +96,8 @@ def update(
     if high is not None and opened:
         busy = high - noise(high)
         if serves(rate + noise(rate)) < busy:
-            ended = _last_sample(samples, lambda r: r >= busy)
-            over = (*over, now if ended is None else ended)[-MAX_BURSTS:]
+            stamp = _last_sample(samples, lambda r: r >= busy)
+            over = (*over, now if stamp is None else stamp)[-MAX_BURSTS:]
     return Onsets(kept, over, forecast(kept, over, reach, now))
 
 
@@ -147,13 +152,6 @@ def _extremes(
             break
         low, high = min(low, sample.arrival_rate), max(high, sample.arrival_rate)
     return low, high
-
-
-def _covers(samples: Sequence[Sample], now: float, span: float) -> bool:
-    """True when the samples go back `span` seconds: a fresh state reads no change for 2R, as
-    if one had just been seen (its first rates are still filling their windows, and a rate
-    already high when it started is no onset)."""
-    return bool(samples) and now - samples[0].at >= span
 
 
 def _last_sample(samples: Sequence[Sample], on_level: Callable[[float], bool]) -> float | None:

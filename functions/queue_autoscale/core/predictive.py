@@ -76,7 +76,7 @@ def decide_predictive(
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
-    reading = _onsets(m, state, settings, dispersion, level, cap, k, now, off, carried)
+    reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, carried)
     surge = reading.surge
     if surge is not None and surge.starts_in < k.reach_seconds and not carried:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
@@ -155,6 +155,7 @@ def ablated(*off: str) -> Callable[..., Evaluation]:
 
 def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     m: Measures,
+    snapshot: QueueSnapshot,
     state: ControllerState,
     settings: QueueSettings,
     dispersion: float,
@@ -185,6 +186,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
         noise,
         serves,
         k.reach_seconds,
+        snapshot.rate_window_seconds,
         now,
     )
 
@@ -216,10 +218,7 @@ def _steady(
     the load alone, ceil(lambda E[S] / k): the jobs its noise leaves waiting are the horizon's
     (core/pickup.py), which orders for them when they would be late."""
     if carried:
-        load = rate * m.mean_job_seconds / settings.worker_concurrency
-        if not load < cap:  # past the cap (or not finite): "more than the cap"
-            return cap + 1
-        return math.floor(load) if load > 0 else 0
+        return _load_workers(rate, m, settings, cap, math.floor)
     return workers_for_sla(
         rate,
         m.mean_job_seconds,
@@ -228,6 +227,21 @@ def _steady(
         1.0 - level,
         max_workers=cap,
     )
+
+
+def _load_workers(
+    rate: float,
+    m: Measures,
+    settings: QueueSettings,
+    cap: int,
+    rounding: Callable[[float], int],
+) -> int:
+    """Workers the load lambda E[S] / k keeps busy, rounded by `rounding` (cap + 1: past the
+    cap, or not finite)."""
+    load = rate * m.mean_job_seconds / settings.worker_concurrency
+    if not load < cap:
+        return cap + 1
+    return rounding(load) if load > 0 else 0
 
 
 def _kept(
@@ -241,16 +255,18 @@ def _kept(
 ) -> int:
     """The sustained need the delayed off remembers, workers: the steady state at the measured
     rate raised by the percentile's normal quantile of that rate's own noise, sd
-    sqrt(D lambda / W) over the long window W (not raised where the backlog carries the noise,
-    `carried`: the steady state at the rate). A fleet goes up at the measured rate and comes
-    down only below what a rate within its noise asks for: the rate's noise alone (Erlang C
-    moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and orders it back. Not the
-    drain: workers ordered for a backlog are not needed once it is gone."""
+    sqrt(D lambda / W) over the long window W. Where the backlog carries the noise (`carried`)
+    the workers that serve the load, ceil(lambda E[S] / k): the plan sizes at the floor and
+    orders more when the backlog asks, and a worker is stopped only while the rest still serve
+    the load (below that the backlog grows and orders it back: a flap). A fleet goes up at the
+    measured rate and comes down only below what a rate within its noise asks for: the rate's
+    noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
+    orders it back. Not the drain: workers ordered for a backlog are not needed once it is gone."""
     rate = m.arrival_rate
     if not rate > 0:
         return 0
-    if carried:
-        return _steady(rate, m, settings, dispersion, level, cap, carried)
+    if carried:  # a worker goes only while the rest still serve the load
+        return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
     return _steady(high, m, settings, dispersion, level, cap, carried)

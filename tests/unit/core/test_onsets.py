@@ -14,6 +14,7 @@ from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
 REACH = 70.0  # L 60 s + I 10 s
+WINDOW = 150.0  # the long rate window the samples must cover
 
 
 def _noise(rate: float) -> float:
@@ -34,7 +35,7 @@ def test_a_rise_past_what_the_baseline_plan_serves_is_an_onset_stamped_before_it
     # GIVEN 2 jobs/s for 3 minutes, then two ticks rising to 40 jobs/s
     samples = _samples([2.0] * 18 + [15.0], NOW - 10.0)
     # WHEN the rate reads 40 jobs/s
-    reading = update((), (), samples, 40.0, _noise, _serves, REACH, NOW)
+    reading = update((), (), samples, 40.0, _noise, _serves, REACH, WINDOW, NOW)
     # THEN an onset is recorded at the last 2 jobs/s sample (the rise began after it)
     assert reading.bursts == (Burst(NOW - 20.0, 0, 40.0),)
     assert reading.surge is None  # one onset establishes nothing
@@ -45,24 +46,35 @@ def test_the_rate_noise_alone_is_no_onset() -> None:
     rates = [40.0, 39.0, 41.5, 39.2, 40.8, 39.5] * 3
     samples = _samples(rates, NOW - 10.0)
     # WHEN the rate reads its highest yet
-    reading = update((), (), samples, 42.0, _noise, _serves, REACH, NOW)
+    reading = update((), (), samples, 42.0, _noise, _serves, REACH, WINDOW, NOW)
     # THEN no onset
     assert reading.bursts == ()
 
 
 def test_a_fresh_state_reads_no_onset_for_two_reaches() -> None:
     samples = _samples([0.0] * 8, NOW - 10.0)  # 70 s of history: one reach, not two
-    assert update((), (), samples, 40.0, _noise, _serves, REACH, NOW).bursts == ()
+    assert update((), (), samples, 40.0, _noise, _serves, REACH, WINDOW, NOW).bursts == ()
+
+
+def test_no_second_onset_before_the_burst_ended() -> None:
+    # GIVEN a burst that began 10 minutes ago and has not ended, and a dip and rise within it
+    bursts = (Burst(NOW - 600.0, 0, 40.0),)
+    samples = _samples([40.0] * 10 + [20.0] * 8, NOW - 10.0)
+    # THEN the rise is no new onset; after an end it would be
+    assert update(bursts, (), samples, 40.0, _noise, _serves, REACH, WINDOW, NOW).bursts == bursts
+    over = (NOW - 150.0,)
+    again = update(bursts, over, samples, 40.0, _noise, _serves, REACH, WINDOW, NOW)
+    assert len(again.bursts) == 2
 
 
 def test_a_fall_past_what_the_peak_needs_is_an_end() -> None:
     # GIVEN a burst at 40 jobs/s since its onset 5 minutes ago, then the rate falling
     bursts = (Burst(NOW - 300.0, 0, 41.0),)
     samples = _samples([40.0] * 20 + [20.0], NOW - 10.0)
-    reading = update(bursts, (), samples, 2.0, _noise, _serves, REACH, NOW)
+    reading = update(bursts, (), samples, 2.0, _noise, _serves, REACH, WINDOW, NOW)
     # THEN an end is recorded at the last sample still at the burst's level; once only
     assert reading.ends == (NOW - 20.0,)
-    again = update(bursts, reading.ends, samples, 2.0, _noise, _serves, REACH, NOW)
+    again = update(bursts, reading.ends, samples, 2.0, _noise, _serves, REACH, WINDOW, NOW)
     assert again.ends == reading.ends
 
 
@@ -102,7 +114,8 @@ def test_an_overdue_burst_fails_the_model_and_a_predicted_one_holds_its_rate() -
 def test_memory_is_bounded() -> None:
     bursts = tuple(Burst(NOW - 10_000.0 + 900.0 * k, 0, 40.0) for k in range(MAX_BURSTS))
     samples = _samples([2.0] * 18, NOW - 10.0)
-    reading = update(bursts, (), samples, 40.0, _noise, _serves, REACH, NOW)
+    over = (NOW - 5000.0,)  # the last burst ended
+    reading = update(bursts, over, samples, 40.0, _noise, _serves, REACH, WINDOW, NOW)
     assert len(reading.bursts) == MAX_BURSTS and reading.bursts[-1].at == NOW - 10.0
 
 
