@@ -6,7 +6,7 @@ passed its back-test (docs/decision.md, "Recurring bursts"). Pure: `now` comes i
   reach R = L + I) plus z of its noise: a rise the fleet sized for the baseline cannot carry,
   and not the rate's noise. None until the last burst ended, nor within 2R of its onset (the
   rise fills the rate windows for a reach, and the baseline must lie past it), nor before the
-  samples cover 2R and the long rate window W (a fresh state's rates are still filling).
+  samples cover W + 2R (a fresh state's first samples are read while the rate windows fill).
 - **end**: the rate plus z of its noise is served by a steady plan below the last reach's
   peak less z of its noise; once per onset.
 - Each is stamped at the last sample still on the old level (it began after that sample): the
@@ -76,12 +76,13 @@ def update(  # noqa: PLR0913 - the tick's measures, computed once
     `rate` is the rate the plan sizes on, `noise(r)` z standard deviations of a rate r's reading
     and `serves(r)` the rate the steady plan for r serves (all jobs/s); `reach` R = L + I and
     `window` the long rate window W (seconds). `samples` are the controller's (oldest first);
-    nothing is read before they cover 2R and W (a fresh state's rates are still filling). A
+    nothing is read before they cover W + 2R (a fresh state's first
+    samples are read while the rate windows fill; then a reach of baseline and one of rise). A
     change is stamped at the last sample still on the old level (it began after that sample),
     not at its reading."""
     kept, over = tuple(bursts), tuple(ends)
     last = kept[-1] if kept else None
-    fresh = not samples or now - samples[0].at < max(2.0 * reach, window)
+    fresh = not samples or now - samples[0].at < window + 2.0 * reach
     low, high = (None, None) if fresh else _extremes(samples, now, reach)
     ended = last is None or (bool(over) and over[-1] > last.at)  # the last burst is over
     if low is not None and ended and now - (last.at if last else -math.inf) >= 2.0 * reach:

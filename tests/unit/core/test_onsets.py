@@ -14,7 +14,7 @@ from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
 REACH = 70.0  # L 60 s + I 10 s
-WINDOW = 150.0  # the long rate window the samples must cover
+WINDOW = 30.0  # the long rate window: with 2R the samples must cover 170 s
 
 
 def _noise(rate: float) -> float:
@@ -52,7 +52,7 @@ def test_the_rate_noise_alone_is_no_onset() -> None:
 
 
 def test_a_fresh_state_reads_no_onset_for_two_reaches() -> None:
-    samples = _samples([0.0] * 8, NOW - 10.0)  # 70 s of history: one reach, not two
+    samples = _samples([0.0] * 15, NOW - 10.0)  # 140 s of history: not W + 2R
     assert update((), (), samples, 40.0, _noise, _serves, REACH, WINDOW, NOW).bursts == ()
 
 
