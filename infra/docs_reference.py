@@ -172,12 +172,7 @@ def config_page() -> str:
 
 
 def _alarms() -> Iterator[tuple[str, dict[str, Any]]]:
-    for key, value in load_template(TEMPLATE_PATH)["Resources"].items():
-        if key.startswith("Fn::ForEach::"):
-            for name, resource in value[2].items():
-                yield name.replace("&{QueueName}", "<Queue>"), resource
-        else:
-            yield key, value
+    yield from load_template(TEMPLATE_PATH)["Resources"].items()
 
 
 def _value(value: Any) -> str:
@@ -199,8 +194,17 @@ def metrics_page() -> str:
     lines = [HEADER, "# Metrics and alarms reference", ""]
     lines += [f"Namespace `{constants.METRIC_NAMESPACE}`.", ""]
     groups = (
-        ("evaluate", constants.METRIC_DIMENSION, constants.QUEUE_METRICS),
-        ("record_events", constants.METRIC_DIMENSION, constants.INGEST_METRICS),
+        ("evaluate, each shard tick", constants.FLEET_DIMENSION, constants.FLEET_METRICS),
+        (
+            "evaluate (a metric only with PerQueueMetrics)",
+            constants.METRIC_DIMENSION,
+            constants.QUEUE_METRICS,
+        ),
+        (
+            "record_events (a metric only with PerQueueMetrics)",
+            constants.METRIC_DIMENSION,
+            constants.INGEST_METRICS,
+        ),
         ("both functions' config loader", constants.CONFIG_DIMENSION, constants.CONFIG_METRICS),
     )
     lines += ["| metric | unit | dimension | published by |", "|---|---|---|---|"]

@@ -7,7 +7,9 @@ from typing import Final
 METRIC_NAMESPACE: Final = "QueueAutoscale"
 METRIC_DIMENSION: Final = "Queue"
 
-# Per-queue metrics the evaluate function publishes (dimension Queue), with their CloudWatch units.
+# Per-queue metrics the evaluate function logs (field Queue), with their CloudWatch units. They are
+# fields of a log line, not CloudWatch metrics, unless the stack's PerQueueMetrics is "true"
+# (environment PER_QUEUE_METRICS): then CloudWatch extracts them with dimension Queue.
 QUEUE_METRICS: Final[dict[str, str]] = {
     "LoadRatio": "None",
     "ArrivalRate": "Count/Second",
@@ -22,9 +24,9 @@ QUEUE_METRICS: Final[dict[str, str]] = {
     "ControllerErrors": "Count",
     "RealizedCompliance": "None",
 }
-# Of QUEUE_METRICS, the ones no alarm, dashboard widget or target tracking policy reads: they
-# stay in the same EMF log line as plain fields (Logs Insights and the decision log have them)
-# and CloudWatch never extracts them into metrics, which are billed per metric-month.
+# Of QUEUE_METRICS, the ones no dashboard widget or target tracking policy reads: they stay in
+# the same EMF log line as plain fields (Logs Insights and the decision log have them) and
+# CloudWatch never extracts them into metrics, which are billed per metric-month.
 LOGGED_ONLY_METRICS: Final[frozenset[str]] = frozenset({"RealizedCompliance"})
 # Of QUEUE_METRICS, the ones every reader takes a missing value as 0: nonnegative, alarmed
 # only with Maximum or Sum at a threshold above 0 and missing data not breaching, charted only
@@ -43,7 +45,22 @@ SILENT_WHEN_ZERO_METRICS: Final[frozenset[str]] = frozenset(
         "ControllerErrors",
     }
 )
-# Published by record_events (dimension Queue; the queue is "unknown" when it could not be read).
+# What every shard tick publishes for the queues it ticked (dimension Stack: the stack's name),
+# with their units: the stack's alarms read these, one alarm per condition whatever the queue
+# count. The decision log and `queue-autoscale status` name the queues in each condition.
+FLEET_METRICS: Final[dict[str, str]] = {
+    "MaxLoadRatio": "None",  # the highest LoadRatio of the tick's queues
+    "MaxSlaUsage": "None",  # the highest SlaUsage
+    "MaxFleetUsage": "None",  # the highest FleetUsage (running / max_workers)
+    "QueueErrors": "Count",  # the sum of the queues' ControllerErrors
+    "UndecidedQueues": "Count",  # configured queues of the shard that got no decision
+    "Heartbeat": "Count",  # 1 a tick: its absence is a silent controller
+}
+FLEET_DIMENSION: Final = "Stack"
+# Of FLEET_METRICS, the ones every reader takes a missing value as 0 (as SILENT_WHEN_ZERO_METRICS).
+FLEET_SILENT_WHEN_ZERO: Final[frozenset[str]] = frozenset(FLEET_METRICS) - {"Heartbeat"}
+# Published by record_events (field Queue, a metric only with PerQueueMetrics; the queue is
+# "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}
 # Published by both functions' config loader (dimension ConfigParameter: the store's SSM
 # parameter name, or "$QUEUES_CONFIG"): a store that cannot be read or a document rejected.

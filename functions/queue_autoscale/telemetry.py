@@ -1,8 +1,9 @@
-"""Telemetry the handlers and the controller share: Powertools logger, tracer and metrics per
-queue, and a clock type."""
+"""Telemetry the handlers and the controller share: Powertools logger, tracer, the per-queue
+log line (CloudWatch metrics only with PerQueueMetrics), the fleet metrics, and a clock type."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 
@@ -12,6 +13,9 @@ from aws_lambda_powertools.metrics import EphemeralMetrics
 from queue_autoscale.constants import (
     CONFIG_DIMENSION,
     CONFIG_METRICS,
+    FLEET_DIMENSION,
+    FLEET_METRICS,
+    FLEET_SILENT_WHEN_ZERO,
     INGEST_METRICS,
     LOGGED_ONLY_METRICS,
     METRIC_DIMENSION,
@@ -31,28 +35,59 @@ Clock = Callable[[], float]
 
 MetricsSink = Callable[[str, Mapping[str, float]], None]
 """Publishes one queue's metrics: (queue, {metric name: value}); units come from constants.py."""
+FleetSink = Callable[[Mapping[str, float]], None]
+"""Publishes one tick's fleet metrics ({FLEET_METRICS name: value})."""
+
+PER_QUEUE_METRICS_ENV = "PER_QUEUE_METRICS"
+""""true": CloudWatch extracts the per-queue values into metrics (template: PerQueueMetrics)."""
+STACK_NAME_ENV = "STACK_NAME"
+"""The fleet metrics' Stack dimension (template: the stack's name)."""
+DEFAULT_STACK_NAME = "queue-autoscale"
+
+
+def per_queue_metrics() -> bool:
+    """Whether per-queue values become CloudWatch metrics (only the exact word "true" says so)."""
+    return os.environ.get(PER_QUEUE_METRICS_ENV, "").strip().lower() == "true"
+
+
+def stack_name() -> str:
+    """The fleet metrics' Stack dimension value."""
+    return os.environ.get(STACK_NAME_ENV, "").strip() or DEFAULT_STACK_NAME
 
 
 def metric_unit(name: str) -> str:
     """The CloudWatch unit of a project metric."""
-    units = {**QUEUE_METRICS, **INGEST_METRICS, **CONFIG_METRICS}
+    units = {**QUEUE_METRICS, **INGEST_METRICS, **CONFIG_METRICS, **FLEET_METRICS}
     if name not in units:
         raise KeyError(f"metric {name!r} is not declared in constants.py")
     return units[name]
 
 
 def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
-    """Print one EMF document (Powertools) holding `values` with dimension Queue=queue.
+    """Print one queue's values as one log line, with the field Queue=queue.
 
-    Lambda ships stdout to CloudWatch Logs, which turns EMF into metrics: no API call, no
-    latency, no failure mode inside the handler. The dimensions are exactly [Queue], what
-    template.yaml's alarms and dashboard query; LOGGED_ONLY_METRICS, and
-    SILENT_WHEN_ZERO_METRICS when 0, are plain fields of the same line, not extracted into
-    metrics (nothing is printed when no value would be a metric). `service=""` stops
-    Powertools from adding a `service` dimension taken from POWERTOOLS_SERVICE_NAME (which the
-    functions set for logs and traces).
+    Without PerQueueMetrics (the default) the line is plain JSON: Logs Insights and the
+    dashboard's log widgets read its fields, and CloudWatch bills no metric for them. With it,
+    the line is an EMF document (Powertools) and CloudWatch Logs extracts the values into
+    metrics with exactly the dimension [Queue], what the dashboard's metric charts and a
+    target tracking policy query: no API call, no failure mode inside the handler;
+    LOGGED_ONLY_METRICS, and SILENT_WHEN_ZERO_METRICS when 0, stay plain fields of the line.
     """
-    _emf(METRIC_DIMENSION, queue, values)
+    if not values:
+        return
+    for name in values:
+        metric_unit(name)  # an undeclared name fails here, extracted or not
+    if not per_queue_metrics():
+        print(json.dumps({METRIC_DIMENSION: queue, **{k: float(v) for k, v in values.items()}}))
+        return
+    _emf(METRIC_DIMENSION, queue, values, SILENT_WHEN_ZERO_METRICS)
+
+
+def emf_fleet_metrics(values: Mapping[str, float]) -> None:
+    """Print one tick's FLEET_METRICS as an EMF document with dimension Stack=<stack name>:
+    what the stack's alarms read, a handful of metrics whatever the queue count.
+    FLEET_SILENT_WHEN_ZERO values stay plain fields of the line while 0."""
+    _emf(FLEET_DIMENSION, stack_name(), values, FLEET_SILENT_WHEN_ZERO)
 
 
 def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
@@ -61,7 +96,16 @@ def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
     _emf(CONFIG_DIMENSION, source, values)
 
 
-def _emf(dimension: str, value: str, values: Mapping[str, float]) -> None:
+def _emf(
+    dimension: str,
+    value: str,
+    values: Mapping[str, float],
+    silent_when_zero: frozenset[str] = frozenset(),
+) -> None:
+    """One EMF document: `values` with one dimension. Logged-only names, and `silent_when_zero`
+    names at 0, are plain fields; nothing is printed when no value would be a metric.
+    `service=""` stops Powertools from adding a `service` dimension taken from
+    POWERTOOLS_SERVICE_NAME (which the functions set for logs and traces)."""
     if not values:
         return
     namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or METRIC_NAMESPACE
@@ -70,7 +114,7 @@ def _emf(dimension: str, value: str, values: Mapping[str, float]) -> None:
     extracted = 0
     for name, number in values.items():
         unit = metric_unit(name)  # an undeclared name fails here, extracted or not
-        if name in LOGGED_ONLY_METRICS or (number == 0 and name in SILENT_WHEN_ZERO_METRICS):
+        if name in LOGGED_ONLY_METRICS or (number == 0 and name in silent_when_zero):
             metrics.add_metadata(key=name, value=float(number))
         else:
             metrics.add_metric(name=name, unit=unit, value=float(number))

@@ -179,6 +179,7 @@ TEMPLATE_VALUES = {
     "DryRun": "false",
     "EvaluateTickMode": "tick",
     "EvaluateTickQueue": "",
+    "AWS::StackName": "qa-stack",
 }
 """Stand-ins for the template's Refs; tests give the names of what they created."""
 
@@ -347,8 +348,8 @@ def create_service(clients: AwsClients, cluster: str, service: str, running: int
     clients.ecs.update_service(cluster=cluster, service=service, desiredCount=running)
 
 
-def emf_documents(text: str) -> list[dict[str, Any]]:
-    """The EMF documents among captured stdout lines (Powertools metrics)."""
+def json_lines(text: str, key: str) -> list[dict[str, Any]]:
+    """The JSON objects holding `key` among captured stdout lines."""
     documents = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -358,9 +359,14 @@ def emf_documents(text: str) -> list[dict[str, Any]]:
             data = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(data, dict) and "_aws" in data:
+        if isinstance(data, dict) and key in data:
             documents.append(data)
     return documents
+
+
+def emf_documents(text: str) -> list[dict[str, Any]]:
+    """The EMF documents among captured stdout lines (Powertools metrics)."""
+    return json_lines(text, "_aws")
 
 
 @dataclass
@@ -453,6 +459,17 @@ def emf_output(capsys: pytest.CaptureFixture[str]) -> Any:
 
     def read() -> list[dict[str, Any]]:
         return emf_documents(capsys.readouterr().out)
+
+    return read
+
+
+@pytest.fixture
+def queue_log_lines(capsys: pytest.CaptureFixture[str]) -> Any:
+    """A function returning the per-queue lines (field Queue) printed since the last call:
+    plain JSON by default, EMF documents with PerQueueMetrics."""
+
+    def read() -> list[dict[str, Any]]:
+        return json_lines(capsys.readouterr().out, "Queue")
 
     return read
 

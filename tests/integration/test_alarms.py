@@ -1,9 +1,9 @@
-"""template.yaml's per-queue alarms fire and clear on an endpoint that evaluates alarms.
+"""template.yaml's fleet alarms fire and clear on an endpoint that evaluates alarms.
 
 LocalStack evaluates plain metric alarms (metric name + dimensions) on a schedule; moto
 stores alarms but never evaluates them, so this test skips on the embedded server.
 
-The metrics come from the project's own publishing path: `emf_metrics` prints EMF under
+The metrics come from the project's own publishing path: `emf_fleet_metrics` prints EMF under
 the evaluate function's environment from template.yaml. On AWS, CloudWatch Logs turns
 those lines into metrics; here `put_emf` does the equivalent PutMetricData, datum for
 datum (namespace, dimensions, names, units and timestamp as the document declares them).
@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from infra.template import load_template, translate
-from queue_autoscale.constants import METRIC_NAMESPACE, SILENT_WHEN_ZERO_METRICS
+from queue_autoscale.constants import FLEET_METRICS, FLEET_SILENT_WHEN_ZERO
 from queue_autoscale.demo.direct import create_direct
 from queue_autoscale.demo.emulator import session
 from queue_autoscale.demo.intrinsics import Resolver
-from queue_autoscale.telemetry import emf_config_metrics, emf_metrics
+from queue_autoscale.telemetry import emf_config_metrics, emf_fleet_metrics
 from tests.integration.conftest import REGION, emf_documents
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("alarms")]
@@ -34,17 +35,27 @@ OK_DEADLINE = 360.0
 """Seconds to wait for OK: LocalStack counts a datapoint for EvaluationPeriods + 2 periods
 (3 minutes here), then re-evaluates once a minute."""
 
-BREACHING = {"LoadRatio": 1.25, "SlaUsage": 1.5, "FleetUsage": 0.9, "ControllerErrors": 0.0}
-"""Over every queue alarm's threshold (ControllerErrors 0: not extracted, a plain field of the
-line, so that alarm sees no data at all and must stay OK)."""
-HEALTHY = {
-    "LoadRatio": 0.3,
-    "SlaUsage": 0.2,
-    "FleetUsage": 0.4,
-    "ControllerErrors": 0.0,
-    "TargetWorkers": 3.0,
+BREACHING = {
+    "MaxLoadRatio": 1.25,
+    "MaxSlaUsage": 1.5,
+    "MaxFleetUsage": 0.9,
+    "QueueErrors": 2.0,
+    "UndecidedQueues": 1.0,
+    "Heartbeat": 1.0,
 }
-"""Under every threshold, and a decision (TargetWorkers) that ends the silence."""
+"""A tick whose worst queue is overloaded, breaching and nearly full, with errors and a queue
+left undecided: over every condition alarm's threshold; its heartbeat ends the silence."""
+HEALTHY = {
+    "MaxLoadRatio": 0.3,
+    "MaxSlaUsage": 0.2,
+    "MaxFleetUsage": 0.4,
+    "QueueErrors": 0.0,
+    "UndecidedQueues": 0.0,
+    "Heartbeat": 1.0,
+}
+"""Under every threshold (the two zeros are plain fields of the line, not datapoints)."""
+TICK_SECONDS = 10.0
+"""How often the test's 'controller' publishes while it waits (a tick's cadence)."""
 
 
 def put_emf(cloudwatch: Any, document: dict[str, Any]) -> int:
@@ -73,101 +84,116 @@ def put_emf(cloudwatch: Any, document: dict[str, Any]) -> int:
     return sent
 
 
-def publish(
-    cloudwatch: Any, queue: str, values: dict[str, float], capsys: Any
-) -> list[dict[str, Any]]:
-    """Publish through emf_metrics and deliver its EMF; the documents it printed."""
+def publish(cloudwatch: Any, values: dict[str, float], capsys: Any) -> dict[str, Any]:
+    """Publish one tick's fleet metrics through emf_fleet_metrics and deliver its EMF."""
     capsys.readouterr()
-    emf_metrics(queue, values)
-    documents = emf_documents(capsys.readouterr().out)
-    assert documents, "emf_metrics printed no EMF document"
-    # a 0 of SILENT_WHEN_ZERO_METRICS stays a plain field of the line: not a datum
-    metrics = [k for k, v in values.items() if not (v == 0 and k in SILENT_WHEN_ZERO_METRICS)]
-    for document in documents:
-        assert put_emf(cloudwatch, document) == len(metrics)
-    return documents
+    emf_fleet_metrics(values)
+    (document,) = emf_documents(capsys.readouterr().out)
+    # a 0 of FLEET_SILENT_WHEN_ZERO stays a plain field of the line: not a datum
+    metrics = [k for k, v in values.items() if not (v == 0 and k in FLEET_SILENT_WHEN_ZERO)]
+    assert put_emf(cloudwatch, document) == len(metrics)
+    return document
 
 
-def wait_for(cloudwatch: Any, names: list[str], state: str, deadline: float) -> dict[str, Any]:
-    """Poll until every alarm is in `state`; the alarms as described then."""
+def states(cloudwatch: Any, names: list[str]) -> dict[str, dict[str, Any]]:
+    """The alarms as described now, by name."""
+    answer = cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"]
+    return {alarm["AlarmName"]: alarm for alarm in answer}
+
+
+def wait_for(
+    cloudwatch: Any,
+    wanted: dict[str, str],
+    deadline: float,
+    tick: Callable[[], object] = lambda: None,
+) -> dict[str, Any]:
+    """Call `tick` every TICK_SECONDS (a controller publishing) until every alarm named in
+    `wanted` is in its state; the alarms as described then."""
     end = time.monotonic() + deadline
     while True:
-        alarms = {
-            alarm["AlarmName"]: alarm
-            for alarm in cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"]
-        }
-        states = {name: alarms[name]["StateValue"] for name in names}
-        if all(value == state for value in states.values()):
+        tick()
+        alarms = states(cloudwatch, list(wanted))
+        now = {name: alarms[name]["StateValue"] for name in wanted}
+        if now == wanted:
             return alarms
         if time.monotonic() > end:
-            pytest.fail(f"not all {state} after {deadline:.0f} s: {states}")
-        time.sleep(5)
+            pytest.fail(f"not {wanted} after {deadline:.0f} s: {now}")
+        time.sleep(TICK_SECONDS)
 
 
 def one_queue_parameters(queue: str, **extra: str) -> dict[str, str]:
     """The template's parameters for a stack serving `queue` alone, plus `extra`."""
     return {
         "QueuesConfig": json.dumps({"queue": queue}),
-        "QueueNames": queue,
-        "QueueArns": f"arn:aws:sqs:{REGION}:000000000000:{queue}",
-        "ServiceArns": f"arn:aws:ecs:{REGION}:000000000000:service/c/{queue}",
         "EcsClusterName": "c",
         **extra,
     }
 
 
-def test_queue_alarms_fire_and_clear_from_published_metrics(
+def test_fleet_alarms_fire_and_clear_from_published_metrics(
     endpoint: Any, clients: Any, suffix: str, function_environ: Any, capsys: Any
 ) -> None:
     if endpoint.embedded:
         pytest.skip("the embedded moto server stores alarms but never evaluates them")
     queue, stack = f"orders-{suffix}", f"qa-alarms-{suffix}"
-    # GIVEN the evaluate function's environment from template.yaml (service name included)
-    function_environ("EvaluateFunction")
-    # AND the template's alarms for one queue, one-minute windows so the test is short
+    # GIVEN the evaluate function's environment from template.yaml for this stack's name
+    function_environ("EvaluateFunction", **{"AWS::StackName": stack})
+    # AND the template's alarms on the fleet metrics, one-minute windows so the test is short
     parameters = one_queue_parameters(queue, AlarmEvaluationMinutes="1", SilentAlarmMinutes="1")
     translated = translate(load_template(), parameters)
-    queue_alarms = {
+    fleet_alarms = {
         logical_id: resource["Properties"]
         for logical_id, resource in translated["Resources"].items()
         if resource["Type"] == "AWS::CloudWatch::Alarm"
-        and resource["Properties"].get("Namespace") == METRIC_NAMESPACE
-        and any(d["Name"] == "Queue" for d in resource["Properties"].get("Dimensions", []))
+        and resource["Properties"].get("MetricName") in FLEET_METRICS
     }
-    assert len(queue_alarms) == 6
+    assert len(fleet_alarms) == 7
     resolver = Resolver(session(endpoint.url, REGION), translated, parameters, {}, stack, REGION)
     cloudwatch = clients.cloudwatch
-    # WHEN the controller publishes an overloaded, breaching, nearly full queue, and no
-    # decision yet (TargetWorkers absent), and the alarms are created
-    (document,) = publish(cloudwatch, queue, BREACHING, capsys)
-    assert document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Queue"]]
     names = {}
-    for logical_id, properties in queue_alarms.items():
+    for logical_id, properties in fleet_alarms.items():
         resolved = resolver.resolve(properties)
+        assert resolved["Dimensions"] == [{"Name": "Stack", "Value": stack}]
         names[logical_id] = create_direct(
             session(endpoint.url, REGION), "AWS::CloudWatch::Alarm", resolved
         )
+    silent = names["ControllerSilentAlarm"]
+    conditions = [name for key, name in names.items() if key != "ControllerSilentAlarm"]
     try:
-        firing = [names[k] for k in names if not k.startswith("ControllerErrors")]
-        # THEN overloading, overloaded, sla-breach, fleet-near-max and controller-silent fire
-        alarms = wait_for(cloudwatch, firing, "ALARM", ALARM_DEADLINE)
-        for name, alarm in alarms.items():
-            reason = json.loads(alarm["StateReasonData"])
-            if alarm["MetricName"] in BREACHING:
-                assert reason["recentDatapoints"] == [BREACHING[alarm["MetricName"]]], name
-            else:  # controller-silent: no decision at all, missing data breaches
-                assert (alarm["MetricName"], reason["recentDatapoints"]) == ("TargetWorkers", [])
-        # AND controller-errors, whose 0 was not published as a metric, does not
-        quiet = [n for k, n in names.items() if k.startswith("ControllerErrors")]
-        states = cloudwatch.describe_alarms(AlarmNames=quiet)["MetricAlarms"]
-        assert [alarm["StateValue"] for alarm in states] == ["OK"]
+        # WHEN no tick has published yet
+        # THEN controller-silent fires (missing data breaches) and no condition alarm does
+        alarms = wait_for(cloudwatch, {silent: "ALARM"}, ALARM_DEADLINE)
+        assert json.loads(alarms[silent]["StateReasonData"])["recentDatapoints"] == []
+        assert {a["StateValue"] for a in states(cloudwatch, conditions).values()} <= {
+            "OK",
+            "INSUFFICIENT_DATA",
+        }
 
-        # WHEN healthy values and a decision are published
-        publish(cloudwatch, queue, HEALTHY, capsys)
-        # THEN controller-silent clears first, and every alarm is OK once the breach ages out
-        silent = [n for k, n in names.items() if k.startswith("ControllerSilent")]
-        wait_for(cloudwatch, silent, "OK", ALARM_DEADLINE)
-        wait_for(cloudwatch, list(names.values()), "OK", OK_DEADLINE)
+        # WHEN ticks publish a fleet whose worst queue breaches every condition
+        document = publish(cloudwatch, BREACHING, capsys)
+        assert document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack"]]
+        wanted = {**dict.fromkeys(conditions, "ALARM"), silent: "OK"}
+        alarms = wait_for(
+            cloudwatch, wanted, ALARM_DEADLINE * 2, lambda: publish(cloudwatch, BREACHING, capsys)
+        )
+        # THEN each condition alarm fires on the published value, and the heartbeat ends the
+        # silence
+        for name in conditions:
+            alarm = alarms[name]
+            points = json.loads(alarm["StateReasonData"])["recentDatapoints"]
+            if alarm["Statistic"] == "Maximum":
+                assert set(points) == {BREACHING[alarm["MetricName"]]}, name
+            else:  # QueueErrors, a Sum of the minute's ticks
+                assert all(point >= BREACHING[alarm["MetricName"]] for point in points), name
+
+        # WHEN ticks publish a healthy fleet
+        # THEN every alarm is OK once the breach has aged out
+        wait_for(
+            cloudwatch,
+            dict.fromkeys(names.values(), "OK"),
+            OK_DEADLINE,
+            lambda: publish(cloudwatch, HEALTHY, capsys),
+        )
     finally:
         cloudwatch.delete_alarms(AlarmNames=list(names.values()))
 
@@ -200,9 +226,9 @@ def test_config_errors_alarm_fires_and_clears_from_the_loaders_metric(
     )
     try:
         # THEN the alarm fires on that datapoint
-        (alarm,) = wait_for(cloudwatch, [name], "ALARM", ALARM_DEADLINE).values()
+        (alarm,) = wait_for(cloudwatch, {name: "ALARM"}, ALARM_DEADLINE).values()
         assert json.loads(alarm["StateReasonData"])["recentDatapoints"] == [1.0]
         # AND clears once no error is counted (missing data does not breach)
-        wait_for(cloudwatch, [name], "OK", OK_DEADLINE)
+        wait_for(cloudwatch, {name: "OK"}, OK_DEADLINE)
     finally:
         cloudwatch.delete_alarms(AlarmNames=[name])

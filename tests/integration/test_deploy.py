@@ -44,10 +44,21 @@ def test_derived_arns_are_the_created_resources_and_glue_lands_in_the_archive(
     # WHEN deploy derives the parameters with the endpoint's STS identity
     identity = caller_identity(client("sts"))
     target = deploy.Target(stack.stack_name, stack.region, identity)
-    params = deploy.derive_parameters(queues, deploy.compact(document), target)
-    # THEN the ARNs are exactly those of the resources that exist
-    for name in ("QueueNames", "QueueArns", "ServiceArns", "EcsClusterName"):
-        assert sorted(params[name].split(",")) == sorted(stack.parameters[name].split(",")), name
+    params = deploy.derive_parameters(queues, deploy.compact(document), target, deploy.Scope.LISTED)
+    # THEN the ARNs are exactly those of the resources that exist, as their APIs answer
+    sqs = client("sqs")
+    (work,) = stack.work_queues
+    assert work.dlq_url is not None
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=work.dlq_url, AttributeNames=["QueueArn"])
+    assert sorted(params["QueueArns"].split(",")) == sorted(
+        [work.arn, dlq_arn["Attributes"]["QueueArn"]]
+    )
+    services = client("ecs").describe_services(cluster=work.cluster, services=[work.service])
+    assert params["ServiceArns"] == services["services"][0]["serviceArn"]
+    assert params["EcsClusterName"] == document["cluster"]
+    # AND the emulated stack was deployed with that one derivation
+    for name in ("QueueArns", "ServiceArns", "EcsClusterName"):
+        assert params[name] == stack.parameters[name], name
     # WHEN the post-deploy step runs on the stack
     zip_path = tmp_path / "glue_jobs.zip"
     with zipfile.ZipFile(zip_path, "w") as archive:

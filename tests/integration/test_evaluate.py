@@ -174,9 +174,9 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
     ghost = next(d for d in answer["decisions"] if d["queue"] == missing["queue"])
     assert ghost["applied"] is False
     assert ghost["errors"], "the missing queue and service must be reported"
-    metrics = {doc["Queue"]: doc for doc in emf_output()}
-    assert metrics[missing["queue"]]["ControllerErrors"][0] >= 1
-    assert metrics[world.queue]["ControllerErrors"] == 0.0  # a plain field: 0 is not a metric
+    # AND the tick's fleet metrics count them, for the controller-errors alarm
+    (fleet,) = [doc for doc in emf_output() if "Stack" in doc]
+    assert fleet["QueueErrors"][0] >= len(ghost["errors"])
     # AND the decision events went out: a decision per queue and one scaling event
     kinds = sorted(event["detail-type"] for event in world.decision_events(3))
     assert kinds.count("ScalingDecisionMade") == 2
@@ -225,6 +225,7 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     lambda_context: Any,
     reset_runtime: Any,
     emf_output: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN seed 002's case: 10 jobs/s arrive and complete, 1 s jobs, 20 workers, no backlog
     world = World(kit, clients, function_environ, running=20, max_workers=50)
@@ -238,12 +239,22 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
         busy_ms=10_000,
     )
     world.runtime()
+    # AND the stack's PerQueueMetrics="true" (the template passes it as PER_QUEUE_METRICS)
+    monkeypatch.setenv("PER_QUEUE_METRICS", "true")
 
     # WHEN one tick runs
     answer = evaluate.handler({"once": True}, lambda_context)
 
-    # THEN the published metrics carry the measured values under their declared names
-    (document,) = [doc for doc in emf_output() if doc.get("Queue") == world.queue]
+    # THEN the tick's fleet metrics carry the queue's values (the highest of one queue)
+    documents = emf_output()
+    (fleet,) = [doc for doc in documents if "Stack" in doc]
+    assert fleet["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack"]]
+    assert fleet["MaxLoadRatio"] == [pytest.approx(0.5)]
+    assert fleet["MaxFleetUsage"] == [pytest.approx(20 / 50)]
+    assert fleet["Heartbeat"] == [1.0]
+    assert (fleet["MaxSlaUsage"], fleet["QueueErrors"], fleet["UndecidedQueues"]) == (0, 0, 0)
+    # AND the published metrics carry the measured values under their declared names
+    (document,) = [doc for doc in documents if doc.get("Queue") == world.queue]
     declared = document["_aws"]["CloudWatchMetrics"][0]
     assert declared["Namespace"] == "QueueAutoscale"
     assert declared["Dimensions"] == [["Queue"]]

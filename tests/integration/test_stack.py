@@ -137,21 +137,22 @@ def test_schedule_glue_alarms_and_dashboard(stack: EmulatorStack) -> None:
         "MetricAlarms"
     ]
     names = {alarm["AlarmName"].removeprefix(f"{stack.stack_name}-") for alarm in alarms}
-    queue = stack.work_queues[0].name
-    # the queue's own alarms (Fn::ForEach over QueueNames) and the fleet-wide ones
+    # one alarm per condition for the whole stack, on the fleet metrics of the stack's name
     assert {
-        f"{queue}-overloading",
-        f"{queue}-overloaded",
-        f"{queue}-sla-breach",
-        f"{queue}-fleet-near-max",
-        f"{queue}-controller-errors",
-        f"{queue}-controller-silent",
+        "overloading",
+        "overloaded",
+        "sla-breach",
+        "fleet-near-max",
+        "controller-errors",
+        "queue-silent",
+        "controller-silent",
         "events-dlq-not-empty",
         "function-errors",
-    } <= names
-    fleet = next(a for a in alarms if a["AlarmName"].endswith(f"{queue}-fleet-near-max"))
-    assert (fleet["MetricName"], fleet["Threshold"]) == ("FleetUsage", 0.8)
-    assert fleet["Dimensions"] == [{"Name": "Queue", "Value": queue}]
+        "config-errors",
+    } == names
+    fleet = next(a for a in alarms if a["AlarmName"].endswith("-fleet-near-max"))
+    assert (fleet["MetricName"], fleet["Threshold"]) == ("MaxFleetUsage", 0.8)
+    assert fleet["Dimensions"] == [{"Name": "Stack", "Value": stack.stack_name}]
     dlq_alarm = next(a for a in alarms if a["AlarmName"].endswith("events-dlq-not-empty"))
     assert dlq_alarm["Dimensions"] == [
         {"Name": "QueueName", "Value": stack.events_dlq_url.rsplit("/", 1)[-1]}

@@ -118,12 +118,18 @@ def test_status_shows_the_live_decision_last_action_compliance_and_alarms(
     # 8 of the 10 started jobs were picked up within the SLA
     assert queue["compliance_jobs"] == 10 and queue["compliance"] == pytest.approx(0.8)
     assert not queue["compliance_partial"]
-    # the stack's alarms, by the names template.yaml gives them (per queue: stack-queue-kind)
+    # the stack's alarms, by the names template.yaml gives them (one per condition)
     names = {alarm["name"] for alarm in status["alarms"]}
-    queue_prefix = f"{stack.stack_name}-{stack.work_queues[0].name}"
-    assert f"{queue_prefix}-sla-breach" in names
-    assert f"{queue_prefix}-controller-silent" in names
+    assert f"{stack.stack_name}-sla-breach" in names
+    assert f"{stack.stack_name}-controller-silent" in names
     assert f"{stack.stack_name}-events-dlq-not-empty" in names
+    # AND each condition alarm names the queues in its condition: the queue's load ratio is
+    # over the overloaded threshold (30 waiting on 1 worker), its SLA usage is not
+    conditions = status["conditions"]
+    queue_name = stack.work_queues[0].name
+    assert queue["load_ratio"] >= 1.0
+    assert conditions[f"{stack.stack_name}-overloaded"] == [queue_name]
+    assert conditions[f"{stack.stack_name}-sla-breach"] == []
     assert all(alarm["state"] in {"OK", "ALARM", "INSUFFICIENT_DATA"} for alarm in status["alarms"])
     assert status["errors"] == []
 

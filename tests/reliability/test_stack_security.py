@@ -35,8 +35,6 @@ PREFIX = {
     "lambda": "lambda",
     "ssm": "ssm",
 }
-# The per-queue alarms are generated from QueueNames (Fn::ForEach), so the template needs one.
-QUEUE_PARAMETERS = {"QueueNames": "orders"}
 IAM_NAME = {"SendMessageBatch": "SendMessage", "Invoke": "InvokeFunction"}
 """Operations authorised under another action's name."""
 PLATFORM = {
@@ -68,12 +66,12 @@ PLATFORM = {
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    return expand_for_each(load_template(), QUEUE_PARAMETERS)
+    return expand_for_each(load_template())
 
 
 @pytest.fixture(scope="module")
 def translated(template: dict[str, Any]) -> dict[str, Any]:
-    return translate(template, QUEUE_PARAMETERS)
+    return translate(template)
 
 
 def _list(value: Any) -> list[Any]:

@@ -118,42 +118,46 @@ def test_derived_memory_is_the_least_gb_seconds_that_fits() -> None:
 
 def test_template_shape_is_what_template_yaml_sets() -> None:
     shape = template_shape()
-    assert shape.alarms_per_queue == 6
-    assert shape.fleet_alarm_metrics == 4  # config errors, events DLQ, function errors (2 metrics)
+    assert shape.alarms_per_queue == 0
+    # 7 on the fleet metrics; config errors, events DLQ, function errors (2 metrics)
+    assert shape.fleet_alarm_metrics == 11
     assert (shape.evaluate.arm64, shape.record.arm64) == (True, True)
     assert (shape.evaluate.memory_mb, shape.record.memory_mb) == (256, 512)
     assert (shape.evaluate.tracing, shape.record.tracing) == (True, False)
     assert shape.dashboards == 0  # DashboardEnabled defaults to "false": opt-in
     assert template_shape(dashboard=True).dashboards == 1
-    assert shape.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
-    assert (shape.idle_silent_metrics, shape.healthy_silent_metrics) == (8, 1)
+    # per-queue values are log fields, not metrics, unless PerQueueMetrics is "true"
+    assert (shape.queue_metrics, shape.ingest_metrics_per_queue) == (0, 0)
+    # 6 fleet metrics and ConfigErrors; of the fleet's, 5 are silent at 0 (all but Heartbeat)
+    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (7, 5)
+    assert shape.fleet_healthy_silent_metrics == 2  # QueueErrors, UndecidedQueues
+    opted = template_shape(per_queue_metrics=True)
+    assert opted.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
+    assert (opted.idle_silent_metrics, opted.healthy_silent_metrics) == (8, 1)
+    assert opted.ingest_metrics_per_queue == 1  # AcceptedEvents
     assert shape.glue_runs_per_day == 2
     assert shape.glue_dpus_per_day == 4.0
     assert shape.glue_flex
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769
 
 
-def test_one_stack_holds_what_its_per_queue_alarms_leave_of_500_resources() -> None:
-    """Six alarms a queue: with F resources besides them, (500 - F) // 6 queues."""
+def test_no_resource_grows_with_the_queues() -> None:
+    """The template translated for one and for two queues holds the same resources."""
     one, per_queue, most = stack_capacity(load_template())
-    assert per_queue == 6
-    assert most == (500 - (one - 6)) // 6
-    assert 70 <= most <= 80  # 30-odd resources besides the alarms
-
-
-def test_the_bill_says_when_one_stack_cannot_hold_the_queues() -> None:
-    runner = CliRunner()
-    _, _, most = stack_capacity(load_template())
-    small = runner.invoke(app, ["cost", "--queues", str(most)])
-    large = runner.invoke(app, ["cost", "--queues", str(most + 1)])
-    assert "Not deployable as one stack" not in small.output
-    assert f"at most {most} queues" in large.output
+    assert (per_queue, most) == (0, None)
+    assert 30 < one < 60
+    large = CliRunner().invoke(app, ["cost", "--queues", "10000"])
+    assert "Not deployable as one stack" not in large.output
 
 
 def test_cost_command_prints_the_bill() -> None:
     result = CliRunner().invoke(app, ["cost", "--queues", "3", "--events-per-second", "0"])
     assert result.exit_code == 0, result.output
-    assert "| CloudWatch | alarms (6 per queue, 4 fleet-wide) | 22 alarm metrics | 2.20 |" in (
+    assert "| CloudWatch | alarms (0 per queue, 11 fleet-wide) | 11 alarm metrics | 1.10 |" in (
+        result.output
+    )
+    # an idle fleet publishes Heartbeat and ConfigErrors only (its maxima and counts are 0)
+    assert "| CloudWatch | custom metrics (0 per queue, 2 fleet-wide) | 2 metrics | 0.60 |" in (
         result.output
     )
     assert "per queue-month" in result.output

@@ -16,14 +16,18 @@ from typer.testing import CliRunner
 from queue_autoscale.adapters.sts import Identity
 from queue_autoscale.cli import app
 from queue_autoscale.config import parse_config
+from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator import deploy
+from queue_autoscale.operator.cost_template import resource_count
 
 TARGET = deploy.Target("prod", "eu-west-1", Identity("123456789012", "aws"))
 CN = deploy.Target("prod", "cn-north-1", Identity("123456789012", "aws-cn"))
 
 
-def _params(document: object, target: deploy.Target = TARGET) -> dict[str, str]:
-    return deploy.derive_parameters(parse_config(document), deploy.compact(document), target)
+def _params(
+    document: object, target: deploy.Target = TARGET, scope: deploy.Scope = deploy.Scope.LISTED
+) -> dict[str, str]:
+    return deploy.derive_parameters(parse_config(document), deploy.compact(document), target, scope)
 
 
 def test_parameters_name_every_queue_dlq_and_service() -> None:
@@ -38,7 +42,6 @@ def test_parameters_name_every_queue_dlq_and_service() -> None:
     # WHEN the parameters are derived
     params = _params(document)
     # THEN each list names exactly what the config does, with the caller's account and region
-    assert params["QueueNames"] == "reports,emails"
     assert params["QueueArns"] == (
         "arn:aws:sqs:eu-west-1:123456789012:reports,"
         "arn:aws:sqs:eu-west-1:123456789012:r-dlq,"
@@ -96,11 +99,20 @@ def test_a_list_past_4096_bytes_is_refused_naming_the_parameter() -> None:
     assert len(_params({"queues": _queues(55, 20)})["ServiceArns"]) <= deploy.PARAMETER_BYTES
 
 
-def test_too_many_queues_for_500_resources_are_refused() -> None:
-    count = deploy.max_queues_by_resources() + 1
-    with pytest.raises(deploy.DeployError, match=r"a stack holds 500"):
-        deploy.check_limits({}, count)
-    deploy.check_limits({}, count - 1)
+def test_the_stack_is_the_same_size_for_1_and_for_1000_queues() -> None:
+    # GIVEN the parameters deploy derives (its default scope) for 1 and for 1,000 queues, the
+    # large config passed as an s3:// pointer as docs/config.md says
+    one = _params({"queue": "jobs", "cluster": "c"}, scope=deploy.Scope.CLUSTER)
+    many = deploy.derive_parameters(parse_config(_queues(1000, 20)), "s3://b/config/q.json", TARGET)
+    # WHEN the template is translated as sam deploy would
+    template = load_template()
+    counts = {resource_count(template, p) for p in (one, many)}
+    # THEN both hold the same resources, and every parameter stays within 4,096 bytes
+    assert len(counts) == 1 and 30 < counts.pop() < 60
+    assert max(len(value.encode()) for value in many.values()) <= deploy.PARAMETER_BYTES
+    # AND no resource limit caps the queue count
+    assert deploy.max_queues_by_resources() is None
+    deploy.check_limits({}, 100_000)
 
 
 def _overrides(value: str) -> dict[str, str]:
@@ -128,18 +140,14 @@ def test_deploy_command_passes_every_parameter_through_sams_syntax() -> None:
     overrides = _overrides(command[command.index("--parameter-overrides") + 1])
     assert overrides == {name: value for name, value in params.items() if value}
     assert command[-1] == "--guided"
-    # the built template keeps Fn::ForEach, which sam deploy's packaging reads only with this
-    assert "--language-extensions" in command
     # and the line printed for a user parses back into the same arguments
     assert shlex.split(deploy.shell_line(command)) == command
 
 
-def test_build_command_expands_the_alarms_for_the_queue_names() -> None:
-    params = _params([{"queue": "a", "cluster": "c"}, {"queue": "b", "cluster": "c"}])
-    command = deploy.build_command("uv", params)
+def test_build_command_builds_the_template_whatever_the_queues() -> None:
+    command = deploy.build_command("uv")
     assert command[5:7] == ["sam", "build"]
-    assert "--language-extensions" in command
-    assert _overrides(command[-1]) == {"QueueNames": "a,b"}
+    assert "--parameter-overrides" not in command  # no parameter changes what is built
     assert command[command.index("--template-file") + 1].endswith("template.yaml")
 
 
@@ -185,6 +193,9 @@ def test_python313_is_found_or_installed_through_uv() -> None:
         deploy.python313("uv", failing)
 
 
+LISTED = ("--scope", "listed")
+
+
 def test_dry_run_prints_parameters_and_commands_and_calls_no_aws(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,12 +207,21 @@ def test_dry_run_prints_parameters_and_commands_and_calls_no_aws(
     result = CliRunner().invoke(
         app, ["deploy", "--config", str(config), "--region", "us-west-2", "--dry-run"]
     )
-    # THEN it prints the derived parameters, both SAM commands and the status command
+    # THEN it prints the derived parameters (by default the role is scoped by cluster and tag:
+    # no ARN is listed, the queue is to be tagged), both SAM commands and the status command
     assert result.exit_code == 0, result.output
-    assert "QueueArns = arn:aws:sqs:us-west-2:<account-id>:jobs" in result.output
+    assert "QueueArns = \n" in result.output
+    assert "tag queue-autoscale=queue-autoscale on the SQS queues: jobs" in result.output
     assert "sam build" in result.output and "sam deploy" in result.output
     assert "queue-autoscale status --stack queue-autoscale" in result.output
     assert "DashboardEnabled" not in result.output  # the template's default: no dashboard
+    # AND --scope listed lists the ARNs instead
+    listed = CliRunner().invoke(
+        app,
+        ["deploy", "--config", str(config), "--region", "us-west-2", "--dry-run", *LISTED],
+    )
+    assert "QueueArns = arn:aws:sqs:us-west-2:<account-id>:jobs" in listed.output
+    assert "tag queue-autoscale" not in listed.output
 
 
 def test_dashboard_opts_into_the_stacks_dashboard(tmp_path: Path) -> None:
@@ -228,7 +248,7 @@ def test_cluster_scope_lists_no_arns_and_tags_the_sqs_queues() -> None:
     # GIVEN 70 queues of 20-character names with DLQs: past the listed ARNs' 4,096 bytes
     queues = [{**q, "dlq": f"{q['queue']}-dlq"} for q in _queues(70, 20)]
     with pytest.raises(deploy.DeployError, match="QueueArns"):
-        deploy.derive_parameters(parse_config(queues), "s3://b/q.json", TARGET)
+        deploy.derive_parameters(parse_config(queues), "s3://b/q.json", TARGET, deploy.Scope.LISTED)
     # WHEN the role is scoped by cluster and tag instead
     params = deploy.derive_parameters(
         parse_config(queues), "s3://b/q.json", TARGET, deploy.Scope.CLUSTER

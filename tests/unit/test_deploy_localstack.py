@@ -36,12 +36,12 @@ def _references(value: Any) -> set[str]:
 
 
 def test_stand_ins_replace_what_localstack_lacks_and_nothing_refers_to_them() -> None:
-    # GIVEN template.yaml and two queues, one whose name is not a logical ID as it stands
-    template, left_out = stand_in(load_template(), {"QueueNames": "order-s,emails"})
+    # GIVEN template.yaml for two queues
+    queues = '[{"queue": "order-s", "cluster": "c"}, {"queue": "emails", "cluster": "c"}]'
+    template, left_out = stand_in(load_template(), {"QueuesConfig": queues})
     resources = template["Resources"]
-    # THEN the alarms are expanded (&{QueueName} keeps letters and digits)
-    assert not [name for name in resources if name.startswith("Fn::ForEach")]
-    assert {"OverloadingordersAlarm", "OverloadingemailsAlarm"} <= set(resources)
+    # THEN the stack's alarms are kept as they are (one per condition, not per queue)
+    assert {"OverloadingAlarm", "ControllerSilentAlarm"} <= set(resources)
     # and every resource of a type LocalStack cannot create is a named stand-in
     assert set(left_out) == {
         "LoadTable",

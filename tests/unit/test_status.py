@@ -142,6 +142,45 @@ def test_build_status_and_the_view_fit_80_columns() -> None:
     assert "sla-breach" in text and "ALARM" in text
 
 
+def test_each_fleet_alarm_names_the_queues_in_its_condition_now() -> None:
+    # GIVEN four queues: one overloaded and breaching, one near its max with an error, one
+    # healthy, one with no decision in the log; and the stack's fleet alarms as described
+    queues = [parse_config({"queue": name, "sla_seconds": 30})[0] for name in "abcd"]
+    decisions = [
+        decision(queue="a", load_ratio=1.3, sla_usage=1.2, fleet_usage=0.5, errors=[]),
+        decision(queue="b", load_ratio=0.5, sla_usage=0.1, fleet_usage=0.8, errors=["x"]),
+        decision(queue="c", load_ratio=0.79, sla_usage=0.99, fleet_usage=0.1, errors=[]),
+    ]
+    alarms = [
+        AlarmState("st-overloading", "ALARM", "", NOW, "MaxLoadRatio", 0.8),
+        AlarmState("st-sla-breach", "ALARM", "", NOW, "MaxSlaUsage", 1.0),
+        AlarmState("st-fleet-near-max", "OK", "", NOW, "MaxFleetUsage", 0.8),
+        AlarmState("st-controller-errors", "OK", "", NOW, "QueueErrors", 1.0),
+        AlarmState("st-queue-silent", "OK", "", NOW, "UndecidedQueues", 1.0),
+        AlarmState("st-controller-silent", "OK", "", NOW, "Heartbeat", 1.0),
+        AlarmState("st-function-errors", "OK", "", NOW),
+    ]
+    # WHEN the status is built
+    status = live.build_status("st", NOW, queues, decisions, {}, [], False, alarms)
+    # THEN each alarm names the queues whose latest decision meets its condition
+    assert status.conditions == {
+        "st-overloading": ("a",),
+        "st-sla-breach": ("a",),
+        "st-fleet-near-max": ("b",),
+        "st-controller-errors": ("b",),
+        "st-queue-silent": ("d",),
+        "st-controller-silent": (),
+        "st-function-errors": (),
+    }
+    assert status.to_dict()["conditions"]["st-overloading"] == ["a"]
+    # AND the plain view says so in the alarm's row
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(views.status_view(status))
+    (row,) = [line for line in out.getvalue().splitlines() if "overloading" in line]
+    assert row.split()[-1] == "a"
+    assert views.named(("a", "b", "c", "d", "e")) == "a, b, c and 2 more"
+
+
 def test_a_store_that_could_not_be_read_leaves_its_fields_unknown() -> None:
     status = live.build_status(
         "st", NOW, [ORDERS], None, None, None, False, None, ["decision log: AccessDenied"]

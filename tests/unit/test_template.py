@@ -38,6 +38,9 @@ from queue_autoscale.adapters.dynamodb import (
 from queue_autoscale.constants import (
     CONFIG_DIMENSION,
     CONFIG_METRICS,
+    FLEET_DIMENSION,
+    FLEET_METRICS,
+    FLEET_SILENT_WHEN_ZERO,
     INGEST_METRICS,
     LOGGED_ONLY_METRICS,
     METRIC_DIMENSION,
@@ -54,9 +57,11 @@ from queue_autoscale.core.models import ControllerState, TrendModel
 from queue_autoscale.core.state import model_to_dict, state_to_dict
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings, RecordSettings, TickMode
-from queue_autoscale.telemetry import emf_metrics
+from queue_autoscale.telemetry import emf_fleet_metrics, emf_metrics
 
-PUBLISHED = (set(QUEUE_METRICS) - LOGGED_ONLY_METRICS) | set(INGEST_METRICS) | set(CONFIG_METRICS)
+PER_QUEUE = (set(QUEUE_METRICS) - LOGGED_ONLY_METRICS) | set(INGEST_METRICS)
+"""Extracted into CloudWatch metrics with dimension Queue, only with PerQueueMetrics."""
+PUBLISHED = PER_QUEUE | set(CONFIG_METRICS) | set(FLEET_METRICS)
 """Extracted into CloudWatch metrics (the logged-only ones stay plain fields of the EMF line)."""
 # AWS's own metrics an alarm may use, with the dimensions they carry.
 AWS_METRICS = {
@@ -81,19 +86,15 @@ def template() -> dict[str, Any]:
     return load_template()
 
 
-QUEUES = ("orders", "billing-v2")
-"""The QueueNames the expanded and translated templates are made for."""
-
-
 @pytest.fixture(scope="module")
 def expanded(template: dict[str, Any]) -> dict[str, Any]:
-    """The template after Fn::ForEach, as CloudFormation expands it for QUEUES."""
-    return expand_for_each(template, {"QueueNames": ",".join(QUEUES)})
+    """The template as CloudFormation sees it (no Fn::ForEach is left to expand)."""
+    return expand_for_each(template)
 
 
 @pytest.fixture(scope="module")
 def translated(template: dict[str, Any]) -> dict[str, Any]:
-    return translate(template, {"QueueNames": ",".join(QUEUES)})
+    return translate(template)
 
 
 def resources_of(document: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -137,7 +138,13 @@ def metric_problems(namespace: str, metric: str, dims: frozenset[str]) -> list[s
         problems = []
         if metric not in PUBLISHED:
             problems.append(f"{metric} is not published (constants.py)")
-        wanted = CONFIG_DIMENSION if metric in CONFIG_METRICS else METRIC_DIMENSION
+        wanted = (
+            CONFIG_DIMENSION
+            if metric in CONFIG_METRICS
+            else FLEET_DIMENSION
+            if metric in FLEET_METRICS
+            else METRIC_DIMENSION
+        )
         if dims != {wanted}:
             problems.append(f"{metric}: dimensions {sorted(dims)} != [{wanted}]")
         return problems
@@ -145,6 +152,27 @@ def metric_problems(namespace: str, metric: str, dims: frozenset[str]) -> list[s
     if expected is None:
         return [f"{namespace}/{metric} is not a metric this stack alarms on"]
     return [] if dims == expected else [f"{namespace}/{metric}: dimensions {sorted(dims)}"]
+
+
+def dashboard_metrics() -> Iterator[tuple[str, str, frozenset[str], str]]:
+    """(namespace, metric, dimension names, statistic) of every metric a dashboard chart reads
+    (the array form: namespace, metric name, then dimension name and value pairs, options)."""
+    dashboard = json.loads(sync_dashboard.DASHBOARD.read_text(encoding="utf-8"))
+    for widget in dashboard["widgets"]:
+        if widget["type"] != "metric":
+            continue
+        for row in widget["properties"]["metrics"]:
+            options = row[-1] if isinstance(row[-1], dict) else {}
+            names = [item for item in row if isinstance(item, str)]
+            assert "expression" not in options, f"a chart computes; read a metric: {row}"
+            dims = frozenset(names[2::2])
+            yield names[0], names[1], dims, options.get("stat", "Average")
+
+
+def dashboard_log_queries() -> list[str]:
+    """The Logs Insights queries of the dashboard's log widgets."""
+    dashboard = json.loads(sync_dashboard.DASHBOARD.read_text(encoding="utf-8"))
+    return [w["properties"]["query"] for w in dashboard["widgets"] if w["type"] == "log"]
 
 
 def test_every_alarm_reads_only_metrics_the_code_publishes(expanded: dict[str, Any]) -> None:
@@ -159,21 +187,58 @@ def test_every_alarm_reads_only_metrics_the_code_publishes(expanded: dict[str, A
     assert all(list(metrics_named(alarm)) for alarm in alarms.values())
 
 
-def test_every_extracted_metric_is_read_by_an_alarm_or_the_dashboard(
+def test_every_fleet_metric_is_read_by_an_alarm_or_the_dashboard(
     expanded: dict[str, Any],
 ) -> None:
-    """A metric is billed per month whether or not anything reads it: only what an alarm or
-    a dashboard widget reads is extracted (the rest is LOGGED_ONLY_METRICS)."""
+    """A metric is billed per month whether or not anything reads it: every metric extracted
+    by default (the fleet's and the config loader's) is read by an alarm or a chart."""
     read = {
         metric
         for alarm in resources_of(expanded, "AWS::CloudWatch::Alarm").values()
         for namespace, metric, _ in metrics_named(alarm)
         if namespace == METRIC_NAMESPACE
     }
-    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
-    for query in re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text):
-        read |= {metric for _, metric, _ in insights_metrics(query.replace('\\"', '"'))}
-    assert sorted(PUBLISHED - read) == []
+    read |= {metric for namespace, metric, _, _ in dashboard_metrics()}
+    assert sorted((set(FLEET_METRICS) | set(CONFIG_METRICS)) - read) == []
+    # AND no alarm or chart reads a per-queue metric, which exists only with PerQueueMetrics
+    assert sorted(read & PER_QUEUE) == []
+
+
+def test_the_dashboards_log_queries_read_fields_the_functions_log() -> None:
+    """The per-queue tables and the events chart read the log lines' fields (Logs Insights):
+    every capitalized field a query names is a value the functions log, or the Queue field."""
+    logged = set(QUEUE_METRICS) | set(INGEST_METRICS) | {METRIC_DIMENSION}
+    queries = dashboard_log_queries()
+    assert len(queries) >= 3
+    parameters = set(load_template()["Parameters"]) | {"AWS::StackName"}
+    for query in queries:
+        # the thresholds are the alarms' own parameters, substituted by the template's !Sub
+        assert set(re.findall(r"\$\{([^}]+)\}", query)) <= parameters, query
+        body = re.sub(r"\$\{[^}]+\}", "", query.split("|", 1)[1])
+        fields = set(re.findall(r"\b([A-Z][A-Za-z]+)\b", body))
+        assert sorted(fields - logged) == [], query
+
+
+def test_per_queue_values_are_a_plain_log_line_by_default(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PerQueueMetrics defaults to "false": the evaluate function logs each queue's values as
+    one JSON line with the field Queue, and CloudWatch extracts no metric from it."""
+    assert template["Parameters"]["PerQueueMetrics"]["Default"] == "false"
+    # GIVEN the evaluate function's environment with the template's defaults
+    for name, value in function_environment(template, "EvaluateFunction", TEMPLATE_VALUES).items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    # WHEN one queue's values are published
+    emf_metrics("orders", {"LoadRatio": 1.25, "TargetWorkers": 3.0, "ControllerErrors": 0.0})
+    (line,) = capsys.readouterr().out.splitlines()
+    # THEN the line holds every value and no EMF directive
+    assert json.loads(line) == {
+        "Queue": "orders",
+        "LoadRatio": 1.25,
+        "TargetWorkers": 3.0,
+        "ControllerErrors": 0.0,
+    }
 
 
 def test_an_idle_queue_extracts_only_what_a_missing_zero_would_change(
@@ -199,11 +264,13 @@ def _positive(template: dict[str, Any], threshold: Any) -> bool:
 def test_a_metric_silent_when_zero_is_read_by_every_reader_as_zero_when_missing(
     template: dict[str, Any], expanded: dict[str, Any]
 ) -> None:
-    """SILENT_WHEN_ZERO_METRICS are left out when 0: each alarm on one must not breach on a 0
-    or on no data, and each chart must aggregate with MAX or SUM (an AVG would change)."""
+    """SILENT_WHEN_ZERO_METRICS and FLEET_SILENT_WHEN_ZERO are left out when 0: each alarm on
+    one must not breach on a 0 or on no data, and each chart must aggregate with Maximum or
+    Sum (an Average would change)."""
+    silent = SILENT_WHEN_ZERO_METRICS | FLEET_SILENT_WHEN_ZERO
     problems = []
     for name, alarm in resources_of(expanded, "AWS::CloudWatch::Alarm").items():
-        if {metric for _, metric, _ in metrics_named(alarm)} & SILENT_WHEN_ZERO_METRICS:
+        if {metric for _, metric, _ in metrics_named(alarm)} & silent:
             if alarm.get("Metrics") or alarm.get("Statistic") not in ("Maximum", "Sum"):
                 problems.append(f"{name}: not a Maximum or Sum of one metric")
             elif alarm["ComparisonOperator"] not in (
@@ -213,13 +280,9 @@ def test_a_metric_silent_when_zero_is_read_by_every_reader_as_zero_when_missing(
                 problems.append(f"{name}: a 0 could breach")
             elif alarm.get("TreatMissingData") != "notBreaching":
                 problems.append(f"{name}: missing data is not notBreaching")
-    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
-    for query in re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text):
-        ((_, metric, _),) = insights_metrics(query.replace('\\"', '"'))
-        if metric in SILENT_WHEN_ZERO_METRICS and not query.startswith(
-            ("SELECT MAX(", "SELECT SUM(")
-        ):
-            problems.append(f"dashboard: {query}")
+    for _, metric, _, stat in dashboard_metrics():
+        if metric in silent and stat not in ("Maximum", "Sum"):
+            problems.append(f"dashboard: {stat} of {metric}")
     assert problems == []
 
 
@@ -242,34 +305,58 @@ def test_the_metric_check_rejects_a_misspelt_metric() -> None:
     ]
 
 
+FLEET_ALARMS = {
+    "OverloadingAlarm": (
+        "MaxLoadRatio",
+        "Maximum",
+        "OverloadingThreshold",
+        "AlarmEvaluationMinutes",
+    ),
+    "OverloadedAlarm": ("MaxLoadRatio", "Maximum", "OverloadedThreshold", "AlarmEvaluationMinutes"),
+    "SlaBreachAlarm": ("MaxSlaUsage", "Maximum", "SlaUsageThreshold", 1),
+    "FleetNearMaxAlarm": (
+        "MaxFleetUsage",
+        "Maximum",
+        "FleetUsageThreshold",
+        "AlarmEvaluationMinutes",
+    ),
+    "ControllerErrorsAlarm": ("QueueErrors", "Sum", 1, 2),
+    "QueueSilentAlarm": ("UndecidedQueues", "Maximum", 1, "SilentAlarmMinutes"),
+    "ControllerSilentAlarm": ("Heartbeat", "SampleCount", 1, "SilentAlarmMinutes"),
+}
+"""The stack's alarms on the fleet metrics: (metric, statistic, threshold, minutes), a str
+naming the parameter that sets it."""
+
+
+def _ref(value: str | int) -> Any:
+    return {"Ref": value} if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize("logical_id", sorted(FLEET_ALARMS))
+def test_fleet_alarms_are_plain_alarms_on_the_stacks_fleet_metric(
+    expanded: dict[str, Any], logical_id: str
+) -> None:
+    # one plain metric alarm per condition, on the Stack dimension: what CloudWatch and
+    # LocalStack evaluate, whatever the queue count
+    alarm = resources_of(expanded, "AWS::CloudWatch::Alarm")[logical_id]
+    metric, statistic, threshold, minutes = FLEET_ALARMS[logical_id]
+    assert (alarm["Namespace"], alarm["MetricName"]) == (METRIC_NAMESPACE, metric)
+    assert alarm["Dimensions"] == [{"Name": FLEET_DIMENSION, "Value": {"Ref": "AWS::StackName"}}]
+    assert "Metrics" not in alarm
+    assert (alarm["Statistic"], alarm["Period"]) == (statistic, 60)
+    assert alarm["Threshold"] == _ref(threshold)
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == _ref(minutes)
+
+
 @pytest.mark.parametrize(
     ("logical_id", "metric", "operator"),
     [
-        pytest.param(
-            "Overloading{}Alarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloading"
-        ),
-        pytest.param(
-            "Overloaded{}Alarm", "LoadRatio", "GreaterThanOrEqualToThreshold", id="overloaded"
-        ),
-        pytest.param(
-            "SlaBreach{}Alarm", "SlaUsage", "GreaterThanOrEqualToThreshold", id="sla-breach"
-        ),
-        pytest.param(
-            "FleetNearMax{}Alarm", "FleetUsage", "GreaterThanOrEqualToThreshold", id="fleet"
-        ),
         pytest.param(
             "EventsDlqNotEmptyAlarm",
             "ApproximateNumberOfMessagesVisible",
             "GreaterThanOrEqualToThreshold",
             id="dlq",
         ),
-        pytest.param(
-            "ControllerErrors{}Alarm",
-            "ControllerErrors",
-            "GreaterThanOrEqualToThreshold",
-            id="errors",
-        ),
-        pytest.param("ControllerSilent{}Alarm", "TargetWorkers", "LessThanThreshold", id="silent"),
         pytest.param(
             "ConfigErrorsAlarm", "ConfigErrors", "GreaterThanOrEqualToThreshold", id="config"
         ),
@@ -278,34 +365,41 @@ def test_the_metric_check_rejects_a_misspelt_metric() -> None:
 def test_design_alarms_exist(
     expanded: dict[str, Any], logical_id: str, metric: str, operator: str
 ) -> None:
-    # one alarm per queue for the queue alarms (logical IDs keep letters and digits only)
     alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
-    if "{}" not in logical_id:
-        assert metric in {named[1] for named in metrics_named(alarms[logical_id])}
-        assert alarms[logical_id]["ComparisonOperator"] == operator
-        return
-    for queue, compact in zip(QUEUES, ("orders", "billingv2"), strict=True):
-        alarm = alarms[logical_id.format(compact)]
-        # a plain metric alarm on this queue's dimension: what CloudWatch and LocalStack evaluate
-        assert (alarm["Namespace"], alarm["MetricName"]) == (METRIC_NAMESPACE, metric)
-        assert alarm["Dimensions"] == [{"Name": METRIC_DIMENSION, "Value": queue}]
-        assert "Metrics" not in alarm
-        assert alarm["ComparisonOperator"] == operator
-        assert alarm["AlarmName"]["Fn::Sub"].startswith(f"${{AWS::StackName}}-{queue}-")
+    assert metric in {named[1] for named in metrics_named(alarms[logical_id])}
+    assert alarms[logical_id]["ComparisonOperator"] == operator
+
+
+def test_no_alarm_or_parameter_grows_with_the_queues(expanded: dict[str, Any]) -> None:
+    # the stack's alarms are the fleet's and three on AWS's and the loader's metrics
+    alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
+    assert set(alarms) == {
+        *FLEET_ALARMS,
+        "EventsDlqNotEmptyAlarm",
+        "FunctionErrorsAlarm",
+        "ConfigErrorsAlarm",
+    }
+    assert not any(key.startswith("Fn::ForEach") for key in expanded["Resources"])
+    assert "QueueNames" not in expanded["Parameters"]
 
 
 def test_thresholds_come_from_parameters(expanded: dict[str, Any]) -> None:
     alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
-    assert alarms["OverloadingordersAlarm"]["Threshold"] == {"Ref": "OverloadingThreshold"}
-    assert alarms["OverloadedordersAlarm"]["Threshold"] == {"Ref": "OverloadedThreshold"}
-    assert alarms["SlaBreachordersAlarm"]["Threshold"] == {"Ref": "SlaUsageThreshold"}
-    assert alarms["FleetNearMaxordersAlarm"]["Threshold"] == {"Ref": "FleetUsageThreshold"}
     assert expanded["Parameters"]["OverloadingThreshold"]["Default"] == 0.8
     assert expanded["Parameters"]["FleetUsageThreshold"]["Default"] == 0.8
-    # silence is what the silent alarm is for: missing data must breach
-    silent = alarms["ControllerSilentordersAlarm"]
-    assert (silent["TreatMissingData"], silent["Statistic"]) == ("breaching", "SampleCount")
-    assert silent["EvaluationPeriods"] == {"Ref": "SilentAlarmMinutes"}
+    for logical_id in FLEET_ALARMS:
+        operator = alarms[logical_id]["ComparisonOperator"]
+        wanted = (
+            "LessThanThreshold"
+            if logical_id == "ControllerSilentAlarm"
+            else ("GreaterThanOrEqualToThreshold")
+        )
+        assert operator == wanted, logical_id
+    # silence is what the silent alarm is for: missing data must breach; nothing else breaches
+    # on missing data (a 0 is not published: FLEET_SILENT_WHEN_ZERO)
+    missing = {name: alarms[name]["TreatMissingData"] for name in FLEET_ALARMS}
+    assert missing.pop("ControllerSilentAlarm") == "breaching"
+    assert set(missing.values()) == {"notBreaching"}
 
 
 def test_for_each_expands_like_cloudformation() -> None:
@@ -356,7 +450,9 @@ TEMPLATE_VALUES = {
     "DryRun": "false",
     "EvaluateTickMode": "tick",
     "EvaluateTickQueue": "https://sqs.us-east-1.amazonaws.com/123456789012/stack-evaluate-ticks",
+    "AWS::StackName": "stack",
 }
+WITH_PER_QUEUE_METRICS = {**TEMPLATE_VALUES, "PerQueueMetrics": "true"}
 
 
 def emitted_under(
@@ -368,12 +464,12 @@ def emitted_under(
     number: float = 1.0,
 ) -> list[tuple[str, str, dict[str, str]]]:
     """(namespace, metric, {dimension: value}) for every metric the function's publishing
-    path prints under exactly the environment template.yaml gives it (queue "orders", every
-    metric at `number`)."""
+    path prints under exactly the environment template.yaml gives it with PerQueueMetrics
+    "true" (queue "orders", every metric at `number`)."""
     for name in list(os.environ):
         if name.startswith("POWERTOOLS_"):
             monkeypatch.delenv(name)
-    for name, value in function_environment(template, logical_id, TEMPLATE_VALUES).items():
+    for name, value in function_environment(template, logical_id, WITH_PER_QUEUE_METRICS).items():
         monkeypatch.setenv(name, value)
     capsys.readouterr()
     emf_metrics("orders", dict.fromkeys(names, number))
@@ -415,30 +511,48 @@ def test_emitted_metrics_carry_exactly_what_alarms_and_dashboard_query(
     assert {(ns, tuple(sorted(dims.items()))) for ns, _, dims in emitted} == {
         (METRIC_NAMESPACE, ((METRIC_DIMENSION, "orders"),))
     }
-    published = {metric: (ns, dims) for ns, metric, dims in emitted}
-    # AND each of that queue's alarms on these metrics finds them: same namespace, same
-    # dimension names and values (a plain metric alarm matches dimensions exactly)
-    alarms = resources_of(
-        expand_for_each(template, {"QueueNames": "orders"}), "AWS::CloudWatch::Alarm"
-    )
-    matched = 0
-    for name, alarm in alarms.items():
-        if alarm.get("Namespace") != METRIC_NAMESPACE or alarm["MetricName"] not in published:
-            continue
-        wanted = {d["Name"]: d["Value"] for d in alarm["Dimensions"]}
-        assert published[alarm["MetricName"]] == (alarm["Namespace"], wanted), name
-        matched += 1
-    assert matched >= (6 if logical_id == "EvaluateFunction" else 0)
-    # AND every dashboard query's SCHEMA names exactly the emitted dimensions
-    dashboard_text = sync_dashboard.DASHBOARD.read_text(encoding="utf-8")
-    queries = re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text)
-    for query in queries:
-        for namespace, metric, dims in insights_metrics(query.replace('\\"', '"')):
-            if metric in published:
-                assert (namespace, set(dims)) == (
-                    published[metric][0],
-                    set(published[metric][1]),
-                ), query
+    # AND no alarm or chart reads them: they exist for the user's own charts and target
+    # tracking policies, which query exactly [Queue]
+    read = {
+        metric
+        for alarm in resources_of(expand_for_each(template), "AWS::CloudWatch::Alarm").values()
+        for _, metric, _ in metrics_named(alarm)
+    }
+    assert read & {metric for _, metric, _ in emitted} == set()
+
+
+def test_fleet_metrics_are_emitted_as_the_fleet_alarms_query(
+    template: dict[str, Any],
+    expanded: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN the evaluate function's environment from template.yaml (service name, stack name)
+    for name in list(os.environ):
+        if name.startswith("POWERTOOLS_"):
+            monkeypatch.delenv(name)
+    environment = function_environment(template, "EvaluateFunction", TEMPLATE_VALUES)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    # WHEN a tick's fleet metrics go through the real publishing path, each at 1
+    emf_fleet_metrics(dict.fromkeys(FLEET_METRICS, 1.0))
+    (document,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (declared,) = document["_aws"]["CloudWatchMetrics"]
+    # THEN every fleet metric is extracted once, in the namespace, with dimension Stack only
+    assert sorted(m["Name"] for m in declared["Metrics"]) == sorted(FLEET_METRICS)
+    assert (declared["Namespace"], declared["Dimensions"]) == (METRIC_NAMESPACE, [["Stack"]])
+    assert document["Stack"] == TEMPLATE_VALUES["AWS::StackName"]
+    # AND each fleet alarm matches it exactly: its dimension is the stack's name, the value the
+    # template passes the function as STACK_NAME
+    assert environment["STACK_NAME"] == TEMPLATE_VALUES["AWS::StackName"]
+    for name in FLEET_ALARMS:
+        alarm = resources_of(expanded, "AWS::CloudWatch::Alarm")[name]
+        assert alarm["MetricName"] in FLEET_METRICS
+        assert alarm["Dimensions"] == [{"Name": "Stack", "Value": {"Ref": "AWS::StackName"}}]
+    # AND the dashboard's charts read them on the same dimension
+    charted = {metric: dims for _, metric, dims, _ in dashboard_metrics()}
+    assert charted and all(dims == {"Stack"} for dims in charted.values())
 
 
 @pytest.mark.parametrize(
@@ -524,11 +638,10 @@ def test_dashboard_is_the_committed_json_and_reads_published_metrics(
     assert sync_dashboard.render(text, dashboard_text) == text, "run infra/sync_dashboard.py"
     body = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
     assert json.loads(body) == json.loads(dashboard_text)
-    queries = re.findall(r'"expression": "(SELECT [^"\\]*(?:\\.[^"\\]*)*)"', dashboard_text)
-    assert len(queries) >= 10
-    for query in queries:
-        for named in insights_metrics(query.replace('\\"', '"')):
-            assert metric_problems(*named) == [], query
+    charted = list(dashboard_metrics())
+    assert len(charted) >= 6
+    for namespace, metric, dims, _ in charted:
+        assert metric_problems(namespace, metric, dims) == [], metric
 
 
 # ------------------------------------------------------------------ IAM

@@ -214,6 +214,9 @@ class AlarmState:
     reason: str
     updated_at: float | None
     """Epoch seconds of the last state change (None when not reported)."""
+    metric: str | None = None
+    """The metric a plain metric alarm reads (None for metric math and composite alarms)."""
+    threshold: float | None = None
 
 
 def parse_alarms(response: Mapping[str, Any]) -> list[AlarmState]:
@@ -230,6 +233,10 @@ def parse_alarms(response: Mapping[str, Any]) -> list[AlarmState]:
                 state=state,
                 reason=str(item.get("StateReason", "")),
                 updated_at=_epoch(updated) if updated is not None else None,
+                metric=item["MetricName"] if isinstance(item.get("MetricName"), str) else None,
+                threshold=float(item["Threshold"])
+                if isinstance(item.get("Threshold"), int | float)
+                else None,
             )
         )
     return sorted(alarms, key=lambda alarm: alarm.name)

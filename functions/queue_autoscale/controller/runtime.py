@@ -28,7 +28,13 @@ from queue_autoscale.controller.ports import (
 from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
-from queue_autoscale.telemetry import Clock, MetricsSink, emf_metrics
+from queue_autoscale.telemetry import (
+    Clock,
+    FleetSink,
+    MetricsSink,
+    emf_fleet_metrics,
+    emf_metrics,
+)
 
 
 @dataclass
@@ -45,6 +51,7 @@ class EvaluateRuntime:
     clock: Clock = time.time
     sleep: Callable[[float], None] = time.sleep
     publish_metrics: MetricsSink = emf_metrics
+    publish_fleet_metrics: FleetSink = emf_fleet_metrics
     policy: str = DEFAULT_POLICY
     sources: Sources | None = None
     """Kafka and RabbitMQ queues' readers (SQS is read by the tick's batched calls)."""

@@ -256,6 +256,21 @@ def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
     return values
 
 
+def fleet_metrics(outcomes: Sequence[QueueOutcome]) -> dict[str, float]:
+    """The FLEET_METRICS of one tick over the queues it ticked: the highest LoadRatio, SlaUsage
+    and FleetUsage, the sum of ControllerErrors, the queues with no decision, a heartbeat."""
+    decisions = [outcome.decision for outcome in outcomes if outcome.decision is not None]
+    usages = [d.fleet_usage for d in decisions if d.fleet_usage is not None]
+    return {
+        "MaxLoadRatio": max((d.load_ratio for d in decisions), default=0.0),
+        "MaxSlaUsage": max((d.sla_usage for d in decisions), default=0.0),
+        "MaxFleetUsage": max(usages, default=0.0),
+        "QueueErrors": float(sum(len(outcome.errors) for outcome in outcomes)),
+        "UndecidedQueues": float(len(outcomes) - len(decisions)),
+        "Heartbeat": 1.0,
+    }
+
+
 def _outcome(config: QueueConfig, call: Future[QueueOutcome]) -> QueueOutcome:
     """The queue's outcome; a bug or a queue still deciding at the deadline is its error only."""
     if not call.done():
@@ -313,7 +328,8 @@ def _publish_events(
 
 
 def publish(runtime: EvaluateRuntime, now: float, outcomes: Sequence[QueueOutcome]) -> None:
-    """Decision events, the decision log, metrics and log lines of whatever the tick has."""
+    """Decision events, the decision log, the fleet metrics and each queue's log lines of
+    whatever the tick has."""
     events = [event for outcome in outcomes for event in decision_events(outcome)]
     by_queue = {outcome.queue: outcome for outcome in outcomes}
     for chunk, answer in _publish_events(runtime, events):
@@ -332,6 +348,7 @@ def publish(runtime: EvaluateRuntime, now: float, outcomes: Sequence[QueueOutcom
     except AdapterError as error:
         for outcome in outcomes:
             outcome.errors.append(f"decision log not archived: {error}")
+    runtime.publish_fleet_metrics(fleet_metrics(outcomes))
     for outcome in outcomes:
         runtime.publish_metrics(outcome.queue, queue_metrics(outcome))
         if outcome.errors:

@@ -2,7 +2,8 @@
 
 1. Start moto's server on 127.0.0.1 (or reuse the endpoint in AWS_ENDPOINT_URL).
 2. Create each configured work queue (with its DLQ) and ECS cluster/service, so the
-   stack's IAM parameters (QueueArns, ServiceArns) name real resources.
+   stack's IAM parameters (QueueArns, ServiceArns, derived as `queue-autoscale deploy
+   --scope listed` derives them) name real resources.
 3. Translate template.yaml with aws-sam-translator and create the stack with the
    endpoint's CloudFormation, keeping only the resource types it implements.
 4. Create the rest through their own APIs from the same translated definitions
@@ -29,6 +30,7 @@ from botocore.exceptions import ClientError
 
 import queue_autoscale
 from queue_autoscale.adapters.aws import make_client, make_session
+from queue_autoscale.adapters.sts import caller_identity
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.demo.direct import (
     EmulatorError,
@@ -38,6 +40,7 @@ from queue_autoscale.demo.direct import (
 )
 from queue_autoscale.demo.intrinsics import Resolver
 from queue_autoscale.demo.template import DEFAULT_REGION, load_template, translate
+from queue_autoscale.operator.deploy import Scope, Target, compact, derive_parameters
 
 # Resource types moto's CloudFormation implements and this template uses.
 CFN_SUPPORTED = frozenset(
@@ -225,22 +228,20 @@ def package_functions(root: Path = FUNCTIONS_ROOT) -> bytes:
 
 
 def stack_parameters(
+    client: Callable[[str], Any],
     queues: Sequence[QueueConfig],
-    work: Sequence[WorkQueue],
-    queue_arns: Sequence[str],
     *,
+    stack_name: str,
+    region: str,
     evaluation_interval_seconds: int,
     dry_run: bool,
 ) -> dict[str, str]:
-    """Template parameters for the emulated stack, derived from the queue config."""
-    config = [queue.model_dump(mode="json") for queue in queues]
-    clusters = sorted({w.cluster for w in work})
+    """Template parameters for the emulated stack: `queue-autoscale deploy`'s derivation from
+    the queue config (listed scope, the endpoint's STS identity), plus the demo's settings."""
+    target = Target(stack=stack_name, region=region, identity=caller_identity(client("sts")))
+    document = compact([queue.model_dump(mode="json") for queue in queues])
     return {
-        "QueuesConfig": json.dumps(config, separators=(",", ":")),
-        "QueueNames": ",".join(queue.queue for queue in queues),
-        "QueueArns": ",".join(queue_arns),
-        "ServiceArns": ",".join(w.service_arn for w in work),
-        "EcsClusterName": clusters[0] if clusters else "default",
+        **derive_parameters(queues, document, target, Scope.LISTED),
         "EvaluationIntervalSeconds": str(evaluation_interval_seconds),
         "DryRun": "true" if dry_run else "false",
         "DashboardEnabled": "true",
@@ -259,11 +260,12 @@ def bootstrap(
 ) -> EmulatorStack:
     """Create the work queues, fleets and template.yaml's stack on the endpoint."""
     client = session(endpoint_url, region)
-    work, queue_arns = _create_work_queues(client, queues, log)
+    work = _create_work_queues(client, queues, log)
     parameters = stack_parameters(
+        client,
         queues,
-        work,
-        queue_arns,
+        stack_name=stack_name,
+        region=region,
         evaluation_interval_seconds=evaluation_interval_seconds,
         dry_run=dry_run,
     )
@@ -307,16 +309,13 @@ def bootstrap(
 
 def _create_work_queues(
     client: Callable[[str], Any], queues: Sequence[QueueConfig], log: Callable[[str], None]
-) -> tuple[list[WorkQueue], list[str]]:
-    """Each configured queue with its fleet; the ARNs of every work queue and DLQ."""
+) -> list[WorkQueue]:
+    """Each configured queue with its DLQ and fleet."""
     work = [create_work_queue(client, queue, running=max(queue.min_workers, 0)) for queue in queues]
-    queue_arns = [w.arn for w in work]
-    sqs = client("sqs")
-    queue_arns += [queue_attribute(sqs, w.dlq_url, "QueueArn") for w in work if w.dlq_url]
     log(
         f"work queues {[w.name for w in work]} and ECS services {[w.service for w in work]} created"
     )
-    return work, queue_arns
+    return work
 
 
 def _upload_code(client: Callable[[str], Any], stack_name: str) -> str:

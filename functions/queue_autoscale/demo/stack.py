@@ -113,6 +113,8 @@ class Handlers:
     """record_events and evaluate invoked in-process, with the metrics they would publish."""
 
     queue_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    fleet_metrics: dict[str, float] = field(default_factory=dict)
+    """The last tick's fleet metrics (what the stack's alarms read)."""
     ingest_counts: dict[str, float] = field(
         default_factory=lambda: {"AcceptedEvents": 0.0, "RejectedEvents": 0.0}
     )
@@ -154,6 +156,9 @@ def in_process_handlers(demo: DemoStack, options: DemoOptions) -> Iterator[Handl
     def capture_queue_metrics(name: str, values: Mapping[str, float]) -> None:
         handlers.queue_metrics[name] = dict(values)
 
+    def capture_fleet_metrics(values: Mapping[str, float]) -> None:
+        handlers.fleet_metrics = dict(values)
+
     def capture_ingest_metrics(_name: str, values: Mapping[str, float]) -> None:
         for key in handlers.ingest_counts:
             handlers.ingest_counts[key] += values.get(key, 0.0)
@@ -166,6 +171,7 @@ def in_process_handlers(demo: DemoStack, options: DemoOptions) -> Iterator[Handl
         EvaluateSettings.from_environ(environment), demo.clients
     )
     evaluate_runtime.publish_metrics = capture_queue_metrics
+    evaluate_runtime.publish_fleet_metrics = capture_fleet_metrics
     record_events.set_runtime(record_runtime)
     evaluate.set_runtime(evaluate_runtime)
     try:

@@ -74,6 +74,12 @@ class StackShape:
     idle queue scaled to zero."""
     healthy_silent_metrics: int = 0
     """Of those, the ones 0 on a busy queue whose controller is healthy (ControllerErrors)."""
+    ingest_metrics_per_queue: int = 1
+    """Per-queue metrics record_events publishes for a busy queue (AcceptedEvents)."""
+    fleet_silent_metrics: int = 0
+    """Of `fleet_metrics`, those not extracted while 0 in a healthy fleet scaled to zero."""
+    fleet_healthy_silent_metrics: int = 0
+    """Of those, the ones 0 in a busy, healthy fleet (QueueErrors, UndecidedQueues)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,15 +391,19 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     ingested = logged / GB
     stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH
     if workload.events_per_second > 0:  # AcceptedEvents; a healthy controller has no errors
-        per_queue = shape.queue_metrics - shape.healthy_silent_metrics + 1
+        per_queue = (
+            shape.queue_metrics - shape.healthy_silent_metrics + shape.ingest_metrics_per_queue
+        )
+        fleet = shape.fleet_metrics - shape.fleet_healthy_silent_metrics
     else:  # an idle queue scaled to zero: its zeros are not metrics
         per_queue = shape.queue_metrics - shape.idle_silent_metrics
-    metrics = workload.queues * per_queue + shape.fleet_metrics
+        fleet = shape.fleet_metrics - shape.fleet_silent_metrics
+    metrics = workload.queues * per_queue + fleet
     alarms = workload.queues * shape.alarms_per_queue + shape.fleet_alarm_metrics
     return [
         Usage(
             "CloudWatch",
-            f"custom metrics ({per_queue} per queue, {shape.fleet_metrics} fleet-wide)",
+            f"custom metrics ({per_queue} per queue, {fleet} fleet-wide)",
             metrics,
             "metrics",
             metrics_month_usd(metrics, prices),

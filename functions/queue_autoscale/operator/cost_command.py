@@ -32,10 +32,15 @@ MAX_RETENTION_DAYS = 3653
 """Ten years (CloudWatch Logs keeps logs at most this long): the bound of both retentions."""
 
 
-def template_shape(evaluate_memory_mb: int | None = None, dashboard: bool = False) -> StackShape:
+def template_shape(
+    evaluate_memory_mb: int | None = None, dashboard: bool = False, per_queue_metrics: bool = False
+) -> StackShape:
     """The shape of the checkout's template.yaml (the command runs from the repository), with
-    EvaluateMemorySize overridden when given (MB) and DashboardEnabled when `dashboard`."""
+    EvaluateMemorySize overridden when given (MB), DashboardEnabled when `dashboard` and
+    PerQueueMetrics when `per_queue_metrics`."""
     overrides: dict[str, object] = {}
+    if per_queue_metrics:
+        overrides["PerQueueMetrics"] = "true"
     if evaluate_memory_mb is not None:
         overrides["EvaluateMemorySize"] = evaluate_memory_mb
     if dashboard:
@@ -102,7 +107,7 @@ def _too_many(queues: int, stack_limit: int | None) -> list[str]:
     ]
 
 
-def cost(
+def cost(  # noqa: PLR0913 - a typer command: one parameter per option
     queues: Annotated[int, typer.Option("--queues", min=1, max=1_000_000)] = 1,
     interval: Annotated[
         float, typer.Option("--interval", min=5, max=60, help="EvaluationIntervalSeconds.")
@@ -126,6 +131,12 @@ def cost(
     dashboard: Annotated[
         bool, typer.Option("--dashboard", help="Bill the opt-in dashboard (DashboardEnabled=true).")
     ] = False,
+    per_queue_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--per-queue-metrics", help="Bill per-queue CloudWatch metrics (PerQueueMetrics=true)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the line items as JSON.")] = False,
 ) -> None:
     """The stack's own monthly AWS bill, by service and line item, in total and per queue."""
@@ -136,7 +147,7 @@ def cost(
         log_retention_days=log_retention_days,
         archive_retention_days=archive_retention_days,
     )
-    shape = template_shape(evaluate_memory, dashboard)
+    shape = template_shape(evaluate_memory, dashboard, per_queue_metrics)
     if as_json:
         lines = usage(workload, shape, US_EAST_1)
         document = {

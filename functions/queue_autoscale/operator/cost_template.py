@@ -4,12 +4,15 @@ Glue runs, tracing, the metrics the code publishes. Read from the template, neve
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from queue_autoscale.constants import (
     CONFIG_METRICS,
+    FLEET_METRICS,
+    FLEET_SILENT_WHEN_ZERO,
     LOGGED_ONLY_METRICS,
     QUEUE_METRICS,
     SILENT_WHEN_ZERO_METRICS,
@@ -84,6 +87,7 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
     """The StackShape of a loaded template (`demo.template.load_template`); `overrides` maps
     parameter names to values other than their defaults."""
     given = dict(overrides or {})
+    per_queue = str(_value(template, {"Ref": "PerQueueMetrics"}, given)) == "true"
     resources = template["Resources"]
     plain = {key: value for key, value in resources.items() if not key.startswith("Fn::")}
     fleet_alarms = sum(
@@ -114,10 +118,17 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         ),
         glue_runs_per_day=len(jobs),
         glue_flex=bool(jobs) and all(job.get("ExecutionClass") == "FLEX" for job in jobs),
-        queue_metrics=len(set(QUEUE_METRICS) - LOGGED_ONLY_METRICS),
-        fleet_metrics=len(CONFIG_METRICS),
-        idle_silent_metrics=len(SILENT_WHEN_ZERO_METRICS - LOGGED_ONLY_METRICS),
-        healthy_silent_metrics=len(SILENT_WHEN_ZERO_METRICS & {"ControllerErrors"}),
+        queue_metrics=len(set(QUEUE_METRICS) - LOGGED_ONLY_METRICS) if per_queue else 0,
+        fleet_metrics=len(CONFIG_METRICS) + len(FLEET_METRICS),
+        idle_silent_metrics=len(SILENT_WHEN_ZERO_METRICS - LOGGED_ONLY_METRICS) if per_queue else 0,
+        healthy_silent_metrics=len(SILENT_WHEN_ZERO_METRICS & {"ControllerErrors"})
+        if per_queue
+        else 0,
+        ingest_metrics_per_queue=1 if per_queue else 0,
+        fleet_silent_metrics=len(FLEET_SILENT_WHEN_ZERO),
+        fleet_healthy_silent_metrics=len(
+            FLEET_SILENT_WHEN_ZERO & {"QueueErrors", "UndecidedQueues"}
+        ),
     )
 
 
@@ -126,12 +137,29 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
 logging.getLogger("samtranslator.metrics.metrics").setLevel(logging.ERROR)
 
 
-def stack_capacity(template: Mapping[str, Any]) -> tuple[int, int, int]:
+def queue_parameters(count: int) -> dict[str, Any]:
+    """Every parameter that names queues, for `count` queues of one cluster: the config
+    document and the listed scope's ARN lists (what `deploy` derives, in its longest form)."""
+    names = [f"q{index}" for index in range(count)]
+    return {
+        "QueuesConfig": json.dumps([{"queue": name, "cluster": "c"} for name in names]),
+        "QueueArns": [f"arn:aws:sqs:us-east-1:123456789012:{name}" for name in names],
+        "ServiceArns": [f"arn:aws:ecs:us-east-1:123456789012:service/c/{name}" for name in names],
+        "EcsClusterName": "c",
+    }
+
+
+def resource_count(template: Mapping[str, Any], parameters: Mapping[str, Any]) -> int:
+    """Resources of the template translated as `sam deploy` would, for these parameters."""
+    return len(translate(template, parameters)["Resources"])
+
+
+def stack_capacity(template: Mapping[str, Any]) -> tuple[int, int, int | None]:
     """(resources with one queue, resources each further queue adds, most queues one stack
-    holds): the template translated as `sam deploy` would, with one and with two queues."""
-    one = len(translate(template, {"QueueNames": ["q1"]})["Resources"])
-    two = len(translate(template, {"QueueNames": ["q1", "q2"]})["Resources"])
-    per_queue = two - one
+    holds, None when no resource grows with the queues): the template translated with one and
+    with two queues."""
+    one = resource_count(template, queue_parameters(1))
+    per_queue = resource_count(template, queue_parameters(2)) - one
     if per_queue <= 0:
-        return one, 0, CLOUDFORMATION_MAX_RESOURCES * 1000  # no per-queue resources
+        return one, 0, None
     return one, per_queue, (CLOUDFORMATION_MAX_RESOURCES - (one - per_queue)) // per_queue

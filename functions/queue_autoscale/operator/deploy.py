@@ -1,10 +1,11 @@
 """`queue-autoscale deploy`: the stack from a queue config, in one command.
 
 What a user did by hand, in order: validate the config; derive the template's parameters
-from it (`QueueNames`, `QueueArns`, `ServiceArns`, `EcsClusterName`, `SourceSecretArns`,
-`QueuesConfig`; account and partition from STS); `sam build` with the pinned SAM CLI and a
-Python 3.13 (found, or installed through uv); `sam deploy`; upload what the Glue jobs run to
-`s3://<ArchiveBucketName>/glue/`; print the outputs and the `status` command to run next.
+from it (`QueuesConfig`, `EcsClusterName`, `SourceSecretArns`, and with `--scope listed`
+`QueueArns` and `ServiceArns`; account and partition from STS); `sam build` with the pinned
+SAM CLI and a Python 3.13 (found, or installed through uv); `sam deploy`; upload what the Glue
+jobs run to `s3://<ArchiveBucketName>/glue/`; print the outputs and the `status` command to run
+next.
 
 SAM's packaging uploads a local `Command.ScriptLocation` of an `AWS::Glue::Job`, but not the
 `--extra-py-files` zip in its `DefaultArguments`, and the Glue role reads the archive bucket
@@ -45,11 +46,12 @@ SCOPE_TAG = "queue-autoscale"
 class Scope(StrEnum):
     """How the evaluate role is scoped to the fleet."""
 
-    LISTED = "listed"
-    """QueueArns and ServiceArns list every queue and service (grows with the queue count)."""
     CLUSTER = "cluster"
     """Every service of the one cluster and the queues tagged with the stack's name: the
-    parameters do not grow with the queue count."""
+    parameters do not grow with the queue count (the default)."""
+    LISTED = "listed"
+    """QueueArns and ServiceArns list every queue and service (grows with the queue count, up
+    to CloudFormation's 4,096 bytes a parameter)."""
 
 
 class DeployError(ValueError):
@@ -99,7 +101,7 @@ def _secret_arns(queue: QueueConfig, target: Target) -> list[str]:
 
 
 def derive_parameters(
-    queues: Sequence[QueueConfig], document: str, target: Target, scope: Scope = Scope.LISTED
+    queues: Sequence[QueueConfig], document: str, target: Target, scope: Scope = Scope.CLUSTER
 ) -> dict[str, str]:
     """The template parameters a config implies; raises DeployError past one stack's limits.
     With `Scope.CLUSTER` the ARN lists stay empty (the template's cluster and tag scope)."""
@@ -117,7 +119,6 @@ def derive_parameters(
             queue_arns.append(_arn(target, "sqs", queue.dlq))
     parameters = {
         "QueuesConfig": document,
-        "QueueNames": ",".join(q.queue for q in queues),
         "QueueArns": ",".join(queue_arns),
         "ServiceArns": ",".join(
             dict.fromkeys(_service_arn(q, target) for q in queues if scope == Scope.LISTED)
@@ -138,20 +139,21 @@ def tagged_queues(queues: Sequence[QueueConfig]) -> list[str]:
 
 
 @functools.cache
-def _capacity() -> tuple[int, int, int]:
+def _capacity() -> tuple[int, int, int | None]:
     """template.yaml's stack_capacity, translated once per process."""
     return stack_capacity(load_template())
 
 
-def max_queues_by_resources() -> int:
-    """Queues one stack holds before CloudFormation's resource limit."""
+def max_queues_by_resources() -> int | None:
+    """Queues one stack holds before CloudFormation's resource limit (None: no resource grows
+    with the queue count)."""
     return _capacity()[2]
 
 
 def check_limits(parameters: dict[str, str], queue_count: int) -> None:
     """Fail naming the limit when the config does not fit one stack."""
     one, per_queue, most = _capacity()
-    if queue_count > most:
+    if most is not None and queue_count > most:
         raise DeployError(
             f"{queue_count} queues need {one + per_queue * (queue_count - 1)} resources; "
             f"a stack holds {CLOUDFORMATION_MAX_RESOURCES} ({most} queues): "
@@ -184,15 +186,13 @@ def sam_prefix(uv: str) -> list[str]:
     return [uv, "tool", "run", "--from", f"aws-sam-cli=={SAM_CLI_VERSION}", "sam"]
 
 
-def build_command(uv: str, parameters: dict[str, str]) -> list[str]:
-    """`sam build` of template.yaml, expanding the per-queue alarms for the queue names."""
+def build_command(uv: str) -> list[str]:
+    """`sam build` of template.yaml (no parameter changes what it builds)."""
     return [
         *sam_prefix(uv),
         "build",
         "--template-file", str(ROOT / "template.yaml"),
         "--build-dir", str(ROOT / BUILD_DIR),
-        "--language-extensions",
-        "--parameter-overrides", _override("QueueNames", parameters["QueueNames"]),
     ]  # fmt: skip
 
 
@@ -207,8 +207,6 @@ def deploy_command(
         "--stack-name", target.stack,
         "--region", target.region,
         "--capabilities", "CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND",
-        # the built template keeps Fn::ForEach: without it, sam deploy's packaging fails
-        "--language-extensions",
         "--resolve-s3",
         "--no-fail-on-empty-changeset",
         "--parameter-overrides",

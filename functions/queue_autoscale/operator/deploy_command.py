@@ -62,7 +62,7 @@ def plan(
         target=target,
         parameters=parameters,
         tagged=tagged,
-        build=steps.build_command(uv, parameters),
+        build=steps.build_command(uv),
         deploy=steps.deploy_command(uv, target, parameters, guided=guided),
     )
 
@@ -129,11 +129,11 @@ def deploy(
         steps.Scope,
         typer.Option(
             "--scope",
-            help="listed: the role names every queue and service (up to ~36-66 queues); "
-            "cluster: every service of the cluster and the SQS queues tagged "
-            "queue-autoscale=<stack>, which deploy tags (no list parameters).",
+            help="cluster: every service of the cluster and the SQS queues tagged "
+            "queue-autoscale=<stack>, which deploy tags (no parameter grows with the queues); "
+            "listed: the role names every queue and service (up to ~36-66 queues).",
         ),
-    ] = steps.Scope.LISTED,
+    ] = steps.Scope.CLUSTER,
     dashboard: Annotated[
         bool,
         typer.Option("--dashboard", help="Create the CloudWatch dashboard ($3.00 a month)."),
@@ -142,15 +142,16 @@ def deploy(
         bool,
         typer.Option(
             "--localstack",
-            help="Deploy to LocalStack at AWS_ENDPOINT_URL: expand Fn::ForEach locally and put "
+            help="Deploy to LocalStack at AWS_ENDPOINT_URL: put "
             "stand-ins (SSM parameters) in place of the functions, the table and the Glue "
             "resources, which it cannot create offline; each is printed.",
         ),
     ] = False,
 ) -> None:
-    """Deploy the stack for a queue config: validate it, derive QueueNames, QueueArns and
-    ServiceArns, sam build (pinned SAM CLI, Python 3.13 found or installed by uv), sam deploy,
-    upload the Glue jobs, print the outputs and the status command."""
+    """Deploy the stack for a queue config: validate it, derive the parameters (and tag the
+    SQS queues for the role, or list their ARNs with --scope listed), sam build (pinned SAM
+    CLI, Python 3.13 found or installed by uv), sam deploy, upload the Glue jobs, print the
+    outputs and the status command."""
     try:
         chosen = region or os.environ.get("AWS_REGION") or make_session().region_name
         if not chosen:

@@ -6,7 +6,9 @@
   predicted pickup, the reason);
 - the last action and when: the controller's STATE item in the load table;
 - the realized compliance over the last hour: the archived `started` events' `pickup_ms`;
-- the alarm states: CloudWatch DescribeAlarms for the stack's alarms.
+- the alarm states: CloudWatch DescribeAlarms for the stack's alarms, and for each alarm on a
+  fleet metric the queues whose latest decision meets its condition (an alarm says "some
+  queue"; this names which).
 
 Every read goes through an adapter; a failed read leaves its fields None and adds an error,
 never stopping the others. `build_status` is pure (records in, a frozen status out, `now`
@@ -99,6 +101,8 @@ class StackStatus:
     alarms: tuple[AlarmState, ...] | None
     """None when the alarms could not be read."""
     errors: tuple[str, ...] = field(default=())
+    conditions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Alarm name -> the queues whose latest decision meets that alarm's condition now."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (`status --json`), non-finite floats as null."""
@@ -216,6 +220,30 @@ def queue_status(
     )
 
 
+CONDITION_FIELDS = {
+    "MaxLoadRatio": "load_ratio",
+    "MaxSlaUsage": "sla_usage",
+    "MaxFleetUsage": "fleet_usage",
+}
+"""A fleet alarm's metric -> the decision field whose highest value over the queues it is."""
+
+
+def queues_in_condition(alarm: AlarmState, queues: Sequence[QueueStatus]) -> tuple[str, ...]:
+    """The queues whose latest logged decision meets `alarm`'s condition: a field at or over its
+    threshold (MaxLoadRatio, MaxSlaUsage, MaxFleetUsage), errors (QueueErrors), or no decision
+    (UndecidedQueues); () for an alarm not on a per-queue condition."""
+    records = [(q.queue, q.decision or {}) for q in queues]
+    if alarm.metric in CONDITION_FIELDS and alarm.threshold is not None:
+        name, limit = CONDITION_FIELDS[alarm.metric], alarm.threshold
+        values = [(queue, _number(record, name)) for queue, record in records]
+        return tuple(queue for queue, value in values if value is not None and value >= limit)
+    if alarm.metric == "QueueErrors":
+        return tuple(queue for queue, record in records if record.get("errors"))
+    if alarm.metric == "UndecidedQueues":
+        return tuple(q.queue for q in queues if q.decided_at is None)
+    return ()
+
+
 def build_status(  # noqa: PLR0913 - one per store read; None = unreadable
     stack: str,
     now: float,
@@ -252,6 +280,7 @@ def build_status(  # noqa: PLR0913 - one per store read; None = unreadable
         queues=tuple(rows),
         alarms=tuple(alarms) if alarms is not None else None,
         errors=tuple(errors),
+        conditions={alarm.name: queues_in_condition(alarm, rows) for alarm in alarms or ()},
     )
 
 

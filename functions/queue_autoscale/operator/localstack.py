@@ -2,11 +2,8 @@
 can create it.
 
 LocalStack's CloudFormation is real (change sets, the SAM transform, Refs and outputs), but
-three things it cannot do here, and `stand_in` names each:
+some resources it cannot create here, and `stand_in` names each:
 
-- `Fn::ForEach` with `&{Name}` keys (the per-queue alarms): its LanguageExtensions transform
-  knows `${Name}` only. `stand_in` expands the loops as CloudFormation would
-  (`demo.template.expand_for_each`), so the alarms themselves are created.
 - The resource types in `LEFT_OUT`: each becomes an `AWS::SSM::Parameter` of the name the real
   resource would have (so the stack still has the logical ID, whose physical ID is that name),
   and every `Ref`/`GetAtt ... Arn` to it becomes that name or ARN.
@@ -96,7 +93,8 @@ def stand_in(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The built template for LocalStack and what was left out (logical ID -> why).
 
-    `parameters` supply `QueueNames` for the `Fn::ForEach` loops.
+    `parameters` supply the values of any `Fn::ForEach` loop (`demo.template.expand_for_each`
+    expands it as CloudFormation would; template.yaml has none).
     """
     template = expand_for_each(built, parameters)
     names: dict[str, str] = {}

@@ -107,14 +107,27 @@ def alarms_block(status: StackStatus) -> RenderableType:
     table.add_column("alarm", no_wrap=True)
     table.add_column("state", no_wrap=True)
     table.add_column("since", no_wrap=True)
+    table.add_column("queues in it now", overflow="fold")
     for alarm in status.alarms:
         name = alarm.name.removeprefix(f"{status.stack}-")
         table.add_row(
             name,
             Text(alarm.state, style=ALARM_STYLE.get(alarm.state, "")),
             clock(alarm.updated_at),
+            named(status.conditions.get(alarm.name, ())),
         )
     return table
+
+
+SHOWN_QUEUES = 3
+"""An alarm row names at most this many queues, then how many more (`--json` lists all)."""
+
+
+def named(queues: tuple[str, ...]) -> str:
+    """'a, b, c and 4 more', or '' for none."""
+    shown = ", ".join(queues[:SHOWN_QUEUES])
+    more = len(queues) - SHOWN_QUEUES
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def status_view(status: StackStatus) -> Group:

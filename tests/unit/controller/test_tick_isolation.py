@@ -113,6 +113,44 @@ def test_a_queue_whose_update_hangs_does_not_take_the_others_decisions(
     metrics, logged, evented = published_queues(runtime)
     assert metrics == logged == {"orders", "slow"}
     assert set(evented) == {"orders"}
+    # AND the tick's fleet metrics see it: one queue undecided, its error counted, the highest
+    # load and usage those of `orders`, the one decided; and the heartbeat
+    orders = outcomes["orders"].decision
+    (fleet,) = runtime.publish_fleet_metrics.published
+    assert fleet == {
+        "MaxLoadRatio": orders.load_ratio,
+        "MaxSlaUsage": orders.sla_usage,
+        "MaxFleetUsage": 2 / 50,
+        "QueueErrors": 1.0,
+        "UndecidedQueues": 1.0,
+        "Heartbeat": 1.0,
+    }
+
+
+def test_fleet_metrics_take_the_highest_value_and_count_errors_over_the_queues() -> None:
+    # GIVEN a tick over three queues: two decided with different loads, one left undecided
+    runtime = build(others=["light", "broken"])
+    runtime.sqs.depths["light"] = QueueDepth(visible=0, in_flight=0, delayed=0)
+    runtime.table.states["broken"] = {"version": "not a number", "samples": 7}
+    # WHEN the tick runs
+    outcomes, _ = timed_tick(runtime)
+    # THEN each maximum is that of the queue holding it, not a sum or a mean
+    decided = [outcomes[name].decision for name in ("orders", "light")]
+    assert all(decided)
+    (fleet,) = runtime.publish_fleet_metrics.published
+    assert fleet["MaxLoadRatio"] == max(d.load_ratio for d in decided if d)
+    assert fleet["MaxSlaUsage"] == max(d.sla_usage for d in decided if d)
+    # AND the undecided queue is counted, with its error
+    assert (fleet["UndecidedQueues"], fleet["QueueErrors"], fleet["Heartbeat"]) == (1, 1, 1)
+    # AND a tick with no queue still beats: the controller is alive
+    assert tick.fleet_metrics([]) == {
+        "MaxLoadRatio": 0.0,
+        "MaxSlaUsage": 0.0,
+        "MaxFleetUsage": 0.0,
+        "QueueErrors": 0.0,
+        "UndecidedQueues": 0.0,
+        "Heartbeat": 1.0,
+    }
 
 
 def test_a_queue_whose_evaluation_raises_is_that_queues_error_only() -> None:

@@ -38,6 +38,10 @@ def test_pages_name_what_the_code_has() -> None:
     # GIVEN the generated pages THEN they carry real entries from each source
     assert "## simulate" in docs_reference.cli_page()
     assert "| `sla_seconds` | float | profile | `>0`, `<=43,200` |" in docs_reference.config_page()
-    assert "| `LoadRatio` | None | `Queue` | evaluate |" in docs_reference.metrics_page()
-    assert "`SlaBreach<Queue>Alarm`" in docs_reference.metrics_page()
+    page = docs_reference.metrics_page()
+    assert "| `MaxLoadRatio` | None | `Stack` | evaluate, each shard tick |" in page
+    assert (
+        "| `LoadRatio` | None | `Queue` | evaluate (a metric only with PerQueueMetrics) |" in page
+    )
+    assert "| `SlaBreachAlarm` | `MaxSlaUsage` | Maximum |" in page
     assert "| `pickup_ms` | int \\| None |" in docs_reference.events_page()

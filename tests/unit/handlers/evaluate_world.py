@@ -145,6 +145,16 @@ class Metrics:
         return [values for name, values in self.published if name == queue][-1]
 
 
+class FleetMetrics:
+    """Records each tick's fleet metrics (what emf_fleet_metrics would print)."""
+
+    def __init__(self) -> None:
+        self.published: list[dict[str, float]] = []
+
+    def __call__(self, values: Mapping[str, float]) -> None:
+        self.published.append(dict(values))
+
+
 ORDERS = ServiceRef("workers", "orders")
 
 
@@ -191,4 +201,5 @@ def build(
         clock=clock,
         sleep=clock.sleep,
         publish_metrics=Metrics(),
+        publish_fleet_metrics=FleetMetrics(),
     )
