@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "functions"))
 
 from queue_autoscale.sim.arrivals import ArrivalError  # noqa: E402
 from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS  # noqa: E402
-from queue_autoscale.sim.policies import parse_policies  # noqa: E402
+from queue_autoscale.sim.policies import ABLATIONS, parse_policies  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec  # noqa: E402
 from queue_autoscale.sim.tuning import (  # noqa: E402
     SLAS,
@@ -54,6 +54,8 @@ JITTER_SECONDS = 10.0
 """New workers land 60 s + uniform 0..this (as the bench)."""
 QUICK_ROW = "spike"
 """`--quick`: this scenario at the set's first seed."""
+ABLATED = "predictive"
+"""The policy `--ablate` takes apart (`sim.policies.ABLATIONS` are its variants)."""
 BASE_COMMAND = "nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py"
 
 
@@ -71,6 +73,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "compared with each other one ('A beats B'). Default: %(default)s",
     )
     parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="judge predictive and predictive with each mechanism off (the ablation; "
+        "results/predictive_ablation.md unless --out)",
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
         help="keep each row's scored runs here and reuse them: the peers' and the bound's "
@@ -82,6 +90,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
         args.policies = parse_policies(args.policy)
     except ArrivalError as error:
         parser.error(str(error))
+    args.ablation = dict(ABLATIONS) if args.ablate else None
+    if args.ablate:
+        args.policies = [ABLATED, *ABLATIONS]
     return args
 
 
@@ -117,9 +128,11 @@ def row_runs(
 def main(argv: list[str]) -> int:
     args = parse(argv)
     rows = chosen(args)
+    every = set_rows(args.set, with_nasa=args.trace.is_file())
     suffix = "" if args.set == "validation" else "_tuning"
     suffix += ".quick" if args.quick else ""
-    out = args.out or ROOT / "benchmarks" / "results" / f"policy_frontier{suffix}.md"
+    name = "predictive_ablation" if args.ablate else "policy_frontier"
+    out = args.out or ROOT / "benchmarks" / "results" / f"{name}{suffix}.md"
     spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS, interval_seconds=BENCH_INTERVAL_SECONDS)
     setup = [
         f"- Jobs {spec.service_seconds:g} s mean (gamma, cv {spec.service_cv:g}), concurrency "
@@ -135,7 +148,7 @@ def main(argv: list[str]) -> int:
     cache = None if args.cache is None else RunCache.at(args.cache)
     started = time.perf_counter()
     done: list[tuple[str, list[Judged]]] = []
-    for index, row in enumerate(rows):
+    for row in rows:
         began = time.perf_counter()
 
         def tick(count: int, label: str = row.label) -> None:
@@ -152,7 +165,8 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
             flush=True,
         )
-        pending = [r.label for r in rows[index + 1 :]]
+        judged_rows = {label for label, _ in done}
+        pending = [r.label for r in every if r.label not in judged_rows]
         text = results_markdown(
             done,
             args.set,
@@ -162,6 +176,7 @@ def main(argv: list[str]) -> int:
             time.perf_counter() - started,
             machine,
             pending,
+            args.ablation,
         )
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")

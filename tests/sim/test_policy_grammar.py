@@ -130,3 +130,18 @@ def test_the_knobs_reach_the_peers() -> None:
     default = make_policy("keda", settings, flat)
     assert isinstance(default, KedaPolicy)
     assert (default.target_per_pod, default.window_seconds, default.min_replicas) == (30, 300, 1)
+
+
+def test_each_predictive_mechanism_has_an_ablation_that_runs_with_it_off() -> None:
+    """`predictive-no-<mechanism>` for each of `MECHANISMS`: a core policy over
+    `predictive.ablated(mechanism)`, runnable by name, not in `all`."""
+    from queue_autoscale.core.predictive_knobs import MECHANISMS
+    from queue_autoscale.sim.policies import ABLATIONS, CorePolicy, make_policy, parse_policies
+    from queue_autoscale.sim.policies import sim_settings as settings_for
+
+    assert {f"predictive-no-{m}": m for m in MECHANISMS} == ABLATIONS
+    assert not set(ABLATIONS) & set(parse_policies("all"))
+    for name, mechanism in ABLATIONS.items():
+        policy = make_policy(name, settings_for(), np.zeros(10, dtype=np.int64))
+        assert isinstance(policy, CorePolicy) and policy.name == name
+        assert policy.function.keywords == {"off": frozenset({mechanism})}  # type: ignore[attr-defined]

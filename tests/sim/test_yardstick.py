@@ -8,7 +8,7 @@ from pathlib import Path
 from queue_autoscale.sim.runner import RunSpec
 from queue_autoscale.sim.tuning import Row, knob_grid, tune_row
 from queue_autoscale.sim.verdict import cheapest, judge
-from queue_autoscale.sim.yardstick import judge_row, results_markdown
+from queue_autoscale.sim.yardstick import Judged, judge_row, results_markdown
 
 
 def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
@@ -61,3 +61,36 @@ def test_only_peers_with_a_floor_of_0_or_1_are_reacting() -> None:
     assert _reacting(run("target-tracking(target_value=3,scale_in_cooldown=60,min_capacity=0)"))
     assert not _reacting(run("keda(queue_length=3,scale_down_stabilization=0,min_replicas=21)"))
     assert not _reacting(run("static(size=1)"))
+
+
+def _judged(key_row: str, passes: dict[str, bool], worker_seconds: dict[str, float]) -> Judged:
+    """A hand-made cell where each policy passes or not as given."""
+    from queue_autoscale.sim.verdict import Cell, Run, Verdict
+
+    policies = tuple(passes)
+    runs = [Run(p, 0.99, worker_seconds[p], 0, 1.0, 0.9) for p in policies]
+    base = Cell(key_row, False, 30.0, 0.99, runs[0], None, (), (), ())
+    cells = tuple(replace(base, ours=r) for r in runs)
+    verdicts = tuple(Verdict(passes[p], () if passes[p] else ("x",)) for p in policies)
+    return Judged(policies, cells, verdicts, runs[0])
+
+
+def test_the_ablation_counts_cells_gained_and_lost_and_keeps_only_a_clean_gain() -> None:
+    """`a` gains cell 1 and loses none: it stays; `b` gains cell 1 but loses cell 2: it goes;
+    `c` changes nothing: it goes (gains none)."""
+    from queue_autoscale.sim.yardstick import ablation_lines
+
+    full, a, b, c = "predictive", "p-no-a", "p-no-b", "p-no-c"
+    ws = {full: 100.0, a: 120.0, b: 90.0, c: 100.0}
+    rows = [
+        ("r", [
+            _judged("r1", {full: True, a: False, b: False, c: True}, ws),
+            _judged("r2", {full: False, a: False, b: True, c: False}, ws),
+            _judged("r3", {full: True, a: True, b: True, c: True}, ws),
+        ]),
+    ]  # fmt: skip
+    lines = ablation_lines(rows, full, {a: "a", b: "b", c: "c"})
+    assert lines[2] == "| `a` (`p-no-a`) | 2 | 1 | 1 | 0 | 300 | 360 | yes |"
+    assert lines[3] == "| `b` (`p-no-b`) | 2 | 2 | 1 | 1 | 300 | 270 | no: loses a cell |"
+    assert lines[4] == "| `c` (`p-no-c`) | 2 | 2 | 0 | 0 | 300 | 300 | no: gains none |"
+    assert "- `b` gains r1 / 30 s / 99.0%; loses r2 / 30 s / 99.0%." in lines

@@ -15,6 +15,8 @@ from queue_autoscale.core import (
 from queue_autoscale.core import (
     Policy as CoreFunction,
 )
+from queue_autoscale.core.predictive import ablated
+from queue_autoscale.core.predictive_knobs import MECHANISMS
 from queue_autoscale.sim.arrivals import ArrivalError, Counts
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.bound import ReactionBoundPolicy
@@ -34,6 +36,9 @@ POLICY_NAMES: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracki
 CANDIDATES: tuple[str, ...] = ("predictive",)
 """Runnable by name, not part of `all`: a policy that joins the comparison once it beats
 hybrid on the validation set (core/predictive.py)."""
+ABLATIONS: dict[str, str] = {f"predictive-no-{m}": m for m in MECHANISMS}
+"""Runnable by name, not part of `all`: predictive with one mechanism switched off
+(`core.predictive.ablated`), by name -> mechanism, for the ablation on the validation set."""
 DIAGNOSTICS: tuple[str, ...] = (BOUND_NAME, KEDA_NO_DRAIN)
 """Runnable by name, not part of `all`: a yardstick nobody would deploy, and KEDA as users suffer
 it when pods are stopped at random mid-job (the `interrupted` score)."""
@@ -164,11 +169,11 @@ def parse_policy(text: str) -> PolicyChoice:
     """One POLICY of the grammar, validated (ArrivalError in one line)."""
     name, opened, rest = text.partition("(")
     name = name.strip()
-    if name not in POLICY_NAMES + CANDIDATES + DIAGNOSTICS:
+    if name not in (*POLICY_NAMES, *CANDIDATES, *ABLATIONS, *DIAGNOSTICS):
         raise ArrivalError(
             f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
-            f"the candidates {', '.join(CANDIDATES)}, or the diagnostics "
-            f"{', '.join(DIAGNOSTICS)}"
+            f"the candidates {', '.join(CANDIDATES)}, the ablations {', '.join(ABLATIONS)}, "
+            f"or the diagnostics {', '.join(DIAGNOSTICS)}"
         )
     if not opened:
         return PolicyChoice(name)
@@ -226,6 +231,8 @@ def make_policy(
     label, base = choice.label, choice.name
     if base in POLICIES:
         return CorePolicy(base, POLICIES[base], settings, record)
+    if base in ABLATIONS:
+        return CorePolicy(base, ablated(ABLATIONS[base]), settings, record)
     if base in ("keda", KEDA_NO_DRAIN):
         stabilization = _whole(choice.get("scale_down_stabilization"))
         return KedaPolicy(

@@ -34,13 +34,14 @@ from pathlib import Path
 import numpy as np
 
 import queue_autoscale
-from queue_autoscale.core import POLICIES, workers_for_sla
+from queue_autoscale.core import workers_for_sla
 from queue_autoscale.sim.arrivals import SCENARIOS, Counts, minute_rates, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.frontier import SLAS, TARGETS, failing_static_size
 from queue_autoscale.sim.peers import keda
 from queue_autoscale.sim.policies import (
+    KNOBS,
     PolicyChoice,
     initial_workers,
     make_policy,
@@ -379,9 +380,10 @@ def code_fingerprint(paths: Iterable[str], root: Path = PACKAGE) -> str:
 
 
 def is_ours(key: RunKey) -> bool:
-    """A run of one of our core policies (a key of `core.POLICIES`), not a peer's or the
-    bound's."""
-    return parse_policy(key[0]).name in POLICIES
+    """A run of one of our policies (a core policy or an ablation of one), not a peer's or
+    the bound's."""
+    name = parse_policy(key[0]).name
+    return name not in KNOBS and name != BOUND_NAME
 
 
 @dataclass(frozen=True, slots=True)

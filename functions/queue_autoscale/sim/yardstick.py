@@ -7,7 +7,7 @@ with the verdict for every judged policy (each configured for the cell, `tuning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from queue_autoscale.core import DEFAULT_POLICY
@@ -66,6 +66,10 @@ class Judged:
     def verdict_of(self, policy: str) -> Verdict:
         """The verdict of one judged policy."""
         return self.verdicts[self.policies.index(policy)]
+
+    def run_of(self, policy: str) -> Run:
+        """The run of one judged policy."""
+        return self.cells[self.policies.index(policy)].ours
 
 
 def judge_row(
@@ -245,6 +249,43 @@ def failure_counts(rows: Sequence[tuple[str, Sequence[Judged]]], policy: str) ->
     return [f"{k} in {seen[k]} cells ({alone[k]} on this alone)" for k in kinds if seen[k]]
 
 
+def ablation_lines(
+    rows: Sequence[tuple[str, Sequence[Judged]]], full: str, variants: Mapping[str, str]
+) -> list[str]:
+    """The ablation of `full`: per mechanism (`variants`: the label of `full` with it off ->
+    the mechanism), the cells it gains (`full` passes, the variant does not) and loses (the
+    variant passes, `full` does not), and the worker-seconds with and without it over every
+    cell. A mechanism stays only when it gains a cell and loses none."""
+    every = [j for _, judged in rows for j in judged]
+    head = ["mechanism", "passes with it", "without it", "cells it gains", "cells it loses",
+            "worker-s with it", "without it", "stays"]  # fmt: skip
+    lines = [row(head), row(["---", *["---:"] * 6, "---"])]
+    details = []
+    for label, mechanism in variants.items():
+        gained = [j.key for j in every if j.verdict_of(full).passed > j.verdict_of(label).passed]
+        lost = [j.key for j in every if j.verdict_of(full).passed < j.verdict_of(label).passed]
+        stays = "no: loses a cell" if lost else ("yes" if gained else "no: gains none")
+        lines.append(
+            row(
+                [
+                    f"`{mechanism}` (`{label}`)",
+                    str(sum(j.verdict_of(full).passed for j in every)),
+                    str(sum(j.verdict_of(label).passed for j in every)),
+                    str(len(gained)),
+                    str(len(lost)),
+                    f"{sum(j.run_of(full).worker_seconds for j in every):,.0f}",
+                    f"{sum(j.run_of(label).worker_seconds for j in every):,.0f}",
+                    stays,
+                ]
+            )
+        )
+        details.append(
+            f"- `{mechanism}` gains {', '.join(gained) or 'no cell'}; loses "
+            f"{', '.join(lost) or 'no cell'}."
+        )
+    return [*lines, "", *details]
+
+
 def set_lines(command: str) -> list[str]:
     """The split, with the command that reproduces each set."""
     lines = []
@@ -259,7 +300,7 @@ def set_lines(command: str) -> list[str]:
     return lines
 
 
-def results_markdown(
+def results_markdown(  # noqa: PLR0913 - the results file's parts, each named
     rows: Sequence[tuple[str, Sequence[Judged]]],
     set_name: str,
     command: str,
@@ -268,8 +309,10 @@ def results_markdown(
     wall_seconds: float,
     machine: str,
     pending: Sequence[str] = (),
+    ablation: Mapping[str, str] | None = None,
 ) -> str:
-    """The results file for one set."""
+    """The results file for one set (with the ablation of the first judged policy when
+    `ablation` maps its variants to the mechanism each switches off)."""
     counts = tallies(rows)
     policies = list(counts)
     lines = [
@@ -321,7 +364,10 @@ def results_markdown(
         )
     lines += [f"- {beats_words(policies[0], p, counts)}." for p in policies[1:]]
     if pending:
-        lines.append(f"- Not run (out of time): {', '.join(pending)}.")
+        lines.append(
+            f"- **Not judged here** ({len(pending)} of the set's rows: left out by `--rows` or "
+            f"not reached): {', '.join(pending)}."
+        )
     targets = sorted({j.cell.target for _, judged in rows for j in judged})
     lines += [
         "",
@@ -330,6 +376,8 @@ def results_markdown(
         *summary_lines(rows),
         "",
     ]
+    if ablation:
+        lines += ["## Ablation", "", *ablation_lines(rows, policies[0], ablation), ""]
     for label, judged in rows:
         lines += [f"## {label}", "", *cell_lines(judged), ""]
     return "\n".join(lines) + "\n"
