@@ -91,6 +91,16 @@ def test_the_short_rate_window_is_a_setting(window: int, expected: float) -> Non
     assert snap.arrival_rate == pytest.approx(20 * 10 / 300)
 
 
+def test_late_counters_hide_the_newest_seconds_from_the_rates() -> None:
+    # GIVEN 12 jobs every second, and counters that reach the table 15 s late
+    counts = np.full(900, 12, dtype=np.int64)
+    recorder, _ = _run(counts, 20, service_mean_seconds=0.5, counter_delay_seconds=15)
+    snap = dict(recorder.snapshots)[600]
+    # THEN the tick at 600 s sees 285 of the long window's 300 s and 45 of the short's 60 s
+    assert snap.arrival_rate == pytest.approx(12.0 * 285 / 300)
+    assert snap.arrival_rate_short == pytest.approx(12.0 * 45 / 60)
+
+
 def test_an_age_the_simulator_cannot_know_is_unknown_and_the_controller_holds() -> None:
     # GIVEN five jobs at second 0, no worker, no CloudWatch age, and counters that by second 400
     # no longer reach back to them (the production builder reads 300 s at a 30 s SLA)

@@ -347,7 +347,8 @@ class _Engine:
         self.flushed = hi
 
     def counter_rows(self, window_seconds: int) -> list[CounterRow]:
-        """The counter rows of seconds [t - window, t) that saw any event, oldest first.
+        """The counter rows of seconds [t - window, t - counter delay) that saw any event,
+        oldest first.
 
         After a flush at t every job started before t is counted, and later jobs start (and
         finish) at t or after, so a second before t never changes again: its row is built once,
@@ -357,7 +358,9 @@ class _Engine:
         t = self.t
         self._settle_rows(t)
         lo = self.fleet.base_epoch + max(0, t - window_seconds)
-        return self.rows[bisect.bisect_left(self.row_seconds, lo) :]
+        hi = self.fleet.base_epoch + t - self.fleet.counter_delay_seconds
+        seconds = self.row_seconds
+        return self.rows[bisect.bisect_left(seconds, lo) : bisect.bisect_left(seconds, hi)]
 
     def _settle_rows(self, t: int) -> None:
         """Build the rows of seconds [settled, t) (final once flushed at t)."""

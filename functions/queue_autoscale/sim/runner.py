@@ -126,6 +126,8 @@ class RunSpec:
     """Kafka: the topic's partitions, one consumer per worker: the partition cap (None: none)."""
     prefetch: int | None = None
     """RabbitMQ: each worker's prefetch count, >= concurrency (None: a shared FIFO, as SQS)."""
+    counter_delay_seconds: int = 0
+    """Seconds of the newest counters a tick does not see yet (`FleetSpec`'s, >= 0)."""
 
     def __post_init__(self) -> None:
         horizon, percent = self.recovery_horizon_seconds, self.scale_down_percent
@@ -173,6 +175,11 @@ class RunSpec:
                 self.prefetch,
                 f">= --concurrency ({self.concurrency})",
             ),
+            "counter-delay": (
+                self.counter_delay_seconds >= 0,
+                self.counter_delay_seconds,
+                ">= 0 s",
+            ),
         }
         for name, (ok, value, bound) in checks.items():
             if not ok:
@@ -194,6 +201,7 @@ class RunSpec:
             short_window_seconds=self.short_window_seconds,
             partition_cap=self.partitions,
             prefetch=self.prefetch,
+            counter_delay_seconds=self.counter_delay_seconds,
         )
 
     def settings(self) -> QueueSettings:

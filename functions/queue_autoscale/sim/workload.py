@@ -56,6 +56,10 @@ class FleetSpec:
     """RabbitMQ: each worker holds up to this many unacked jobs (>= concurrency); a job
     delivered to a busy worker waits in its buffer, even while another worker is free. None:
     one shared FIFO (SQS)."""
+    counter_delay_seconds: int = 0
+    """The counters of the last this many seconds are not yet written when a tick reads them
+    (events late by the producer's flush and the events queue's batching window): the worst
+    case of that lateness, whole seconds missing rather than part of each."""
 
 
 @dataclass(frozen=True, slots=True)
