@@ -11,8 +11,11 @@ Worker (a message from ReceiveMessage with AttributeNames=["All"], or a Lambda S
         handle(message)                            # then `completed`, or `failed` if it raises
 
 Events are buffered and sent as JSON arrays of up to 100 events per message, up to 10
-messages per SendMessageBatch. Nothing here raises into the caller's job: a failed send
-is logged, counted in `stats`, and retried with the next flush while the buffer has room.
+messages per SendMessageBatch, by a background thread every PRODUCER_FLUSH_SECONDS (1 s): an
+event leaves the process at most that long after it was recorded, part of the bound on how late
+the controller's counters may be (`ingest.lateness`). Nothing here raises into the caller's
+job: a failed send is logged, counted in `stats`, and retried with the next flush while the
+buffer has room. A process that ends (a Lambda invocation, a script) calls flush() or close().
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from queue_autoscale.adapters.aws import PRODUCER_CONFIG, make_client
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.adapters.sqs import MAX_BATCH_ENTRIES, SqsQueues
 from queue_autoscale.events import Event
+from queue_autoscale.ingest.lateness import PRODUCER_FLUSH_SECONDS
 
 LOG = logging.getLogger("queue_autoscale.client")
 MAX_EVENTS_PER_MESSAGE = 100
@@ -99,10 +103,12 @@ def pack_messages(
 class EventRecorder:
     """Buffers job events and sends them to the events queue in batches.
 
-    `flush_interval_seconds`: a record() call flushes when the oldest buffered event is
-    older than this, and whenever 1000 events (10 full messages) are buffered. With
-    `background=True` a daemon thread flushes instead, so record() never makes a network
-    call on the caller's thread. close() (or leaving a `with` block) flushes what is left.
+    `background=True` (the default): a daemon thread flushes every `flush_interval_seconds`,
+    so record() never makes a network call on the caller's thread and no event waits longer
+    than that. `background=False`: a record() call flushes when the oldest buffered event is
+    older than `flush_interval_seconds`, and whenever 1000 events (10 full messages) are
+    buffered; an event recorded last waits for the next record() or flush(). close() (or
+    leaving a `with` block) flushes what is left.
     """
 
     def __init__(
@@ -110,9 +116,9 @@ class EventRecorder:
         sqs_client: Any | None = None,
         events_queue_url: str = "",
         *,
-        flush_interval_seconds: float = 1.0,
+        flush_interval_seconds: float = PRODUCER_FLUSH_SECONDS,
         max_buffered_events: int = 10_000,
-        background: bool = False,
+        background: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not events_queue_url:

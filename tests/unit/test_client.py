@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from botocore.exceptions import ClientError
 
 from queue_autoscale.client import EventRecorder, elapsed_ms, pack_messages, send_job
 from queue_autoscale.events import ValidationContext, parse_body
+from queue_autoscale.ingest.lateness import PRODUCER_FLUSH_SECONDS
 
 URL = "https://sqs.us-east-1.amazonaws.com/123456789012/events"
 NOW = 1_763_000_000.0
@@ -55,6 +57,8 @@ class Clock:
 
 
 def recorder(sqs: FakeSqs, clock: Clock | None = None, **kwargs: Any) -> EventRecorder:
+    """A recorder these tests drive by hand: no background thread unless asked for."""
+    kwargs.setdefault("background", False)
     return EventRecorder(sqs, URL, clock=clock or Clock(), **kwargs)
 
 
@@ -79,6 +83,23 @@ def test_flush_sends_json_arrays_of_100_in_one_batch_call() -> None:
     assert [len(json.loads(e["MessageBody"])) for e in batch] == [100, 100, 50]
     assert rec.stats.sent == 250
     assert rec.buffered == 0
+
+
+def test_by_default_a_recorded_event_is_sent_within_the_flush_interval() -> None:
+    # GIVEN a recorder as producers build it (background thread, the default interval)
+    sqs = FakeSqs()
+    rec = EventRecorder(sqs, URL)
+    assert rec.flush_interval_seconds == PRODUCER_FLUSH_SECONDS == 1.0
+    # WHEN one event is recorded and nothing else happens
+    began = time.monotonic()
+    rec.queued("orders", "j1")
+    while not sqs.batches and time.monotonic() - began < 5 * PRODUCER_FLUSH_SECONDS:
+        time.sleep(0.01)
+    waited = time.monotonic() - began
+    rec.close()
+    # THEN the thread sent it, no later than one interval (and a scheduling margin) after
+    assert [e["job_id"] for e in sqs.events()] == ["j1"]
+    assert waited < PRODUCER_FLUSH_SECONDS + 0.5
 
 
 def test_record_flushes_at_1000_events_and_after_the_interval() -> None:

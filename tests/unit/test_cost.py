@@ -76,6 +76,29 @@ def test_two_idle_queues_worked_by_hand() -> None:
     assert total_usd(lines) == pytest.approx(sum(x.usd for x in lines))
 
 
+def test_one_queue_record_path_worked_by_hand() -> None:
+    """1 queue at 0.3 events/s, producers flushing every 1 s, 3 s windows, 2,628,000 s a month.
+
+    A flush holds events with probability 1 - e^-0.3 = 0.259182: 0.259182 SendMessageBatch
+    calls and messages a second. A 3 s window holds a message with probability
+    1 - e^-(0.259182 x 3) = 0.540467: 0.180156 batches (invocations, archive objects) a second,
+    each one ReceiveMessage and one DeleteMessageBatch. A second holds an event with
+    probability 0.259182: that many counter writes a second.
+    """
+    shape = replace(SHAPE, producer_flush_seconds=1.0, record_window_seconds=3.0)
+    lines = usage(Workload(queues=1, events_per_second=0.3), shape, US_EAST_1)
+    # (0.259182 + 2 x 0.180156) x 2,628,000 + 15 polls x 43,800 minutes = 2,285,029 requests
+    assert line(lines, "SQS", "events queue") == pytest.approx(2_285_029 / 1e6 * 0.40, rel=1e-5)
+    assert line(lines, "S3", "event-archive") == pytest.approx(473_449 / 1000 * 0.005, rel=1e-5)
+    assert line(lines, "Lambda", "record_events requests") == pytest.approx(
+        473_449 / 1e6 * 0.20, rel=1e-5
+    )
+    # a 120-byte counter item is 1 WRU a write
+    assert line(lines, "DynamoDB", "counter UpdateItem") == pytest.approx(
+        681_130 / 1e6 * 0.625, rel=1e-5
+    )
+
+
 def test_an_idle_queue_bills_only_the_metrics_it_publishes_while_zero() -> None:
     """2 idle queues: 12 - 8 silent = 4 metrics each, + ConfigErrors: 9 metrics, $2.70. Busy:
     12 - ControllerErrors + AcceptedEvents = 12 each, + ConfigErrors: 25 metrics, $7.50."""

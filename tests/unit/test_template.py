@@ -56,6 +56,7 @@ from queue_autoscale.controller.config_loader import (
 from queue_autoscale.core.models import ControllerState, TrendModel
 from queue_autoscale.core.state import model_to_dict, state_to_dict
 from queue_autoscale.handlers import evaluate
+from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS
 from queue_autoscale.settings import EvaluateSettings, RecordSettings, TickMode
 from queue_autoscale.telemetry import emf_fleet_metrics, emf_metrics
 
@@ -908,6 +909,8 @@ def test_record_events_reports_partial_batch_failures(translated: dict[str, Any]
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["EventsQueue", "Arn"]}
     assert mapping["FunctionName"] == {"Ref": "RecordEventsFunction"}
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # the window is what the lateness bound leaves after the producers' flush and the batch
+    assert mapping["MaximumBatchingWindowInSeconds"] == EVENTS_BATCHING_WINDOW_SECONDS == 2
 
 
 def test_the_tick_queue_invokes_one_tick_a_message_and_keeps_no_failed_tick(

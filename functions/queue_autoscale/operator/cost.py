@@ -17,6 +17,8 @@ from typing import Final
 from queue_autoscale.controller.tick import DECIDE_SHARE, tick_count
 from queue_autoscale.core.shard import DEFAULT_TICK_COST, plan_shards, vcpus_for_memory
 from queue_autoscale.core.snapshot import counter_lookback_seconds
+from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS, PRODUCER_FLUSH_SECONDS
+from queue_autoscale.operator.cost_record import IngestRates, ingest_rates
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
 
 HOURS_PER_MONTH: Final = 730.0
@@ -80,6 +82,10 @@ class StackShape:
     """Of `fleet_metrics`, those not extracted while 0 in a healthy fleet scaled to zero."""
     fleet_healthy_silent_metrics: int = 0
     """Of those, the ones 0 in a busy, healthy fleet (QueueErrors, UndecidedQueues)."""
+    record_window_seconds: float = EVENTS_BATCHING_WINDOW_SECONDS
+    """The events queue's batching window (MaximumBatchingWindowInSeconds), s."""
+    producer_flush_seconds: float = PRODUCER_FLUSH_SECONDS
+    """How often each queue's producer sends what it buffered (EventRecorder's default), s."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,29 +289,27 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     ]
 
 
-def _ingest_rates(workload: Workload) -> tuple[float, float, float]:
-    """(messages/s, record batches/s, counter writes/s) of the whole stack. A producer flushes
-    every second, 100 events a message; the event source batches up to 100 messages or 1 s."""
-    rate = workload.events_per_second
-    per_queue = rate if rate <= 1 else max(1.0, rate / 100)
-    messages = workload.queues * per_queue
-    batches = max(min(messages, 1.0), messages / 100)
-    writes = workload.queues * min(rate, 1.0)  # one UpdateItem per (queue, second) in a batch
-    return messages, batches, writes
+def _ingest_rates(workload: Workload, shape: StackShape) -> IngestRates:
+    """The record path's calls per second (`operator.cost_record`)."""
+    return ingest_rates(
+        workload.queues,
+        workload.events_per_second,
+        flush_seconds=shape.producer_flush_seconds,
+        window_seconds=shape.record_window_seconds,
+        batch_messages=shape.record_batch_messages,
+    )
 
 
 def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     m = MEASURED
-    messages, batches, writes = _ingest_rates(workload)
+    rates = _ingest_rates(workload, shape)
     events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
-    invocations = batches * SECONDS_PER_MONTH
+    invocations = rates.batches * SECONDS_PER_MONTH
     busy = invocations * m.record_batch_seconds + events * m.record_event_seconds
     gb_seconds = busy * shape.record.memory_mb / 1024
-    rate = workload.events_per_second
-    sends = workload.queues * max(min(rate, 1.0), messages / workload.queues / 10) if rate else 0.0
     polls = m.esm_polls_per_minute * MINUTES_PER_MONTH
-    sqs = (sends + batches + max(batches, messages / 10)) * SECONDS_PER_MONTH + polls
-    write_units = writes * SECONDS_PER_MONTH * math.ceil(m.counter_item_bytes / 1024)
+    sqs = (rates.sends + rates.receives + rates.deletes) * SECONDS_PER_MONTH + polls
+    write_units = rates.writes * SECONDS_PER_MONTH * math.ceil(m.counter_item_bytes / 1024)
     lines = [
         Usage(
             "Lambda",
@@ -324,7 +328,8 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
         ),
         Usage(
             "SQS",
-            "events queue: producers' sends, event-source polls, deletes",
+            f"events queue: producers' sends (every {shape.producer_flush_seconds:g} s), "
+            "event-source receives and polls, deletes",
             sqs,
             "requests",
             sqs / 1e6 * prices.sqs_per_million_requests,
@@ -338,13 +343,14 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
         ),
         Usage(
             "S3",
-            "event-archive PutObject (one per batch)",
+            f"event-archive PutObject (one per batch, {shape.record_window_seconds:g} s window)",
             invocations,
             "requests",
             invocations / 1000 * prices.s3_per_thousand_puts,
         ),
     ]
     if shape.record.tracing:
+        batches = rates.batches
         traces = (min(batches, 1.0) + 0.05 * max(0.0, batches - 1)) * SECONDS_PER_MONTH
         lines.append(_traces("record_events traces (1/s + 5% sampled)", traces, prices))
     return lines
@@ -353,13 +359,14 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
 def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     m = MEASURED
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
-    _, batches, writes = _ingest_rates(workload)
+    rates = _ingest_rates(workload, shape)
     events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
-    archived = events * m.archive_event_bytes + batches * SECONDS_PER_MONTH * m.archive_object_bytes
+    objects = rates.batches * SECONDS_PER_MONTH
+    archived = events * m.archive_event_bytes + objects * m.archive_object_bytes
     archived += workload.queues * ticks * m.decision_archive_bytes
     held = archived * workload.archive_retention_days / DAYS_PER_MONTH / GB
     counter_ttl_seconds = 2 * 86_400  # RecordSettings.counter_ttl_seconds' default
-    table = (writes * counter_ttl_seconds * m.counter_item_bytes) / GB
+    table = (rates.writes * counter_ttl_seconds * m.counter_item_bytes) / GB
     table += workload.queues * (m.state_item_bytes + m.counter_item_bytes) / GB
     return [
         Usage(
@@ -384,10 +391,12 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     m = MEASURED
     shards, _ = evaluate_plan(workload, shape)
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
-    _, batches, writes = _ingest_rates(workload)
+    rates = _ingest_rates(workload, shape)
     logged = workload.queues * ticks * (m.emf_bytes + m.log_line_bytes)
-    logged += (shards * MINUTES_PER_MONTH + batches * SECONDS_PER_MONTH) * m.invocation_log_bytes
-    logged += writes * SECONDS_PER_MONTH * m.record_emf_bytes_per_queue
+    logged += (
+        shards * MINUTES_PER_MONTH + rates.batches * SECONDS_PER_MONTH
+    ) * m.invocation_log_bytes
+    logged += rates.queue_batches * SECONDS_PER_MONTH * m.record_emf_bytes_per_queue
     ingested = logged / GB
     stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH
     if workload.events_per_second > 0:  # AcceptedEvents; a healthy controller has no errors

@@ -104,6 +104,7 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         evaluate=_function(template, "EvaluateFunction", given),
         record=_function(template, "RecordEventsFunction", given),
         record_batch_messages=int(source.get("BatchSize", 10)),
+        record_window_seconds=float(source.get("MaximumBatchingWindowInSeconds", 0)),
         max_evaluate_shards=int(_value(template, {"Ref": "MaxEvaluateShards"}, given)),
         alarms_per_queue=_per_queue_alarms(resources),
         fleet_alarm_metrics=fleet_alarms,

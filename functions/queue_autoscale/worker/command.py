@@ -49,10 +49,7 @@ def run_worker(settings: WorkerSettings, job: JobFunction) -> int:
     recorder = None
     if settings.events_queue_url:
         recorder = EventRecorder(
-            aws.make_client("sqs", config=aws.PRODUCER_CONFIG),
-            settings.events_queue_url,
-            flush_interval_seconds=1.0,
-            background=True,
+            aws.make_client("sqs", config=aws.PRODUCER_CONFIG), settings.events_queue_url
         )
     else:
         log.info("no events queue configured: job events are not recorded")
