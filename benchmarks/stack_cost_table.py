@@ -40,7 +40,7 @@ from queue_autoscale.operator.cost_template import (
     shape,
     stack_capacity,
 )
-from queue_autoscale.operator.prices import PRICED_ON, SOURCES, US_EAST_1
+from queue_autoscale.operator.prices import PRICED_ON, SOURCES, UNVERIFIED, US_EAST_1
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (1, 10, 100, 1_000, 10_000)
@@ -159,9 +159,12 @@ def main() -> None:
     rate = args.events_per_second
     out = [
         header("What the stack itself costs a month (`queue-autoscale cost`'s arithmetic)"),
-        f"Prices: {US_EAST_1.region} list prices transcribed {PRICED_ON} from "
-        + ", ".join(SOURCES)
-        + "; no free tier; a month is 730 hours. Workload: "
+        f"Prices: {US_EAST_1.region} list prices as published on " + ", ".join(SOURCES) + "; "
+        f"each checked on {PRICED_ON} against the pages `operator/prices.py` names "
+        "(PRICE_SOURCES, mostly pages quoting AWS: the AWS pages draw their tables in the "
+        "browser); no page found states "
+        + ", ".join(f"`{name}`" for name in sorted(UNVERIFIED))
+        + " (kept as transcribed on 2026-11-28); no free tier; a month is 730 hours. Workload: "
         f"{rate:g} events/s per queue (0.1 jobs/s), interval 15 s, logs 30 days, archive "
         "400 days; EvaluateMemorySize as `queue-autoscale cost` derives it for the queue count "
         "(the before column: the baseline template's default). The same numbers per size come "

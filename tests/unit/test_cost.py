@@ -3,6 +3,7 @@ shape read from template.yaml, and the command."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import replace
 
@@ -23,7 +24,13 @@ from queue_autoscale.operator.cost import (
 )
 from queue_autoscale.operator.cost_command import template_shape
 from queue_autoscale.operator.cost_template import stack_capacity
-from queue_autoscale.operator.prices import US_EAST_1, metrics_month_usd
+from queue_autoscale.operator.prices import (
+    PRICE_SOURCES,
+    UNVERIFIED,
+    US_EAST_1,
+    Prices,
+    metrics_month_usd,
+)
 
 SHAPE = StackShape(
     evaluate=FunctionShape(memory_mb=1769, arm64=True),
@@ -208,3 +215,20 @@ def test_cost_command_bills_the_dashboard_when_it_is_turned_on() -> None:
 def test_cost_command_refuses_a_bad_input(arguments: list[str]) -> None:
     result = CliRunner().invoke(app, ["cost", *arguments])
     assert result.exit_code == 2, result.output
+
+
+def test_every_price_names_the_pages_it_was_checked_against() -> None:
+    # GIVEN the pinned table and its sources
+    fields = {f.name for f in dataclasses.fields(Prices)} - {"region"}
+    # THEN every price has an entry; these three have no page that states them
+    assert set(PRICE_SOURCES) == fields
+    assert {
+        "dynamodb_pitr_gb_month",
+        "put_metric_data_per_thousand",
+        "glue_flex_dpu_hour",
+    } == UNVERIFIED
+    assert all(
+        source.url.startswith(("http://", "https://"))
+        for found in PRICE_SOURCES.values()
+        for source in found
+    )

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-PRICED_ON: Final = "2026-11-28"
-"""When these values were transcribed from the pages below."""
+PRICED_ON: Final = "2026-12-02"
+"""When the values below were last checked against the pages in PRICE_SOURCES."""
 SOURCES: Final[tuple[str, ...]] = (
     "https://aws.amazon.com/lambda/pricing/",
     "https://aws.amazon.com/cloudwatch/pricing/",
@@ -20,7 +20,248 @@ SOURCES: Final[tuple[str, ...]] = (
     "https://aws.amazon.com/xray/pricing/",
     "https://aws.amazon.com/fargate/pricing/",
 )
-"""AWS's public price pages (us-east-1 selected), the source of every value in US_EAST_1."""
+"""AWS's public price pages (us-east-1 selected), where every value in US_EAST_1 is published.
+Most of their rate tables are drawn by the browser, so the stored copies the values were checked
+against (PRICE_SOURCES) are mostly other pages quoting them."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriceSource:
+    """A page that states a price, as read on `read_on` (a stored copy of the page)."""
+
+    url: str
+    says: str
+    """What the page says, in its own figures."""
+    dated: str
+    """The page's own date ('undated' when it shows none)."""
+    aws: bool = False
+    """AWS's own page (or a copy of it); otherwise a page quoting AWS."""
+
+
+READ_ON: Final = "2026-12-02"
+"""When the pages below were read."""
+
+_CLOUDBURN_SQS = "https://cloudburn.io/blog/amazon-sqs-pricing"
+_CLOUDBURN_EVENTBRIDGE = "https://cloudburn.io/blog/amazon-eventbridge-pricing"
+_FACTUALMINDS_CLOUDWATCH = (
+    "https://www.factualminds.com/blog/amazon-cloudwatch-pricing-metrics-logs-alarms-dashboards/"
+)
+PRICE_SOURCES: Final[dict[str, tuple[PriceSource, ...]]] = {
+    "lambda_x86_gb_second": (
+        PriceSource(
+            "https://cloudchipr.com/blog/aws-lambda-pricing",
+            "x86 first 6 billion GB-s a month $0.0000166667 per GB-s (US East)",
+            "2024",
+        ),
+    ),
+    "lambda_arm_gb_second": (
+        PriceSource(
+            "https://cloudchipr.com/blog/aws-lambda-pricing",
+            "Arm first 7.5 billion GB-s a month $0.0000133334 per GB-s (US East)",
+            "2024",
+        ),
+        PriceSource(
+            "https://app.unpkg.com/artillery@2.0.28/files/lib/platform/aws-lambda/prices.js",
+            "base arm64 1333340 (GB-s price x 1e11), citing aws.amazon.com/lambda/pricing",
+            "undated",
+        ),
+    ),
+    "lambda_per_million_requests": (
+        PriceSource(
+            "https://gist.github.com/bluejack/68dd851e8ff1c480d623fc0b09e0423b",
+            "Lambda $0.20 per 1M requests",
+            "2019-12-27",
+        ),
+        PriceSource(
+            "https://raw.githubusercontent.com/api-evangelist/aws-lambda/refs/heads/main/plans/"
+            "aws-lambda-plans-pricing.yml",
+            "'$0.20 per million requests', found verbatim on aws.amazon.com/lambda/pricing "
+            "(the Managed Instances request charge)",
+            "2026-09-20",
+        ),
+    ),
+    "scheduler_per_million_invocations": (
+        PriceSource(_CLOUDBURN_EVENTBRIDGE, "Scheduler $1.00 per million invocations", "2026-03"),
+    ),
+    "eventbridge_per_million_events": (
+        PriceSource(_CLOUDBURN_EVENTBRIDGE, "custom events $1.00 per million", "2026-03"),
+        PriceSource(
+            "https://www.factualminds.com/blog/amazon-eventbridge-pricing-events-pipes-schema-archive/",
+            "custom events $1 per million (us-east-1)",
+            "2026-06",
+        ),
+    ),
+    "sqs_per_million_requests": (
+        PriceSource(
+            _CLOUDBURN_SQS,
+            "Standard $0.40/M for the first 100 billion requests a month ($0.30, $0.24 beyond)",
+            "2026-03",
+        ),
+        PriceSource(
+            "https://www.factualminds.com/blog/amazon-sqs-pricing-64kb-rule-fifo-vs-standard/",
+            "$0.40 per million standard requests; each 64 KB chunk is a request",
+            "2026-06-13",
+        ),
+    ),
+    "dynamodb_per_million_write_units": (
+        PriceSource(
+            "https://airbyte.com/data-engineering-resources/dynamodb-pricing",
+            "on-demand WRU $0.625 per million (US East), after the November 2024 cut",
+            "2025-07-21",
+        ),
+    ),
+    "dynamodb_per_million_read_units": (
+        PriceSource(
+            "https://airbyte.com/data-engineering-resources/dynamodb-pricing",
+            "on-demand RRU $0.125 per million (US East), after the November 2024 cut",
+            "2025-07-21",
+        ),
+    ),
+    "dynamodb_gb_month": (
+        PriceSource(
+            "https://gist.github.com/bluejack/68dd851e8ff1c480d623fc0b09e0423b",
+            "DynamoDB $0.25/GB (storage; the November 2024 cut was to throughput)",
+            "2019-12-27",
+        ),
+    ),
+    "dynamodb_pitr_gb_month": (),
+    "s3_gb_month": (
+        PriceSource(
+            "https://deepeshsoni.com/archives/256",
+            "S3 Standard around $0.023 per GB-month for the first 50 TB (US East)",
+            "undated",
+        ),
+    ),
+    "s3_per_thousand_puts": (
+        PriceSource(
+            "https://c3x.dev/blog/s3-request-fees-explained",
+            "S3 Standard PUT, COPY, POST, LIST $0.005 per 1,000",
+            "undated",
+        ),
+        PriceSource(
+            "https://awsi.click/en/articles/s3-request-pricing-get-put-difference/",
+            "PUT/COPY/POST/LIST $0.005 per 1,000 (us-east-1)",
+            "undated",
+        ),
+    ),
+    "s3_per_thousand_gets": (
+        PriceSource(
+            "https://c3x.dev/blog/s3-request-fees-explained",
+            "S3 Standard GET, HEAD, SELECT $0.0004 per 1,000",
+            "undated",
+        ),
+    ),
+    "metric_tiers": (
+        PriceSource(
+            "https://signoz.io/guides/cloudwatch-pricing",
+            "custom metrics $0.30 a month for the first 10,000 (the later tiers not quoted)",
+            "2026-02-15",
+        ),
+        PriceSource(
+            "https://cal53.calculator.city/cloudwatch-custom-metrics-calculator/",
+            "$0.30 per metric-month for the first 10,000, $0.10 beyond",
+            "undated",
+        ),
+    ),
+    "alarm_metric_month": (
+        PriceSource(
+            "https://c3x.dev/resources/aws/aws_cloudwatch_metric_alarm",
+            "standard resolution $0.10 per alarm-month",
+            "undated",
+        ),
+    ),
+    "dashboard_month": (
+        PriceSource(_FACTUALMINDS_CLOUDWATCH, "dashboards at $3 each", "2026-06-13"),
+    ),
+    "logs_ingest_gb": (
+        PriceSource(
+            "https://hykell.com/kb/platform-specific-guides/aws-cloudwatch-logs-pricing",
+            "$0.50 per GB collected (us-east-1)",
+            "undated",
+        ),
+        PriceSource(
+            "https://www.duckbillgroup.com/?p=9080",
+            "Lambda logs tiered from 2025-05-01; the first tier is the old $0.50 per GB",
+            "2025-05",
+        ),
+    ),
+    "logs_gb_month": (
+        PriceSource(
+            "https://hykell.com/kb/platform-specific-guides/aws-cloudwatch-logs-pricing",
+            "$0.03 per GB per month archival storage (us-east-1)",
+            "undated",
+        ),
+    ),
+    "get_metric_data_per_thousand_metrics": (
+        PriceSource(
+            "https://support.site24x7.com/portal/en/kb/articles/aws-cloudwatch-metrics-cost-calculation",
+            "GetMetricData $0.01 per 1,000 metric requests",
+            "undated",
+        ),
+    ),
+    "put_metric_data_per_thousand": (),
+    "xray_per_million_traces": (
+        PriceSource(
+            "https://aws.amazon.com/de/xray/pricing/",
+            "aufgezeichnete Ablaufverfolgungen 5 USD pro Million (0,000005 USD)",
+            "undated",
+            aws=True,
+        ),
+    ),
+    "glue_dpu_hour": (
+        PriceSource(
+            "http://elcssyosw.uat.app2one.com/tr/glue/pricing",
+            "a copy of aws.amazon.com/tr/glue/pricing: '1 DPU saatinin fiyatı 0,44 USD'",
+            "undated",
+            aws=True,
+        ),
+        PriceSource(
+            "https://awsnegotiations.com/glue-job-cost-optimization.html",
+            "Spark jobs $0.44 per DPU-hour, one-minute minimum, billed per second",
+            "2026-05",
+        ),
+    ),
+    "glue_flex_dpu_hour": (),
+    "glue_minimum_seconds": (
+        PriceSource(
+            "https://awsnegotiations.com/glue-job-cost-optimization.html",
+            "one-minute minimum, billed per second",
+            "2026-05",
+        ),
+    ),
+    "fargate_vcpu_hour": (
+        PriceSource(
+            "https://www.vantage.sh/blog/fargate-pricing",
+            "Linux/x86 $0.04048 per vCPU per hour (us-east-1)",
+            "undated",
+        ),
+        PriceSource(
+            "https://www.wring.co/blog/aws-fargate-pricing-guide",
+            "$0.04048 per vCPU-hour (US East)",
+            "2026-03-10",
+        ),
+    ),
+    "fargate_gb_hour": (
+        PriceSource(
+            "https://www.vantage.sh/blog/fargate-pricing",
+            "Linux/x86 $0.004445 per GB per hour (us-east-1)",
+            "undated",
+        ),
+        PriceSource(
+            "https://www.wring.co/blog/aws-fargate-pricing-guide",
+            "$0.004445 per GB-hour (US East)",
+            "2026-03-10",
+        ),
+    ),
+}
+"""Per field of `Prices`, the pages its value was checked against on READ_ON (an empty tuple:
+no page found that states it; UNVERIFIED lists those)."""
+
+UNVERIFIED: Final = frozenset(field for field, found in PRICE_SOURCES.items() if not found)
+"""Prices no page read on READ_ON states: still the 2026-11-28 transcription from memory. Of
+`metric_tiers`, only the first two tiers ($0.30, $0.10) were found; $0.05 and $0.02 were not.
+Glue Flex's $0.29 agrees with the 'up to 34 %' saving AWS and others quote, not with a stated
+price."""
 
 
 @dataclass(frozen=True, slots=True)
