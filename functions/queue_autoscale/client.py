@@ -104,10 +104,11 @@ class EventRecorder:
     """Buffers job events and sends them to the events queue in batches.
 
     `background=True` (the default): a daemon thread flushes every `flush_interval_seconds`,
-    so record() never makes a network call on the caller's thread and no event waits longer
-    than that. `background=False`: a record() call flushes when the oldest buffered event is
-    older than `flush_interval_seconds`, and whenever 1000 events (10 full messages) are
-    buffered; an event recorded last waits for the next record() or flush(). close() (or
+    and at once when 1000 events (10 full messages) are buffered, so record() never makes a
+    network call on the caller's thread and no event waits longer than that.
+    `background=False`: a record() call flushes when the oldest buffered event is older than
+    `flush_interval_seconds`, and whenever 1000 events are buffered; an event recorded last
+    waits for the next record() or flush(). close() (or
     leaving a `with` block) flushes what is left.
     """
 
@@ -134,6 +135,7 @@ class EventRecorder:
         self._send_lock = threading.Lock()
         self.stats = RecorderStats()
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
@@ -178,6 +180,8 @@ class EventRecorder:
                 )
             if due and self._thread is None:
                 self.flush()
+            elif due:  # a full batch waits for no interval: the thread sends it now
+                self._wake.set()
         except Exception:  # the caller's job must never break on telemetry
             self.stats.errors += 1
             LOG.exception("event not recorded (queue=%s job_id=%s)", queue, job_id)
@@ -330,12 +334,16 @@ class EventRecorder:
                 self._oldest_at = self._clock()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.flush_interval_seconds):
-            self.flush()
+        while not self._stop.is_set():
+            self._wake.wait(self.flush_interval_seconds)
+            self._wake.clear()
+            if not self._stop.is_set():
+                self.flush()
 
     def close(self) -> None:
         """Stop the background thread (if any) and flush what is left."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self.flush()

@@ -102,6 +102,19 @@ def test_by_default_a_recorded_event_is_sent_within_the_flush_interval() -> None
     assert waited < PRODUCER_FLUSH_SECONDS + 0.5
 
 
+def test_the_background_thread_sends_a_full_batch_without_waiting_for_the_interval() -> None:
+    # GIVEN a background recorder whose interval is an hour (its buffer holds 10,000 events)
+    sqs = FakeSqs()
+    rec = EventRecorder(sqs, URL, flush_interval_seconds=3600)
+    # WHEN 12,000 events are recorded faster than any interval
+    for i in range(12_000):
+        rec.queued("orders", f"j{i}")
+    rec.close()
+    # THEN the thread sent each thousand as it filled: none was dropped from a full buffer
+    assert rec.stats.dropped == 0
+    assert len(sqs.events()) == 12_000
+
+
 def test_record_flushes_at_1000_events_and_after_the_interval() -> None:
     sqs, clock = FakeSqs(), Clock()
     rec = recorder(sqs, clock, flush_interval_seconds=1.0)
