@@ -26,6 +26,7 @@ import pytest
 
 from infra.template import ROOT, function_environment, load_template
 from queue_autoscale.adapters.aws import make_client
+from queue_autoscale.adapters.dynamodb import create_load_table
 from queue_autoscale.operator.deploy import SCOPE_TAG
 from queue_autoscale.operator.localstack import LEFT_OUT
 from tests.integration.conftest import REGION, Endpoint
@@ -103,18 +104,7 @@ def _stand_in_function_and_table(
         Environment={"Variables": environment},
     )
     dynamodb = make_client("dynamodb", endpoint_url=endpoint.moto_url, region_name=REGION)
-    dynamodb.create_table(
-        TableName=physical["LoadTable"],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_load_table(dynamodb, physical["LoadTable"])
 
 
 @pytest.fixture
