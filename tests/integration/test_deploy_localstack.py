@@ -76,9 +76,8 @@ def _stand_in_function_and_table(
     evaluate function and the load table by their stand-ins' names, the function with the
     environment template.yaml gives it, resolved against the deployed stack."""
     assert endpoint.moto_url
-    environment = function_environment(
-        load_template(), "EvaluateFunction", {**parameters, **physical}
-    )
+    values = {**parameters, **physical, "AWS::StackName": stack}
+    environment = function_environment(load_template(), "EvaluateFunction", values)
     iam = make_client("iam", endpoint_url=endpoint.moto_url, region_name=REGION)
     trust = {
         "Version": "2012-10-17",
