@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,8 @@ def baseline_shape(revision: str) -> StackShape:
     constants_text = show("functions/queue_autoscale/constants.py")
     if "SILENT_WHEN_ZERO_METRICS" not in constants_text:  # every value was extracted
         old = replace(old, idle_silent_metrics=0, healthy_silent_metrics=0)
+    if "FLEET_METRICS" not in constants_text:  # ConfigErrors was the one fleet-wide metric
+        old = replace(old, fleet_metrics=1, fleet_silent_metrics=0, fleet_healthy_silent_metrics=0)
     constants = ast.parse(constants_text)
     for node in ast.walk(constants):
         if (
@@ -69,7 +72,11 @@ def baseline_shape(revision: str) -> StackShape:
             and node.target.id == "QUEUE_METRICS"
             and isinstance(node.value, ast.Dict)
         ):
-            return replace(old, queue_metrics=len(node.value.keys))
+            logged_only = re.search(
+                r"LOGGED_ONLY_METRICS[^=]*=\s*frozenset\(\{([^}]*)\}", constants_text
+            )
+            skipped = len(re.findall(r'"\w+"', logged_only.group(1))) if logged_only else 0
+            return replace(old, queue_metrics=len(node.value.keys) - skipped)
     return old
 
 
@@ -148,6 +155,45 @@ def where_it_goes(current: StackShape, n: int, rate: float) -> list[str]:
     return [*out, "", f"By service: {services}.", ""]
 
 
+def capacity_section() -> list[str]:
+    """How many queues one stack holds: the template translated for one and two queues."""
+    one, per_queue, most = stack_capacity(load_template())
+    if most is None:
+        text = (
+            f"The template translates to {one} resources with one queue and {per_queue} more "
+            "per queue: no resource grows with the queue count (the alarms are one per "
+            "condition over the fleet metrics), so every row above is one deployable stack "
+            f"within CloudFormation's {CLOUDFORMATION_MAX_RESOURCES} resources. "
+            "`tests/unit/test_deploy.py` checks the same resource count for 1 and 1,000 queues "
+            "with the parameters `deploy` derives."
+        )
+    else:
+        text = (
+            f"The template translates to {one} resources with one queue and {per_queue} more "
+            f"per queue; CloudFormation holds at most {CLOUDFORMATION_MAX_RESOURCES} resources "
+            f"a stack, so one stack deploys at most **{most} queues**."
+        )
+    return ["## How many queues one stack holds", "", text, ""]
+
+
+def per_queue_metrics_section(rate: float) -> list[str]:
+    """The bill with PerQueueMetrics=true (the per-queue values as CloudWatch metrics)."""
+    opted = shape(load_template(), {"PerQueueMetrics": "true"})
+    out = [
+        "## With PerQueueMetrics=true",
+        "",
+        "| queues | total USD/month | USD per queue-month | custom metrics line |",
+        "|---:|---:|---:|---:|",
+    ]
+    for n in SIZES:
+        workload = Workload(queues=n, events_per_second=rate)
+        lines = usage(workload, at_derived_memory(opted, workload), US_EAST_1)
+        total = total_usd(lines)
+        (metrics,) = [x.usd for x in lines if x.item.startswith("custom metrics")]
+        out.append(f"| {n:,} | {dollars(total)} | {dollars(total / n)} | {dollars(metrics)} |")
+    return [*out, ""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", help="a git revision whose template is billed beside")
@@ -181,20 +227,8 @@ def main() -> None:
     ]
     for n in (1, 10_000):
         out += where_it_goes(current, n, rate)
-    one, per_queue, most = stack_capacity(load_template())
-    out += [
-        "## How many queues one stack holds",
-        "",
-        f"The template translates to {one} resources with one queue and {per_queue} more per "
-        f"queue (its per-queue alarms); CloudFormation holds at most "
-        f"{CLOUDFORMATION_MAX_RESOURCES} resources a stack, so one stack deploys at most "
-        f"**{most} queues**. The rows above {most} queues bill per-queue alarms that no single "
-        "stack can hold: the deployable design at 1,000 and 10,000 queues needs alarms that do "
-        "not grow the stack. Metrics Insights alarms would be those; they are billed per "
-        "metric the query analyzes (docs/cost.md says what was and was not verified), so the "
-        "alarm line is priced the same either way and no saving is counted.",
-        "",
-    ]
+    out += capacity_section()
+    out += per_queue_metrics_section(rate)
     memory = {n: derived_evaluate_memory(Workload(queues=n), current) for n in SIZES}
     out += [
         "## Evaluate memory derived from the queue count",

@@ -95,6 +95,13 @@ class Measured:
     otherwise."""
 
     emf_bytes: float = 884.0
+    """The queue's EMF document with PerQueueMetrics (stack_cost.py's tick)."""
+    queue_line_bytes: float = 294.0
+    """The queue's plain JSON line without PerQueueMetrics (the default), measured 2026-12-02 by
+    printing one tick of 50 backlogged queues (tests/unit/handlers/evaluate_world) through
+    `telemetry.emf_metrics`; the same tick's EMF documents were 836 bytes a queue."""
+    fleet_emf_bytes: float = 445.0
+    """Per shard tick: the fleet metrics' EMF document (the same measurement)."""
     log_line_bytes: float = 297.0
     """The `decision` INFO line (Powertools JSON)."""
     invocation_log_bytes: float = 350.0
@@ -392,7 +399,9 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     shards, _ = evaluate_plan(workload, shape)
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     rates = _ingest_rates(workload, shape)
-    logged = workload.queues * ticks * (m.emf_bytes + m.log_line_bytes)
+    queue_line = m.emf_bytes if shape.queue_metrics else m.queue_line_bytes
+    logged = workload.queues * ticks * (queue_line + m.log_line_bytes)
+    logged += shards * ticks * m.fleet_emf_bytes
     logged += (
         shards * MINUTES_PER_MONTH + rates.batches * SECONDS_PER_MONTH
     ) * m.invocation_log_bytes

@@ -87,7 +87,10 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
     """The StackShape of a loaded template (`demo.template.load_template`); `overrides` maps
     parameter names to values other than their defaults."""
     given = dict(overrides or {})
-    per_queue = str(_value(template, {"Ref": "PerQueueMetrics"}, given)) == "true"
+    # a template without the parameter (before it existed) extracted every per-queue value
+    per_queue = "PerQueueMetrics" not in template["Parameters"] or (
+        str(_value(template, {"Ref": "PerQueueMetrics"}, given)) == "true"
+    )
     resources = template["Resources"]
     plain = {key: value for key, value in resources.items() if not key.startswith("Fn::")}
     fleet_alarms = sum(
