@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from queue_autoscale.adapters.ecs import ServiceRef, ServiceStatus
 from queue_autoscale.adapters.errors import AdapterError
+from queue_autoscale.adapters.sqs import QueueDepth
 from queue_autoscale.config import QueueConfig, SqsSource
 from queue_autoscale.controller.runtime import EvaluateRuntime
 from queue_autoscale.core import CounterRow, DepthReading, OldestAge, Readings
@@ -24,6 +25,9 @@ from queue_autoscale.core.snapshot import counter_lookback_seconds
 from queue_autoscale.telemetry import logger, tracer
 
 T = TypeVar("T")
+AGE_WAIT_SHARE = 0.5
+"""The SQS depths get up to this share of the read budget left before the oldest-age read is
+sent for the queues they show non-empty; the rest of the budget is the age read's."""
 
 
 @dataclass
@@ -94,14 +98,10 @@ def _read_source(
 
 
 def _read_queue(runtime: EvaluateRuntime, config: QueueConfig, now: float) -> _QueueReads:
+    """A queue's reads other than an SQS queue's own depth (read first, apart: `gather`)."""
     reads = _QueueReads()
     if not isinstance(config.source, SqsSource):
         _read_source(runtime, config, now, reads)
-    else:
-        try:
-            reads.depth = runtime.sqs.depth(config.queue)
-        except AdapterError as error:
-            reads.errors.append(error)
     if config.dlq:
         try:
             reads.dlq_depth = runtime.sqs.depth(config.dlq).visible
@@ -138,25 +138,21 @@ def gather(
     names = [config.queue for config in queues]
     sqs_names = [config.queue for config in queues if isinstance(config.source, SqsSource)]
     refs = {config.queue: ServiceRef(config.cluster, config.service) for config in queues}
-    ages_call = pool.submit(runtime.oldest.oldest_ages, sqs_names, now)
+    depth_calls = {name: pool.submit(runtime.sqs.depth, name) for name in sqs_names}
     services_call = pool.submit(runtime.ecs.describe, list(refs.values()))
     documents_call = pool.submit(runtime.table.read_documents, names)
     per_queue = [pool.submit(_read_queue, runtime, config, now) for config in queues]
-    calls: list[Future[Any]] = [ages_call, services_call, documents_call, *per_queue]
+    asked = _may_wait(depth_calls, reads_until)
+    ages_call = pool.submit(runtime.oldest.oldest_ages, asked, now) if asked else None
+    calls: list[Future[Any]] = [services_call, documents_call, *per_queue, *depth_calls.values()]
+    if ages_call is not None:
+        calls.append(ages_call)
     wait(calls, timeout=max(0.0, reads_until - time.monotonic()))
 
-    try:
-        ages: dict[str, OldestAge | None] = _finished(ages_call, "GetMetricData")
-        inputs.ages = dict(ages) if sqs_names else {}
-    except AdapterError as error:
-        inputs.ages = dict.fromkeys(sqs_names)
-        for name in sqs_names:
-            inputs.fail(name, error)
+    if ages_call is not None:
+        _ages(inputs, ages_call, asked)
     for config, call in zip(queues, per_queue, strict=True):
-        try:
-            reads = _finished(call, f"read queue {config.queue}")
-        except AdapterError as error:
-            reads = _QueueReads(errors=[error])
+        reads = _queue_reads(config, call, depth_calls.get(config.queue))
         inputs.depth[config.queue] = reads.depth
         inputs.rows[config.queue] = reads.rows
         if config.dlq or reads.dlq_depth is not None:
@@ -178,6 +174,47 @@ def gather(
         for name in names:
             inputs.fail(name, error)
     return inputs
+
+
+def _queue_reads(
+    config: QueueConfig, call: Future[_QueueReads], depth_call: Future[QueueDepth] | None
+) -> _QueueReads:
+    """One queue's reads, its SQS depth (read apart) included; what failed is in `errors`."""
+    try:
+        reads = _finished(call, f"read queue {config.queue}")
+    except AdapterError as error:
+        reads = _QueueReads(errors=[error])
+    if depth_call is not None:
+        try:
+            reads.depth = _finished(depth_call, "GetQueueAttributes")
+        except AdapterError as error:
+            reads.errors.insert(0, error)
+    return reads
+
+
+def _may_wait(depth_calls: dict[str, Future[QueueDepth]], reads_until: float) -> list[str]:
+    """The SQS queues whose oldest-message age is worth a GetMetricData: all but those whose
+    depth read shows no visible message (the core takes an empty queue's age as 0 whatever
+    CloudWatch says). Waits for the depths up to AGE_WAIT_SHARE of the read budget left; a
+    depth not read by then is asked for, as before."""
+    left = reads_until - time.monotonic()
+    wait(depth_calls.values(), timeout=max(0.0, AGE_WAIT_SHARE * left))
+    return [name for name, call in depth_calls.items() if not _known_empty(call)]
+
+
+def _known_empty(call: Future[QueueDepth]) -> bool:
+    return call.done() and call.exception() is None and call.result().visible == 0
+
+
+def _ages(inputs: Inputs, call: Future[dict[str, OldestAge | None]], asked: list[str]) -> None:
+    """The ages asked for; a failed GetMetricData is an error of the queues it asked about."""
+    try:
+        ages: dict[str, OldestAge | None] = _finished(call, "GetMetricData")
+        inputs.ages = dict(ages)
+    except AdapterError as error:
+        inputs.ages = dict.fromkeys(asked)
+        for name in asked:
+            inputs.fail(name, error)
 
 
 def _services(

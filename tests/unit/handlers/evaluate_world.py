@@ -48,8 +48,11 @@ class FakeSqs:
 class FakeOldest:
     def __init__(self) -> None:
         self.ages: dict[str, OldestAge | None] = {}
+        self.asked: list[list[str]] = []
+        """The queue names of each GetMetricData."""
 
     def oldest_ages(self, names: Sequence[str], now: float) -> dict[str, OldestAge | None]:
+        self.asked.append(list(names))
         return {name: self.ages.get(name) for name in names}
 
 

@@ -224,3 +224,28 @@ def test_a_refused_event_is_counted_against_its_queue(installed: Any, lambda_con
     (decision,) = answer["decisions"]
     assert decision["errors"] == ["event refused: InternalFailure no"]
     assert runtime.publish_metrics.last("orders")["ControllerErrors"] == 1.0
+
+
+def test_the_oldest_age_is_asked_only_of_queues_with_waiting_jobs(
+    installed: Any, lambda_context: Any
+) -> None:
+    # GIVEN three queues: orders backlogged, `idle` empty, `unread` whose depth read fails
+    runtime = installed(build(others=("idle", "unread")))
+    runtime.sqs.depths["idle"] = QueueDepth(visible=0, in_flight=3, delayed=0)
+    runtime.sqs.depths["unread"] = Throttled("GetQueueAttributes", "slow", code="Throttling")
+    runtime.oldest.ages["idle"] = OldestAge(age_seconds=50.0, lag_seconds=30.0)
+
+    # WHEN a tick runs
+    evaluate.handler({"once": True}, lambda_context)
+
+    # THEN one GetMetricData asked about orders and the unread queue (its depth is unknown:
+    # asked, as before), not about the empty queue
+    assert runtime.oldest.asked == [["orders", "unread"]]
+    # AND the empty queue's decision is what it was with the age read: CloudWatch's 50 s is
+    # not used for a queue with no visible message (the core takes its age as 0)
+    records = {record["queue"]: record for record in runtime.archive.logs[0]}
+    assert (records["idle"]["oldest_age_seconds"], records["idle"]["oldest_age_source"]) == (
+        0.0,
+        "empty",
+    )
+    assert records["orders"]["oldest_age_source"] != "empty"
