@@ -56,11 +56,16 @@ def as_event(message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def receive(clients: Any, url: str, wait_seconds: int) -> list[dict[str, Any]]:
-    answer = clients.sqs.receive_message(
-        QueueUrl=url, MaxNumberOfMessages=1, WaitTimeSeconds=wait_seconds
-    )
-    return list(answer.get("Messages", []))
+def receive(clients: Any, url: str, wait_seconds: float) -> list[dict[str, Any]]:
+    """One message, polled in 1 s long polls (the clients' read timeout is 5 s) for up to
+    `wait_seconds`; [] when none came."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        answer = clients.sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=1, WaitTimeSeconds=1 if wait_seconds else 0
+        )
+        if answer.get("Messages") or time.monotonic() >= deadline:
+            return list(answer.get("Messages", []))
 
 
 def test_the_minute_runs_as_queued_ticks_and_no_tick_decides_twice(
