@@ -23,6 +23,7 @@ from queue_autoscale.operator.cost import (
     usage,
 )
 from queue_autoscale.operator.cost_command import template_shape
+from queue_autoscale.operator.cost_template import shape as shape_of
 from queue_autoscale.operator.cost_template import stack_capacity
 from queue_autoscale.operator.prices import (
     PRICE_SOURCES,
@@ -64,8 +65,11 @@ def test_two_idle_queues_worked_by_hand() -> None:
     gb_seconds = 43_800 * 30.529 * 1769 / 1024  # 2,310,051 GB-s
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(gb_seconds * 0.0000133334)
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(30.80, abs=0.01)
-    # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks; the age is read once a minute
-    assert line(lines, "CloudWatch", "GetMetricData") == pytest.approx(87_600 / 1000 * 0.01)
+    # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks; an idle queue's age is never
+    # read (no visible message), a busy one's once a minute
+    assert line(lines, "CloudWatch", "GetMetricData") == 0
+    busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
+    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(87_600 / 1000 * 0.01)
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
     # STATE: a 2,551-byte item is 3 WRU a write; the shard lock 2 writes a minute
     assert line(lines, "DynamoDB", "STATE write") == pytest.approx(
@@ -134,11 +138,30 @@ def test_metric_tiers(metrics: int, usd: float) -> None:
 
 
 def test_idle_queue_adds_its_metrics_alarms_and_tick_calls() -> None:
-    """An idle queue: 12 metrics ($3.60), 6 alarms ($0.60), its GetMetricData ($0.438: once a
-    minute), GetQueueAttributes, reads and the STATE write; its share of the shard's time."""
+    """An idle queue: 12 metrics ($3.60), 6 alarms ($0.60), GetQueueAttributes, reads and the
+    STATE write; its share of the shard's time (no GetMetricData: it has no visible message)."""
     added = idle_queue_usd(TWO_IDLE, SHAPE, US_EAST_1)
-    floor = 3.60 + 0.60 + 43_800 / 1000 * 0.01
+    floor = 3.60 + 0.60
     assert floor < added < floor + 0.5
+
+
+def test_one_invocation_per_tick_worked_by_hand() -> None:
+    """The same 2 idle queues in tick mode: 2 ticks a minute, each an invocation of 2 x 14.5 ms
+    + 0.5 s + one 30 ms claim = 0.559 s, 87,600 a month."""
+    lines = usage(TWO_IDLE, replace(SHAPE, evaluate_per_tick=True), US_EAST_1)
+    gb_seconds = 87_600 * 0.559 * 1769 / 1024  # 84,594 GB-s
+    assert line(lines, "Lambda", "evaluate duration") == pytest.approx(gb_seconds * 0.0000133334)
+    assert line(lines, "Lambda", "evaluate duration") == pytest.approx(1.128, abs=0.001)
+    assert line(lines, "Lambda", "evaluate requests") == pytest.approx(87_600 / 1e6 * 0.20)
+    # the tick queue a minute: 1 SendMessageBatch (the second tick), 1 delete, 15 polls
+    assert line(lines, "SQS", "tick queue") == pytest.approx(17 * 43_800 / 1e6 * 0.40)
+    # STATE 3 WRU per queue-tick; the shard claims its tick: 1 WRU a tick, no lock
+    assert line(lines, "DynamoDB", "STATE write") == pytest.approx(
+        (3 * 175_200 + 87_600) / 1e6 * 0.625
+    )
+    # loop mode billed 30.529 s a minute for the same work
+    loop = line(usage(TWO_IDLE, SHAPE, US_EAST_1), "Lambda", "evaluate duration")
+    assert line(lines, "Lambda", "evaluate duration") < loop / 27
 
 
 def test_derived_memory_is_the_least_gb_seconds_that_fits() -> None:
@@ -166,6 +189,8 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert (opted.idle_silent_metrics, opted.healthy_silent_metrics) == (8, 1)
     assert opted.ingest_metrics_per_queue == 1  # AcceptedEvents
     assert shape.glue_runs_per_day == 2
+    assert shape.evaluate_per_tick  # EvaluateTickMode defaults to tick
+    assert not shape_of(load_template(), {"EvaluateTickMode": "loop"}).evaluate_per_tick
     assert shape.glue_dpus_per_day == 4.0
     assert shape.glue_flex
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769

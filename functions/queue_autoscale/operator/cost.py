@@ -86,6 +86,9 @@ class StackShape:
     """The events queue's batching window (MaximumBatchingWindowInSeconds), s."""
     producer_flush_seconds: float = PRODUCER_FLUSH_SECONDS
     """How often each queue's producer sends what it buffered (EventRecorder's default), s."""
+    evaluate_per_tick: bool = False
+    """EvaluateTickMode=tick: one evaluate invocation per shard and tick (else one per shard
+    and minute that loops the minute)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +151,26 @@ class Usage:
     usd: float
 
 
-def evaluate_plan(workload: Workload, shape: StackShape) -> tuple[int, float]:
-    """(shards, billed seconds per invocation) of the evaluate function: the dispatcher's own
-    plan, and an invocation that ticks every interval for the minute then ends."""
+@dataclass(frozen=True, slots=True)
+class EvaluatePlan:
+    """How the evaluate function runs a month: shards, invocations and their billed time."""
+
+    shards: int
+    invocations_per_minute: int
+    """Per shard: 1 (loop mode) or the minute's ticks (tick mode)."""
+    seconds: float
+    """Billed seconds per invocation."""
+
+    @property
+    def invocations(self) -> float:
+        """Invocations a month, all shards."""
+        return self.shards * self.invocations_per_minute * MINUTES_PER_MONTH
+
+
+def evaluate_plan(workload: Workload, shape: StackShape) -> EvaluatePlan:
+    """The evaluate function's month: the dispatcher's own shard plan, and per shard either an
+    invocation per tick that lasts the tick's work (its calls, and the tick claim), or one per
+    minute that ticks every interval, sleeping between ticks, then ends."""
     memory = shape.evaluate.memory_mb
     plan = plan_shards(
         workload.queues,
@@ -162,7 +182,10 @@ def evaluate_plan(workload: Workload, shape: StackShape) -> tuple[int, float]:
     per_queue = DEFAULT_TICK_COST.per_queue_seconds(vcpus_for_memory(memory), 16)
     tick_seconds = per_shard * per_queue + MEASURED.shard_fixed_seconds
     ticks = tick_count(workload.interval_seconds)
-    return plan.count, (ticks - 1) * workload.interval_seconds + tick_seconds
+    if shape.evaluate_per_tick:  # every tick billed: the shards' average share, not the largest
+        tick_seconds = workload.queues / plan.count * per_queue + MEASURED.shard_fixed_seconds
+        return EvaluatePlan(plan.count, ticks, tick_seconds + DEFAULT_TICK_COST.call_seconds)
+    return EvaluatePlan(plan.count, 1, (ticks - 1) * workload.interval_seconds + tick_seconds)
 
 
 def derived_evaluate_memory(workload: Workload, shape: StackShape) -> int:
@@ -179,8 +202,8 @@ def derived_evaluate_memory(workload: Workload, shape: StackShape) -> int:
         )
         if not plan.fits:
             continue
-        shards, seconds = evaluate_plan(workload, trial)
-        gb_seconds = shards * seconds * memory / 1024
+        month = evaluate_plan(workload, trial)
+        gb_seconds = month.invocations * month.seconds * memory / 1024
         if best is None or gb_seconds < best[0]:
             best = (gb_seconds, memory)
     return best[1] if best else EVALUATE_MEMORY_CHOICES_MB[-1]
@@ -201,14 +224,18 @@ def _lambda_gb_second(function: FunctionShape, prices: Prices) -> float:
 
 
 def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
-    shards, seconds = evaluate_plan(workload, shape)
-    invocations = shards * MINUTES_PER_MONTH
-    gb_seconds = invocations * seconds * shape.evaluate.memory_mb / 1024
+    month = evaluate_plan(workload, shape)
+    invocations = month.invocations
+    gb_seconds = invocations * month.seconds * shape.evaluate.memory_mb / 1024
     arch = "arm64" if shape.evaluate.arm64 else "x86_64"
+    if shape.evaluate_per_tick:
+        each = f"{month.invocations_per_minute} tick(s) a minute x {month.seconds:.2f} s"
+    else:
+        each = f"{month.seconds:.1f} s a minute"
     lines = [
         Usage(
             "Lambda",
-            f"evaluate duration ({shards} shard(s) x {seconds:.1f} s a minute, "
+            f"evaluate duration ({month.shards} shard(s) x {each}, "
             f"{shape.evaluate.memory_mb} MB {arch})",
             gb_seconds,
             "GB-s",
@@ -229,14 +256,33 @@ def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usa
             MINUTES_PER_MONTH / 1e6 * prices.scheduler_per_million_invocations,
         ),
     ]
+    if shape.evaluate_per_tick:
+        lines.append(_tick_queue(workload, prices))
     if shape.evaluate.tracing:
         lines.append(_traces("evaluate traces (one per invocation)", invocations, prices))
     return lines
 
 
+def _tick_queue(workload: Workload, prices: Prices) -> Usage:
+    """Tick mode's queue: the scheduled invocation's SendMessageBatch of the minute's later
+    ticks, one delete a tick by the event source, and its polls (the same assumption as the
+    events queue's)."""
+    later = tick_count(workload.interval_seconds) - 1
+    per_minute = math.ceil(later / 10) + later + MEASURED.esm_polls_per_minute
+    requests = per_minute * MINUTES_PER_MONTH
+    return Usage(
+        "SQS",
+        "tick queue: the minute's queued ticks, event-source polls, deletes",
+        requests,
+        "requests",
+        requests / 1e6 * prices.sqs_per_million_requests,
+    )
+
+
 def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     """The calls every tick makes (benchmarks/results/controller_tick.md counts them)."""
-    shards, _ = evaluate_plan(workload, shape)
+    month = evaluate_plan(workload, shape)
+    shards = month.shards
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     queue_ticks = workload.queues * ticks
     m = MEASURED
@@ -245,11 +291,18 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     query_units = 0.5 * max(1, math.ceil(busy_seconds * m.counter_item_bytes / 4096))
     read_units = queue_ticks * (query_units + 2 * 0.5)  # Query + BatchGetItem STATE, MODEL
     write_units = queue_ticks * math.ceil(m.state_item_bytes / 1024)
-    write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
+    if shape.evaluate_per_tick:
+        write_units += shards * ticks  # each shard's tick claim
+        shard_writes = "shard tick claims"
+    else:
+        write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
+        shard_writes = "shard locks"
     events = queue_ticks * m.decision_events
     puts = shards * ticks
-    # OldestAgeReader asks for a queue's age once per minute (SQS publishes it once a minute).
-    age_reads = workload.queues * MINUTES_PER_MONTH
+    # OldestAgeReader asks for a queue's age once per minute (SQS publishes it once a minute),
+    # and only while the queue shows visible messages (the core takes an empty queue's age as
+    # 0): none for an idle queue; a busy one is counted as never empty (an upper bound).
+    age_reads = workload.queues * MINUTES_PER_MONTH if workload.events_per_second > 0 else 0.0
     return [
         Usage(
             "SQS",
@@ -260,7 +313,7 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
         ),
         Usage(
             "CloudWatch",
-            "GetMetricData (one age metric per queue per minute)",
+            "GetMetricData (one age metric per non-empty queue per minute)",
             age_reads,
             "metrics",
             age_reads / 1000 * prices.get_metric_data_per_thousand_metrics,
@@ -274,7 +327,7 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
         ),
         Usage(
             "DynamoDB",
-            "STATE write per queue per tick, shard locks",
+            f"STATE write per queue per tick, {shard_writes}",
             write_units,
             "write units",
             write_units / 1e6 * prices.dynamodb_per_million_write_units,
@@ -396,15 +449,13 @@ def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usag
 
 def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     m = MEASURED
-    shards, _ = evaluate_plan(workload, shape)
+    month = evaluate_plan(workload, shape)
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     rates = _ingest_rates(workload, shape)
     queue_line = m.emf_bytes if shape.queue_metrics else m.queue_line_bytes
     logged = workload.queues * ticks * (queue_line + m.log_line_bytes)
-    logged += shards * ticks * m.fleet_emf_bytes
-    logged += (
-        shards * MINUTES_PER_MONTH + rates.batches * SECONDS_PER_MONTH
-    ) * m.invocation_log_bytes
+    logged += month.shards * ticks * m.fleet_emf_bytes
+    logged += (month.invocations + rates.batches * SECONDS_PER_MONTH) * m.invocation_log_bytes
     logged += rates.queue_batches * SECONDS_PER_MONTH * m.record_emf_bytes_per_queue
     ingested = logged / GB
     stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH

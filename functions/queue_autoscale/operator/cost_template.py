@@ -133,6 +133,8 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         fleet_healthy_silent_metrics=len(
             FLEET_SILENT_WHEN_ZERO & {"QueueErrors", "UndecidedQueues"}
         ),
+        evaluate_per_tick="EvaluateTickMode" in template["Parameters"]
+        and _value(template, {"Ref": "EvaluateTickMode"}, given) == "tick",
     )
 
 
