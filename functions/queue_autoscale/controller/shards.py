@@ -76,11 +76,13 @@ def plan_for(runtime: EvaluateRuntime) -> ShardPlan:
 def fan_out(
     runtime: EvaluateRuntime, plan: ShardPlan, function_name: str, options: Mapping[str, Any]
 ) -> tuple[list[int], list[str]]:
-    """Queue shards 1 .. N - 1 (asynchronous Invoke, concurrently); (started, errors)."""
+    """Queue shards 1 .. N - 1 (asynchronous Invoke, concurrently); (started, errors). The
+    queues of a shard not started count as UndecidedQueues (`report_unstarted`)."""
     indexes = list(range(1, plan.count))
     if not indexes:
         return [], []
     if runtime.invoker is None:
+        report_unstarted(runtime, plan, indexes)
         return [], [f"shards {indexes[0]}..{indexes[-1]} not started: no Lambda client"]
     invoker = runtime.invoker
 
@@ -96,7 +98,20 @@ def fan_out(
     with ThreadPoolExecutor(max_workers=min(MAX_FAN_OUT_THREADS, len(indexes))) as pool:
         answers = list(pool.map(start, indexes))
     started = [index for index, error in zip(indexes, answers, strict=True) if error is None]
+    report_unstarted(runtime, plan, [index for index in indexes if index not in started])
     return started, [error for error in answers if error is not None]
+
+
+def report_unstarted(runtime: EvaluateRuntime, plan: ShardPlan, unstarted: list[int]) -> None:
+    """Publish the queues of the `unstarted` shards as the fleet's UndecidedQueues: no tick
+    decides them, and the controller-silent alarm reads that metric (their own shard, which
+    would have published it, never ran)."""
+    if not unstarted:
+        return
+    shards = [Shard(index, plan.count) for index in unstarted]
+    queues = runtime.queues(runtime.clock())
+    count = sum(1 for config in queues if any(shard.owns(config.queue) for shard in shards))
+    runtime.publish_fleet_metrics({"UndecidedQueues": float(count)})
 
 
 def hold_lock(runtime: EvaluateRuntime, shard: Shard, owner: str, until: float) -> bool:

@@ -195,6 +195,20 @@ def test_a_shard_that_cannot_be_started_is_reported_and_shard_zero_still_ticks()
     assert result.started == [1]
     assert len(result.errors) == 1 and "shard 2/3 not started" in result.errors[0]
     assert result.ticks and result.ticks[0]
+    # AND shard 2's queues count as undecided in the fleet metrics the silent alarm reads
+    shard_two = sum(1 for q in QUEUES if shard_of(q, 3) == 2)
+    assert shard_two > 0
+    undecided = [m["UndecidedQueues"] for m in runtime.publish_fleet_metrics.published]
+    assert undecided[0] == shard_two
+    assert undecided[1:] == [0.0]  # shard 0's own tick decided all of its queues
+
+
+def test_without_a_lambda_client_every_other_shards_queues_count_as_undecided() -> None:
+    runtime = world(shards=3)
+    runtime.invoker = None
+    shards.dispatch(runtime, "stack-evaluate", {}, owner="o", max_ticks=1)
+    others = sum(1 for q in QUEUES if shard_of(q, 3) != 0)
+    assert runtime.publish_fleet_metrics.published[0] == {"UndecidedQueues": float(others)}
 
 
 def test_the_shard_count_is_derived_from_the_queue_count_and_capped() -> None:
