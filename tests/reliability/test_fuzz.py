@@ -143,8 +143,12 @@ def test_one_mutated_field_is_named_with_its_value(base: str, name: str, value: 
         assert "field 'duration_ms'" in reason or "field 'pickup_ms'" in reason
     elif value == "<delete>":
         assert f"field '{name}' is missing" in reason or "field 'duration_ms'" in reason
+    elif f"field '{name}' is only for" in reason:
+        pass  # a field of another event type: the type is the reason, whatever its value
+    elif value is None and f"field '{name}' is required" in reason:
+        pass  # a null reads as absent
     else:
-        assert f"field '{name}' = " in reason or f"field '{name}' is only for" in reason, reason
+        assert f"field '{name}' = " in reason, reason
         shown = json.dumps(value, default=str)
         assert shown[:100] in reason or shown[:117] in reason or len(shown) > 117
 
