@@ -213,7 +213,7 @@ def test_dry_run_prints_parameters_and_commands_and_calls_no_aws(
     assert "QueueArns = \n" in result.output
     assert "tag queue-autoscale=queue-autoscale on the SQS queues: jobs" in result.output
     assert "sam build" in result.output and "sam deploy" in result.output
-    assert "queue-autoscale status --stack queue-autoscale" in result.output
+    assert "queue-autoscale status --stack queue-autoscale --region us-west-2" in result.output
     assert "DashboardEnabled" not in result.output  # the template's default: no dashboard
     # AND --scope listed lists the ARNs instead
     listed = CliRunner().invoke(

@@ -245,16 +245,24 @@ def test_watch_prints_each_refresh_in_a_log_until_interrupted(monkeypatch) -> No
             raise KeyboardInterrupt
 
     monkeypatch.setattr(commands, "read_status", fake_read)
-    monkeypatch.setattr(commands.StackClients, "create", classmethod(lambda cls: None))
+    regions: list[str | None] = []
+    monkeypatch.setattr(
+        commands.StackClients,
+        "create",
+        classmethod(lambda cls, region=None: regions.append(region)),
+    )
     monkeypatch.setattr(commands, "pause", fake_sleep)
 
     answer = CliRunner().invoke(app, ["status", "--stack", "st", "--watch", "--every", "5"])
-    as_json = CliRunner().invoke(app, ["status", "--stack", "st", "--json"])
+    as_json = CliRunner().invoke(
+        app, ["status", "--stack", "st", "--json", "--region", "eu-west-1"]
+    )
 
     assert answer.exit_code == 0, answer.output
     assert sleeps == [5.0, 5.0] and len(reads) == 3  # watch: two views, then Ctrl-C; json: one
     assert "target 1 (up" in answer.stdout and "target 2 (up" in answer.stdout
     assert json.loads(as_json.stdout)["queues"][0]["target"] == 3
+    assert regions == [None, "eu-west-1"]  # the AWS config's region, then --region's
 
 
 def test_decision_from_dict_inverts_decision_to_dict() -> None:

@@ -60,10 +60,13 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (a line per refresh).")] = (
         False
     ),
+    region: Annotated[
+        str | None, typer.Option("--region", help="AWS region (default: the AWS config's).")
+    ] = None,
 ) -> None:
     """Per queue: workers and target, load, oldest job against the SLA, last action, the last
     hour's compliance; and the stack's alarms."""
-    clients = StackClients.create()
+    clients = StackClients.create(region=region)
     terminal = Console().is_terminal
     console = Console(width=None if terminal else 80)
 

@@ -82,7 +82,7 @@ def describe(p: Plan) -> list[str]:
 
 def next_steps(stack: str, region: str) -> str:
     """The command to run once the stack is up."""
-    return f"AWS_DEFAULT_REGION={region} queue-autoscale status --stack {stack}"
+    return f"queue-autoscale status --stack {stack} --region {region}"
 
 
 def finish(cloudformation: Any, s3: Any, stack: str, zip_path: Path) -> dict[str, str]:
