@@ -277,6 +277,15 @@ class Burst(NamedTuple):
     (predictive, core/onsets.py; 0 for hybrid)."""
 
 
+class Order(NamedTuple):
+    """Workers one scale-up ordered, not yet seen taking jobs (predictive, core/orders.py)."""
+
+    at: float
+    """Epoch seconds the order was placed."""
+    workers: int
+    """Workers of the order still pending (at least 1)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ControllerState:
     """Per-queue memory between ticks (DynamoDB item `Q#<queue>` / `STATE`)."""
@@ -320,6 +329,9 @@ class ControllerState:
     """hybrid: the last tick the fleet scaled up for a surge seen in the backlog's growth
     beyond the windows' rate (epoch s; core/hot.py surging); its misses are excused as an
     onset's (core/sla_loop.py)."""
+    orders: tuple[Order, ...] = ()
+    """predictive: the scale-ups still pending, oldest first, each with when it was placed
+    (core/orders.py); empty in a state written before it was kept."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The predictive policy's model of the coming pickups: which jobs a fleet plan leaves late.
 
 A plan is one worker count c, ordered now. The physics: workers still starting (pending) land
-at their own time, new ones at the landing (the provisioning lead); a smaller plan cancels
+at their own orders' times, new ones at the landing (the provisioning lead); a smaller plan cancels
 pending orders first and then stops running workers, which drain (finish the job in hand,
 start no other), so it takes start capacity away at once.
 
@@ -28,10 +28,14 @@ class Fleet(NamedTuple):
     """The fleet a plan starts from (workers)."""
 
     running: int
-    pending: int
-    """Ordered, not yet taking jobs."""
-    pending_lands_in: float
-    """Seconds until the pending workers take jobs (0..landing)."""
+    landing: tuple[tuple[int, float], ...] = ()
+    """The pending workers, ordered and not yet taking jobs: (workers, seconds until they
+    take jobs, 0..landing), soonest first (core/orders.py landings)."""
+
+    @property
+    def pending(self) -> int:
+        """Workers ordered, not yet taking jobs."""
+        return sum(workers for workers, _ in self.landing)
 
     @property
     def current(self) -> int:
@@ -96,20 +100,27 @@ class Cohort(NamedTuple):
 
 
 def starts_by(plan: int, fleet: Fleet, mu: float, landing: float, t: float) -> float:
-    """K(t): jobs the fleet can start from now until `t` seconds under `plan` workers."""
-    running, pending, lands = fleet.running, fleet.pending, fleet.pending_lands_in
-    if plan >= running + pending:  # orders land at `landing`, pending ones before
-        if t <= lands:
-            return running * mu * t
-        early = running * mu * lands
-        if t <= landing:
-            return early + (running + pending) * mu * (t - lands)
-        return early + (running + pending) * mu * (landing - lands) + plan * mu * (t - landing)
-    if plan >= running:  # pending orders cancelled down to the plan
-        if t <= lands:
-            return running * mu * t
-        return running * mu * lands + plan * mu * (t - lands)
-    return plan * mu * t  # running workers stopped now: they drain, starting nothing new
+    """K(t): jobs the fleet can start from now until `t` seconds under `plan` workers.
+
+    Below the running count the surplus stops now (it drains, starting nothing new); above it
+    the pending workers are kept soonest-landing first (a smaller plan cancels the newest
+    orders) and each starts taking jobs when it lands; workers past the current count are
+    ordered now and land at `landing`."""
+    running = fleet.running
+    if plan <= running:
+        return plan * mu * t
+    worked = running * t  # worker-seconds taking jobs by t
+    keep = plan - running
+    for workers, lands in fleet.landing:
+        if keep <= 0:
+            break
+        kept = workers if workers < keep else keep
+        keep -= kept
+        if t > lands:
+            worked += kept * (t - lands)
+    if keep > 0 and t > landing:
+        worked += keep * (t - landing)
+    return worked * mu
 
 
 def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:

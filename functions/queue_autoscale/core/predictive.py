@@ -12,10 +12,10 @@ decision record and the next state out.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 
-from queue_autoscale.core import onsets, pickup, sla_loop
+from queue_autoscale.core import onsets, orders, pickup, sla_loop
 from queue_autoscale.core import predictive_knobs as knobs
 from queue_autoscale.core.constraints import bounds, max_allowed, movement
 from queue_autoscale.core.decision import (
@@ -29,6 +29,7 @@ from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     ControllerState,
     Evaluation,
+    Order,
     QueueSettings,
     QueueSnapshot,
     Terms,
@@ -85,7 +86,7 @@ def decide_predictive(
     trend = steady
     if ahead != m.arrival_rate:
         trend = _steady(ahead, m, settings, dispersion, level, cap, carried)
-    fleet = _fleet(m, state, k, now)
+    fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
@@ -139,6 +140,7 @@ def decide_predictive(
         "surge_at": now if unreachable else state.surge_at,
         "bursts": reading.bursts,
         "burst_ends": reading.ends,
+        "orders": orders.placed(state.orders, fleet.pending, m.current, target, now),
     }
     after = next_state(state, settings, now, m, remembered, decision, loop_state)
     return Evaluation(decision, after)
@@ -343,14 +345,15 @@ def _effective_sla(sla_seconds: float, dispersion: float) -> float:
     return sla_seconds * 2.0 / (1.0 + dispersion)
 
 
-def _fleet(m: Measures, state: ControllerState, k: knobs.Knobs, now: float) -> pickup.Fleet:
-    """The fleet now: running, and the pending workers with when they land (the last scale-up's
-    order a lead after it; unknown: a whole lead from now)."""
+def _fleet(
+    m: Measures, placed: Sequence[Order], state: ControllerState, k: knobs.Knobs, now: float
+) -> pickup.Fleet:
+    """The fleet now: running, and the pending workers with when each of the `placed` orders
+    lands (a lead after it was placed, core/orders.py; one no order accounts for, a lead after
+    the last scale-up)."""
     pending = m.current - m.running if m.current > m.running else 0
-    lands = k.landing_seconds
-    if pending and state.last_scale_up_at is not None:
-        lands = min(lands, max(0.0, state.last_scale_up_at + k.landing_seconds - now))
-    return pickup.Fleet(running=m.running, pending=pending, pending_lands_in=lands)
+    landing = orders.landings(placed, pending, k.landing_seconds, state.last_scale_up_at, now)
+    return pickup.Fleet(running=m.running, landing=landing)
 
 
 def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once a tick

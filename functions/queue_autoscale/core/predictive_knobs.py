@@ -25,10 +25,12 @@ DISPERSION_FLOOR = 1.0
 Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
 
 
-MECHANISMS: tuple[str, ...] = ("recurrence", "loose-sla")
+MECHANISMS: tuple[str, ...] = ("recurrence", "loose-sla", "orders")
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); "loose-sla" is
-the backlog carrying the noise where a plan is corrected within the SLA (`Knobs.correctable`)."""
+the backlog carrying the noise where a plan is corrected within the SLA (`Knobs.correctable`);
+"orders" is each pending order's own landing time (core/orders.py; off: every pending worker
+lands a lead after the last scale-up)."""
 
 
 class Knobs(NamedTuple):

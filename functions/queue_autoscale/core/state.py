@@ -7,6 +7,7 @@ from typing import Any
 
 from queue_autoscale.core.models import Burst, ControllerState, Sample, Settled, TrendModel
 from queue_autoscale.core.onsets import MAX_BURSTS
+from queue_autoscale.core.orders import orders_from_rows
 
 
 def state_to_dict(state: ControllerState) -> dict[str, Any]:
@@ -30,6 +31,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "reorder_deferred_at": state.reorder_deferred_at,
         "settled": None if state.settled is None else list(state.settled),
         "surge_at": state.surge_at,
+        "orders": [[o.at, o.workers] for o in state.orders],
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
         ],
@@ -79,6 +81,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         reorder_deferred_at=_opt_float(data.get("reorder_deferred_at")),
         settled=_settled(data.get("settled")),
         surge_at=_opt_float(data.get("surge_at")),
+        orders=orders_from_rows(data.get("orders") or []),
     )
 
 

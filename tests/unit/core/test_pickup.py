@@ -16,7 +16,7 @@ from queue_autoscale.core.pickup import (
     starts_by,
 )
 
-FLEET = Fleet(running=10, pending=0, pending_lands_in=60.0)
+FLEET = Fleet(running=10)
 
 
 def _outlook(backlog: int, oldest: float, rate: float) -> Outlook:
@@ -105,7 +105,7 @@ def test_a_forecast_surge_raises_the_smallest_plan() -> None:
         horizon_seconds=80.0,
     )
     surged = base._replace(surge_in=50.0, surge_rate=40.0)
-    fleet = pickup.Fleet(running=3, pending=0, pending_lands_in=60.0)
+    fleet = pickup.Fleet(running=3)
 
     def plan(outlook: pickup.Outlook) -> int:
         due = pickup.cohorts(outlook, 12)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers_for_sla
 from queue_autoscale.core.constraints import max_allowed
-from queue_autoscale.core.models import Action, Constraint, Winner
+from queue_autoscale.core.models import Action, Constraint, Order, Winner
 from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive
 from queue_autoscale.core.predictive_knobs import chance_level, derive
 from tests.unit.core.builders import NOW, settings, snapshot
@@ -334,3 +334,15 @@ def test_where_the_backlog_carries_the_noise_a_rise_is_read_in_the_backlog_a_fal
     # a short window half the long one: sized on
     down = _decide(cfg=cfg, arrival_rate=20.0, arrival_rate_short=10.0, **base)
     assert up.raw_target == 20 and down.raw_target == 10
+
+
+def test_a_scale_up_is_remembered_as_an_order_with_its_time() -> None:
+    # GIVEN the backlog test's 3,000 jobs and 20 workers
+    cfg = settings(sla_seconds=60.0, provisioning_lead_seconds=30.0)
+    load = {"arrival_rate": 20.0, "visible": 3_000, "oldest_age_seconds": 20.0}
+    busy = {"running": 20, "desired": 20, "in_flight": 20, "completion_rate": 20.0}
+    evaluation = decide_predictive(snapshot(**load, **busy), cfg, ControllerState("jobs"), NOW)
+    # THEN the workers it orders are one order placed now
+    d = evaluation.decision
+    assert d.action is Action.UP
+    assert evaluation.state.orders == (Order(NOW, d.target - 20),)
