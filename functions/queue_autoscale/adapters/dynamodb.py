@@ -98,6 +98,50 @@ def from_dynamo(value: Any) -> Any:
     return value
 
 
+def item_bytes(item: Mapping[str, Any]) -> int:
+    """An attribute-value item's size as DynamoDB bills it, bytes (a write unit per KB begun).
+
+    AWS's rules (Developer Guide, "DynamoDB item sizes and formats"): each attribute name's
+    UTF-8 bytes, plus a string's UTF-8 bytes, a binary's raw bytes, a number's one byte per two
+    significant digits and one more, 1 for a null or Boolean, and a list or map 3 bytes plus
+    one a element (a map's keys counted as names); a set is its elements."""
+    return sum(len(name.encode()) + _value_bytes(value) for name, value in item.items())
+
+
+def _value_bytes(value: Mapping[str, Any]) -> int:
+    """One typed attribute value's bytes (`item_bytes`' rules)."""
+    ((kind, data),) = value.items()
+    if kind == "L":
+        return 3 + sum(_value_bytes(element) + 1 for element in data)
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + _value_bytes(v) + 1 for k, v in data.items())
+    if kind in ("SS", "NS", "BS"):
+        return sum(_scalar_bytes(kind[0], element) for element in data)
+    return _scalar_bytes(kind, data)
+
+
+def _scalar_bytes(kind: str, data: Any) -> int:
+    """A string's, number's, binary's, null's or Boolean's bytes."""
+    sizes: dict[str, Callable[[Any], int]] = {
+        "S": lambda text: len(str(text).encode()),
+        "N": lambda text: _number_bytes(str(text)),
+        "B": len,
+        "NULL": lambda _: 1,
+        "BOOL": lambda _: 1,
+    }
+    if kind not in sizes:
+        raise ValueError(f"unknown DynamoDB attribute type {kind!r}")
+    return sizes[kind](data)
+
+
+def _number_bytes(text: str) -> int:
+    """A number's bytes: one per two significant digits (leading and trailing zeros trimmed),
+    plus one."""
+    mantissa = text.upper().split("E", 1)[0].lstrip("+-").replace(".", "")
+    digits = len(mantissa.lstrip("0").rstrip("0")) or 1
+    return (digits + 1) // 2 + 1
+
+
 def serialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """A plain dict -> DynamoDB attribute-value map."""
     return {key: _SERIALIZER.serialize(to_dynamo(value)) for key, value in item.items()}

@@ -113,9 +113,13 @@ class Measured:
     """Gzipped decision-log bytes (one object per shard tick)."""
     decision_events: float = 1.0
     """EventBridge entries (ScalingDecisionMade; WorkersScaled and breach events are rare)."""
-    state_item_bytes: float = 2551.0
-    """The STATE item DynamoDB stores and rewrites each tick, after 40 ticks (PutItem: 1 WRU per
-    KB; its typed JSON, an upper bound of DynamoDB's item size)."""
+    state_item_bytes: float = 1957.0
+    """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB begun), by
+    DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`): the largest of hybrid's items on
+    the idle, 0.1 jobs/s, steady, bursty and NASA runs at 15 s, a 26-character queue name
+    (benchmarks/results/state_writes.md; a name over about 70 characters takes it past 2 KB).
+    Every tick changes what the next one reads (the sample; the SLA loop's clock and decayed
+    sums), so each tick writes it."""
     counter_item_bytes: float = 120.0
     archive_event_bytes: float = 29.0
     """Gzipped archive bytes per event (batches of 30 or more)."""

@@ -11,6 +11,7 @@ import pytest
 from queue_autoscale.adapters.cloudwatch import OldestAge, build_queries, parse_metric_data
 from queue_autoscale.adapters.dynamodb import (
     counter_update,
+    item_bytes,
     parse_counter_item,
     parse_document,
     second_sk,
@@ -380,3 +381,22 @@ def test_dead_letter_batches_count_the_reason_attribute_toward_sqs_s_size_limit(
             for e in entries
         )
         assert size <= 256 * 1024
+
+
+def test_item_bytes_follows_dynamodbs_sizing_rules_worked_by_hand() -> None:
+    # GIVEN a STATE-like item: pk "Q#a" (2 + 3), a number of 17 significant digits "version"
+    # (7 + 9 + 1), a trailing-zero number "n" (1 + "15" 1 + 1), zero "z" (1 + 1 + 1), a null
+    # "u" (1 + 1), a list "s" of [1.5, 0] (1 + 3 + (2 + 1) + (2 + 1)) and a map "m" of
+    # {"k": "ab"} (1 + 3 + 1 + 2 + 1)
+    item = {
+        "pk": {"S": "Q#a"},
+        "version": {"N": "1796187113.2246842"},
+        "n": {"N": "1500"},
+        "z": {"N": "0"},
+        "u": {"NULL": True},
+        "s": {"L": [{"N": "1.5"}, {"N": "0"}]},
+        "m": {"M": {"k": {"S": "ab"}}},
+    }
+    # THEN its size is the sum, in bytes, as DynamoDB bills it
+    assert item_bytes(item) == 5 + 17 + 3 + 3 + 2 + 10 + 8
+    assert item_bytes({"e": {"N": "1E-7"}, "b": {"B": b"\x00\x01"}}) == (1 + 2) + (1 + 2)
