@@ -39,6 +39,8 @@ evaluation interval (5 s), so each tick sees a change made before it started."""
 
 SSM_PARAMETER_NAME = r"^(/[A-Za-z0-9_.-]+)+$|^[A-Za-z0-9_.-]+$"
 """An SSM parameter name (a path of letters, digits, `_.-`), as CloudFormation creates them."""
+DELIVERY_STREAM_NAME = r"^[a-zA-Z0-9_.-]{1,64}$"
+"""A Firehose delivery stream name."""
 
 
 class HandlerSettings(BaseModel):
@@ -110,6 +112,7 @@ class RecordSettings(HandlerSettings):
         **CONFIG_ENV,
         "load_table": "LOAD_TABLE",
         "archive_bucket": "ARCHIVE_BUCKET",
+        "events_stream": "EVENTS_DELIVERY_STREAM",
         "events_dlq_url": "EVENTS_DLQ_URL",
         "max_clock_skew_seconds": "MAX_CLOCK_SKEW_SECONDS",
         "counter_ttl_seconds": "COUNTER_TTL_SECONDS",
@@ -117,6 +120,9 @@ class RecordSettings(HandlerSettings):
 
     load_table: str = Field(min_length=3, max_length=255)
     archive_bucket: str = Field(min_length=3, max_length=63)
+    events_stream: str | None = Field(default=None, pattern=DELIVERY_STREAM_NAME)
+    """The Firehose delivery stream the accepted events go through to the archive (None:
+    one S3 object per batch, straight to the bucket)."""
     events_dlq_url: str = Field(pattern=r"^https?://\S+$")
     max_clock_skew_seconds: float = Field(default=300.0, ge=0, le=86_400)
     """Events whose `at` is further in the future than this are rejected."""
@@ -141,6 +147,7 @@ class EvaluateSettings(HandlerSettings):
         **CONFIG_ENV,
         "load_table": "LOAD_TABLE",
         "archive_bucket": "ARCHIVE_BUCKET",
+        "decisions_stream": "DECISIONS_DELIVERY_STREAM",
         "event_bus_name": "EVENT_BUS_NAME",
         "evaluation_interval_seconds": "EVALUATION_INTERVAL_SECONDS",
         "dry_run": "DRY_RUN",
@@ -153,6 +160,9 @@ class EvaluateSettings(HandlerSettings):
 
     load_table: str = Field(min_length=3, max_length=255)
     archive_bucket: str = Field(min_length=3, max_length=63)
+    decisions_stream: str | None = Field(default=None, pattern=DELIVERY_STREAM_NAME)
+    """The Firehose delivery stream the decision log goes through to the archive (None: one
+    S3 object per shard tick, straight to the bucket)."""
     event_bus_name: str = Field(default="default", min_length=1, max_length=1600)
     evaluation_interval_seconds: float = Field(
         default=DEFAULT_EVALUATION_INTERVAL_SECONDS, ge=5, le=60

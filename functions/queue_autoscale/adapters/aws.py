@@ -61,6 +61,8 @@ class AwsClients:
     ssm: Any = None
     lambda_: Any = None
     """The evaluate function invoking its own shards."""
+    firehose: Any = None
+    """The archive's delivery streams (adapters/firehose.py)."""
 
 
 def make_session(
@@ -121,4 +123,5 @@ def make_clients(
         secretsmanager=build("secretsmanager"),
         ssm=build("ssm"),
         lambda_=build("lambda"),
+        firehose=build("firehose"),
     )

@@ -11,8 +11,8 @@ from queue_autoscale.adapters.cloudwatch import OldestAgeReader
 from queue_autoscale.adapters.dynamodb import LoadTable
 from queue_autoscale.adapters.ecs import EcsServices
 from queue_autoscale.adapters.eventbridge import EventPublisher
+from queue_autoscale.adapters.firehose import archive_writer
 from queue_autoscale.adapters.lambdas import FunctionInvoker
-from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import SqsQueues, TickQueue
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
@@ -94,7 +94,7 @@ def build_runtime(
         oldest=OldestAgeReader(clients.cloudwatch),
         ecs=EcsServices(clients.ecs),
         table=LoadTable(clients.dynamodb, settings.load_table),
-        archive=Archive(clients.s3, settings.archive_bucket),
+        archive=archive_writer(clients, settings.archive_bucket, settings.decisions_stream),
         events=EventPublisher(clients.events, settings.event_bus_name),
         sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
         config=build_loader(settings, clients),

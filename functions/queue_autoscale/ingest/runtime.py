@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from queue_autoscale.adapters.aws import AwsClients
 from queue_autoscale.adapters.dynamodb import LoadTable
-from queue_autoscale.adapters.s3 import Archive
+from queue_autoscale.adapters.firehose import archive_writer
 from queue_autoscale.adapters.sqs import DeadLetters, SqsQueues
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
@@ -53,7 +53,7 @@ def build_runtime(
     return RecordRuntime(
         settings=settings,
         table=LoadTable(clients.dynamodb, settings.load_table),
-        archive=Archive(clients.s3, settings.archive_bucket),
+        archive=archive_writer(clients, settings.archive_bucket, settings.events_stream),
         dead_letters=DeadLetters(SqsQueues(clients.sqs), settings.events_dlq_url),
         clock=clock,
         config=build_loader(settings, clients),
