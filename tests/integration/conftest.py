@@ -179,6 +179,12 @@ TEMPLATE_VALUES = {
     "DryRun": "false",
     "EvaluateTickMode": "tick",
     "EvaluateTickQueue": "",
+    # No delivery streams: the functions write the archive straight to the bucket, one object
+    # per batch and tick. Neither moto's nor LocalStack's Firehose files records as AWS does
+    # (prefix expressions, GZIP, FileExtension); test_firehose_archive.py tests the stream
+    # writer and the readers on Firehose's layout (docs/deploy.md, "Tested on").
+    "EventsDeliveryStream": "",
+    "DecisionsDeliveryStream": "",
     "AWS::StackName": "qa-stack",
 }
 """Stand-ins for the template's Refs; tests give the names of what they created."""

@@ -54,18 +54,22 @@ def test_stack_resources_are_created(stack: EmulatorStack) -> None:
         "SchedulerRole",
         "GlueJobRole",
     } <= set(stack.created_by_stack)
-    # only the SQS mappings and the TLS-only bucket policy are left out, with reasons; the source
-    # credentials policy's Condition is false here (no secrets), so it is not in the stack at all
+    # only the SQS mappings, the TLS-only bucket policy and the archive's delivery streams are
+    # left out, with reasons; the source credentials policy's Condition is false here (no
+    # secrets), so it is not in the stack at all
     skipped = dict(stack.skipped)
     assert set(skipped) == {
         "RecordEventsFunctionEvents",
         "EvaluateFunctionTick",
         "ArchiveBucketPolicy",
         "EvaluateFunctionEventInvokeConfig",
+        "EventsDeliveryStream",
+        "DecisionsDeliveryStream",
     }
     assert "EvaluateSourceCredentialsPolicy" not in stack.created_by_stack
     assert "in-process" in skipped["RecordEventsFunctionEvents"]
     assert "plain HTTP" in skipped["ArchiveBucketPolicy"]
+    assert "straight to the bucket" in skipped["EventsDeliveryStream"]
 
 
 def test_queues_are_encrypted_and_redrive_to_the_dlq(stack: EmulatorStack) -> None:
@@ -114,6 +118,8 @@ def test_functions_get_the_environment_the_handlers_read(stack: EmulatorStack) -
     assert variables["ARCHIVE_BUCKET"] == stack.archive_bucket
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == METRIC_NAMESPACE
     assert str(variables["EVALUATION_INTERVAL_SECONDS"]) == "10"
+    # no delivery stream on the emulator: the decision log goes straight to the bucket
+    assert variables.get("DECISIONS_DELIVERY_STREAM", "") == ""
     # the queue config is not in the environment: the function reads the stack's config store
     assert "QUEUES_CONFIG" not in variables
     assert variables["QUEUES_CONFIG_PARAMETER"] == stack.config_parameter

@@ -17,6 +17,8 @@ from glue_jobs.compact import compact
 from glue_jobs.io import read_decisions, read_events
 from glue_jobs.transforms.cost import worker_seconds
 from glue_jobs.transforms.events import dedupe_events, pair_attempts, split_events
+from queue_autoscale.adapters.firehose import pack_records
+from queue_autoscale.adapters.s3 import encode_lines
 from queue_autoscale.sim.archive import read_archive
 from queue_autoscale.sim.as_run import as_run_score
 
@@ -124,3 +126,38 @@ def test_the_compacted_archive_replays_as_the_raw_one(spark: Any, tmp_path: Path
     assert len(rows(from_parquet)) == 25
     assert rows(from_parquet) == rows(from_raw)
     assert from_parquet.skipped == {} and from_raw.skipped["duplicate event (redelivered)"] == 30
+
+
+@pytest.mark.spark
+def test_firehose_objects_read_as_one_object_per_batch(spark: Any, tmp_path: Path) -> None:
+    # GIVEN the same events archived two ways: one object per batch (the bucket writer) and
+    # as the events delivery stream files them on AWS: the batches' records (each whole JSON
+    # lines) concatenated into one gzipped object per buffer, named by Firehose
+    records = lines()
+    batches = [records[:20], records[20:45], records[45:]]
+    per_batch, streamed = tmp_path / "per-batch", tmp_path / "streamed"
+    for number, batch in enumerate(batches):
+        write(per_batch, batch, f"b{number}.jsonl.gz")
+    concatenated = b"".join(
+        record for batch in batches for record in pack_records(encode_lines(batch), 500)
+    )
+    path = streamed / "events/dt=2026-11-27/hour=17"
+    path.mkdir(parents=True)
+    name = "qa-events-1-2026-11-27-17-25-00-0f6bb2a4-7e43-4f4e-a5a4-2d5f5b0e9d11.jsonl.gz"
+    (path / name).write_bytes(gzip.compress(concatenated))
+
+    # WHEN the report's reader and the replay read both
+    def attempts(folder: Path) -> list[Any]:
+        valid, rejected = split_events(read_events(spark, str(folder)))
+        assert rejected.count() == 0
+        return sorted(tuple(r) for r in pair_attempts(dedupe_events(valid)).collect())
+
+    # THEN the stream's object gives the same attempts, to both readers
+    assert attempts(streamed) == attempts(per_batch)
+    assert len(attempts(streamed)) == 25
+    replayed = read_archive(streamed, "q", None, None)
+    assert (
+        replayed.trace.arrivals.tolist()
+        == read_archive(per_batch, "q", None, None).trace.arrivals.tolist()
+    )
+    assert replayed.skipped == {}

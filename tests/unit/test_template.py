@@ -35,6 +35,7 @@ from queue_autoscale.adapters.dynamodb import (
     queue_pk,
     shard_pk,
 )
+from queue_autoscale.adapters.firehose import ARCHIVE_BUFFER_SECONDS
 from queue_autoscale.constants import (
     CONFIG_DIMENSION,
     CONFIG_METRICS,
@@ -57,6 +58,7 @@ from queue_autoscale.core.models import ControllerState, TrendModel
 from queue_autoscale.core.state import model_to_dict, state_to_dict
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS
+from queue_autoscale.operator.live import DECISION_LOOKBACK_SECONDS
 from queue_autoscale.settings import EvaluateSettings, RecordSettings, TickMode
 from queue_autoscale.telemetry import emf_fleet_metrics, emf_metrics
 
@@ -451,6 +453,8 @@ TEMPLATE_VALUES = {
     "DryRun": "false",
     "EvaluateTickMode": "tick",
     "EvaluateTickQueue": "https://sqs.us-east-1.amazonaws.com/123456789012/stack-evaluate-ticks",
+    "EventsDeliveryStream": "stack-events",
+    "DecisionsDeliveryStream": "stack-decisions",
     "AWS::StackName": "stack",
 }
 WITH_PER_QUEUE_METRICS = {**TEMPLATE_VALUES, "PerQueueMetrics": "true"}
@@ -772,8 +776,11 @@ def test_controller_resizes_only_the_configured_services(translated: dict[str, A
     assert _branch(read["Condition"], "HasQueueArns", False) == {
         "StringEquals": {"aws:ResourceTag/queue-autoscale": {"Ref": "AWS::StackName"}}
     }
-    assert statements["ArchiveDecisions"]["Resource"] == {
-        "Fn::Sub": "${ArchiveBucket.Arn}/decisions/*"
+    assert statements["ArchiveDecisions"] == {
+        "Sid": "ArchiveDecisions",
+        "Effect": "Allow",
+        "Action": "firehose:PutRecordBatch",
+        "Resource": {"Fn::GetAtt": ["DecisionsDeliveryStream", "Arn"]},
     }
 
 
@@ -833,6 +840,7 @@ def test_archive_bucket_is_private_encrypted_and_tls_only(translated: dict[str, 
         "events/",
         "decisions/",
         "rejected/",
+        "delivery-errors/",
     }
     policy = resources_of(translated, "AWS::S3::BucketPolicy")["ArchiveBucketPolicy"]
     deny = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Deny"]
@@ -1004,9 +1012,10 @@ def object_patterns(document: dict[str, Any], role: str, action: str) -> list[st
 @pytest.mark.parametrize(
     ("role", "key"),
     [
-        pytest.param("RecordEventsRole", s3_keys.events_key(0, "batch"), id="record-events"),
+        pytest.param("ArchiveDeliveryRole", s3_keys.events_key(0, "b"), id="deliver-events"),
         pytest.param("RecordEventsRole", s3_keys.rejected_key(0, "id"), id="record-rejected"),
-        pytest.param("EvaluateRole", s3_keys.decisions_key(0, "tick"), id="evaluate-decisions"),
+        pytest.param("ArchiveDeliveryRole", s3_keys.decisions_key(0, "t"), id="deliver-decisions"),
+        pytest.param("ArchiveDeliveryRole", "delivery-errors/events/x", id="delivery-errors"),
     ],
 )
 def test_roles_may_write_every_key_the_code_writes(
@@ -1130,3 +1139,59 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
     )
     assert dynamodb_grants(translated, "EvaluateRole", "dynamodb:UpdateItem") == []
     assert dynamodb_grants(translated, "RecordEventsRole", "dynamodb:PutItem") == []
+
+
+ARCHIVE_STREAMS = {
+    "EventsDeliveryStream": ("events/dt=!{timestamp:yyyy-MM-dd}/hour=!{timestamp:HH}/", "events"),
+    "DecisionsDeliveryStream": ("decisions/dt=!{timestamp:yyyy-MM-dd}/", "decisions"),
+}
+
+
+@pytest.mark.parametrize("logical_id", sorted(ARCHIVE_STREAMS))
+def test_delivery_streams_file_what_the_archive_readers_list(
+    translated: dict[str, Any], logical_id: str
+) -> None:
+    stream = resources_of(translated, "AWS::KinesisFirehose::DeliveryStream")[logical_id]
+    s3 = stream["ExtendedS3DestinationConfiguration"]
+    prefix, kind = ARCHIVE_STREAMS[logical_id]
+    # Hive-style UTC folders as the S3 writer's key builders make them, gzipped JSON lines
+    assert s3["Prefix"] == prefix
+    moment = "dt=1970-01-01/hour=00/" if kind == "events" else "dt=1970-01-01/"
+    key = (s3_keys.events_key if kind == "events" else s3_keys.decisions_key)(0, "x")
+    assert key == f"{kind}/{moment}x.jsonl.gz"
+    assert (s3["CompressionFormat"], s3["FileExtension"]) == ("GZIP", ".jsonl.gz")
+    # failed deliveries go outside every folder a reader lists, and expire with the archive
+    assert s3["ErrorOutputPrefix"].startswith("delivery-errors/")
+    assert "!{firehose:error-output-type}" in s3["ErrorOutputPrefix"]
+    rules = translated["Resources"]["ArchiveBucket"]["Properties"]["LifecycleConfiguration"]
+    assert {
+        "Id": "expire-delivery-errors",
+        "Status": "Enabled",
+        "Prefix": "delivery-errors/",
+        "ExpirationInDays": {"Ref": "ArchiveRetentionDays"},
+    } in rules["Rules"]
+    # status's decision window always holds delivered objects: at least two buffers long
+    interval = s3["BufferingHints"]["IntervalInSeconds"]
+    assert interval == ARCHIVE_BUFFER_SECONDS
+    assert 2 * interval <= DECISION_LOOKBACK_SECONDS
+    assert s3["BufferingHints"]["SizeInMBs"] == 128
+    assert s3["RoleARN"] == {"Fn::GetAtt": ["ArchiveDeliveryRole", "Arn"]}
+
+
+def test_each_function_puts_records_only_to_its_own_stream(translated: dict[str, Any]) -> None:
+    granted = {
+        (name, json.dumps(statement["Resource"], sort_keys=True))
+        for name, statement in role_statements(translated)
+        if "firehose:PutRecordBatch" in as_list(statement["Action"])
+    }
+    assert granted == {
+        ("RecordEventsRole", json.dumps({"Fn::GetAtt": ["EventsDeliveryStream", "Arn"]})),
+        ("EvaluateRole", json.dumps({"Fn::GetAtt": ["DecisionsDeliveryStream", "Arn"]})),
+    }
+    # and the functions no longer write events or decisions objects themselves
+    assert object_patterns(translated, "RecordEventsRole", "s3:PutObject") == ["rejected/*"]
+    assert object_patterns(translated, "EvaluateRole", "s3:PutObject") == []
+    record = function_environment(translated, "RecordEventsFunction", TEMPLATE_VALUES)
+    evaluate = function_environment(translated, "EvaluateFunction", TEMPLATE_VALUES)
+    assert record["EVENTS_DELIVERY_STREAM"] == "stack-events"
+    assert evaluate["DECISIONS_DELIVERY_STREAM"] == "stack-decisions"

@@ -65,6 +65,12 @@ SKIPPED = {
         "the demo and tests invoke the evaluate handler in-process, so Lambda's asynchronous "
         "queue (its event age and retry limits) is never used; the template tests check it"
     ),
+    "AWS::KinesisFirehose::DeliveryStream": (
+        "moto's Firehose writes each call at once, uncompressed, under the literal prefix (no "
+        "!{timestamp:...} folders, no FileExtension), where no archive reader looks: the "
+        "functions write the archive straight to the bucket, one object per batch and tick, "
+        "in the folders the streams fill on AWS (docs/deploy.md, 'Tested on')"
+    ),
     "AWS::S3::BucketPolicy": (
         "the emulator speaks plain HTTP on loopback and moto enforces the TLS-only deny, "
         "so every archive write would be refused; the template tests check the policy"
@@ -460,8 +466,25 @@ def split_template(
     template = {
         key: value for key, value in translated.items() if key not in {"Resources", "Outputs"}
     }
-    template["Resources"] = {name: _without_dependencies(r, set(kept)) for name, r in kept.items()}
+    absent = {name for name, _ in skipped}
+    template["Resources"] = {
+        name: _unreferenced(_without_dependencies(r, set(kept)), absent) for name, r in kept.items()
+    }
     return template, direct, skipped
+
+
+def _unreferenced(value: Any, absent: set[str]) -> Any:
+    """`value` with each Ref to an absent resource made "" (a function's stream variable left
+    empty: it writes the bucket itself) and each GetAtt of one a placeholder naming it."""
+    if isinstance(value, list):
+        return [_unreferenced(item, absent) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {"Ref"} and value["Ref"] in absent:
+        return ""
+    if set(value) == {"Fn::GetAtt"} and value["Fn::GetAtt"][0] in absent:
+        return f"arn:aws:emulator:::not-created/{value['Fn::GetAtt'][0]}"
+    return {key: _unreferenced(item, absent) for key, item in value.items()}
 
 
 def _without_dependencies(resource: Mapping[str, Any], kept: set[str]) -> dict[str, Any]:
