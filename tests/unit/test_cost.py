@@ -176,7 +176,9 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert shape.fleet_alarm_metrics == 11
     assert (shape.evaluate.arm64, shape.record.arm64) == (True, True)
     assert (shape.evaluate.memory_mb, shape.record.memory_mb) == (256, 512)
-    assert (shape.evaluate.tracing, shape.record.tracing) == (True, False)
+    # X-Ray is opt-in: EvaluateTracing defaults to PassThrough, the record function never traces
+    assert (shape.evaluate.tracing, shape.record.tracing) == (False, False)
+    assert template_shape(tracing=True).evaluate.tracing
     assert shape.dashboards == 0  # DashboardEnabled defaults to "false": opt-in
     assert template_shape(dashboard=True).dashboards == 1
     # per-queue values are log fields, not metrics, unless PerQueueMetrics is "true"
@@ -225,6 +227,17 @@ def test_cost_command_bills_the_dashboard_when_it_is_turned_on() -> None:
     assert plain.exit_code == opted.exit_code == 0, plain.output + opted.output
     before, after = json.loads(plain.output), json.loads(opted.output)
     assert after["total_usd"] - before["total_usd"] == pytest.approx(3.00)
+
+
+def test_cost_command_bills_evaluate_traces_when_tracing_is_turned_on() -> None:
+    """One queue at 15 s, tick mode: 4 invocations a minute x 43,800 minutes = 175,200 traces at
+    $5.00 a million: $0.876 a month, and nothing without --tracing."""
+    plain = CliRunner().invoke(app, ["cost", "--json"])
+    opted = CliRunner().invoke(app, ["cost", "--json", "--tracing"])
+    assert plain.exit_code == opted.exit_code == 0, plain.output + opted.output
+    traced = [x for x in json.loads(opted.output)["lines"] if x["service"] == "X-Ray"]
+    assert [x["service"] for x in json.loads(plain.output)["lines"]].count("X-Ray") == 0
+    assert [(x["quantity"], x["usd"]) for x in traced] == [(175_200, pytest.approx(0.876))]
 
 
 @pytest.mark.parametrize(

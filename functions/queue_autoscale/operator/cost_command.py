@@ -33,12 +33,17 @@ MAX_RETENTION_DAYS = 3653
 
 
 def template_shape(
-    evaluate_memory_mb: int | None = None, dashboard: bool = False, per_queue_metrics: bool = False
+    evaluate_memory_mb: int | None = None,
+    dashboard: bool = False,
+    per_queue_metrics: bool = False,
+    tracing: bool = False,
 ) -> StackShape:
     """The shape of the checkout's template.yaml (the command runs from the repository), with
-    EvaluateMemorySize overridden when given (MB), DashboardEnabled when `dashboard` and
-    PerQueueMetrics when `per_queue_metrics`."""
+    EvaluateMemorySize overridden when given (MB), DashboardEnabled when `dashboard`,
+    PerQueueMetrics when `per_queue_metrics` and EvaluateTracing=Active when `tracing`."""
     overrides: dict[str, object] = {}
+    if tracing:
+        overrides["EvaluateTracing"] = "Active"
     if per_queue_metrics:
         overrides["PerQueueMetrics"] = "true"
     if evaluate_memory_mb is not None:
@@ -137,6 +142,10 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
             "--per-queue-metrics", help="Bill per-queue CloudWatch metrics (PerQueueMetrics=true)."
         ),
     ] = False,
+    tracing: Annotated[
+        bool,
+        typer.Option("--tracing", help="Bill X-Ray traces of the evaluate function (Active)."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the line items as JSON.")] = False,
 ) -> None:
     """The stack's own monthly AWS bill, by service and line item, in total and per queue."""
@@ -147,7 +156,7 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
         log_retention_days=log_retention_days,
         archive_retention_days=archive_retention_days,
     )
-    shape = template_shape(evaluate_memory, dashboard, per_queue_metrics)
+    shape = template_shape(evaluate_memory, dashboard, per_queue_metrics, tracing)
     if as_json:
         lines = usage(workload, shape, US_EAST_1)
         document = {
