@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import io
 import json
 import logging
@@ -93,6 +94,7 @@ def evaluate_side(url: str, queues: int, warm_ticks: int) -> dict[str, Any]:
     )["Item"]
     listed = clients.s3.list_objects_v2(Bucket=BUCKET, Prefix="decisions/")["Contents"]
     newest = max(listed, key=lambda item: item["LastModified"])
+    body = clients.s3.get_object(Bucket=BUCKET, Key=newest["Key"])["Body"].read()
     lines = out.getvalue().splitlines()
     emf = [line for line in lines if '"_aws"' in line]
     return {
@@ -103,6 +105,7 @@ def evaluate_side(url: str, queues: int, warm_ticks: int) -> dict[str, Any]:
         "emf_documents": len(emf),
         "log_lines": len(lines) - len(emf),
         "decision_object_bytes": int(newest["Size"]),
+        "decision_lines_bytes": len(gzip.decompress(body)),
         "events": sum(len(decision_events(outcome)) for outcome in outcomes),
         "decided": sum(1 for outcome in outcomes if outcome.decision is not None),
         "state_item_bytes": item_bytes(state),
@@ -159,11 +162,12 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
         publish(runtime, result)
     calls, _, _ = counter.snapshot()
     key = result.archive_key or ""
-    size = clients.s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"] if key else 0
+    body = clients.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() if key else b""
     return {
         "events": len(bodies),
         "accepted": result.accepted,
-        "archive_bytes": int(size),
+        "archive_bytes": len(body),
+        "lines_bytes": len(gzip.decompress(body)) if body else 0,
         "calls": {f"{service}.{operation}": n for (service, operation), n in calls.items()},
         "stdout_bytes": len(out.getvalue()),
     }
@@ -237,6 +241,8 @@ def main() -> None:
     out += [
         f"| decision-log object bytes (gzip) | {tick['decision_object_bytes']:,} | "
         f"{tick['decision_object_bytes'] / q:,.1f} |",
+        f"| decision-log JSON-lines bytes (what Firehose ingests) | "
+        f"{tick['decision_lines_bytes']:,} | {tick['decision_lines_bytes'] / q:,.1f} |",
         f"| PutEvents entries | {tick['events']} | {tick['events'] / q:.2f} |",
         f"| STATE item bytes (DynamoDB's sizing rules) | | {tick['state_item_bytes']:,} |",
         "",
@@ -244,14 +250,16 @@ def main() -> None:
         "",
         "## One record_events batch (10 events a message)",
         "",
-        "| events | archive bytes (gzip) | bytes per event | calls | stdout bytes |",
-        "|---:|---:|---:|---|---:|",
+        "| events | archive bytes (gzip) | bytes per event | JSON-lines bytes per event "
+        "(what Firehose ingests) | calls | stdout bytes |",
+        "|---:|---:|---:|---:|---|---:|",
     ]
     for batch in batches:
         calls = ", ".join(f"{k} {v}" for k, v in sorted(batch["calls"].items()))
         out.append(
             f"| {batch['events']} | {batch['archive_bytes']:,} | "
-            f"{batch['archive_bytes'] / max(1, batch['events']):.1f} | {calls} | "
+            f"{batch['archive_bytes'] / max(1, batch['events']):.1f} | "
+            f"{batch['lines_bytes'] / max(1, batch['events']):.1f} | {calls} | "
             f"{batch['stdout_bytes']:,} |"
         )
     out += [

@@ -15,9 +15,11 @@ from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
     FunctionShape,
     StackShape,
+    StreamBuffer,
     Usage,
     Workload,
     derived_evaluate_memory,
+    evaluate_plan,
     idle_queue_usd,
     total_usd,
     usage,
@@ -110,6 +112,56 @@ def test_one_queue_record_path_worked_by_hand() -> None:
     )
 
 
+def test_the_archive_through_firehose_worked_by_hand() -> None:
+    """The record path above (473,449 batches a month) and two idle queues' decision log, each
+    through a stream buffering 300 s or 128 MiB, $0.029 a GB in 5,120-byte record steps.
+
+    Events: 0.3 x 2,628,000 = 788,400 a month, 1.6652 a batch x 141 bytes = 234.8 bytes: one
+    record billed 5,120 bytes. Decisions: 2 queues x 770 bytes = 1,540 bytes a shard tick,
+    87,600 shard ticks (2 a minute), each billed 5,120 bytes. Each stream writes one object per
+    300 s: 2,628,000 / 300 = 8,760 PutObjects (the 111 MB of events a month never fill 128 MiB).
+    """
+    streams = StreamBuffer(seconds=300.0, mib=128.0)
+    shape = replace(
+        SHAPE,
+        producer_flush_seconds=1.0,
+        record_window_seconds=3.0,
+        events_stream=streams,
+        decisions_stream=streams,
+    )
+    busy = usage(Workload(queues=1, events_per_second=0.3), shape, US_EAST_1)
+    assert line(busy, "Firehose", "event archive ingested") == pytest.approx(
+        473_449 * 5_120 / 1e9 * 0.029, rel=1e-5
+    )
+    assert line(busy, "Firehose", "event archive ingested") == pytest.approx(0.0703, abs=1e-4)
+    assert line(busy, "S3", "event archive objects") == pytest.approx(8_760 / 1000 * 0.005)
+    assert not [x for x in busy if "PutObject" in x.item]
+    idle = usage(TWO_IDLE, shape, US_EAST_1)
+    assert line(idle, "Firehose", "decision log ingested") == pytest.approx(
+        87_600 * 5_120 / 1e9 * 0.029
+    )
+    assert line(idle, "S3", "decision log objects") == pytest.approx(8_760 / 1000 * 0.005)
+    # no events: the events stream ingests nothing and writes no object
+    assert line(idle, "Firehose", "event archive ingested") == 0
+    assert line(idle, "S3", "event archive objects") == 0
+    # against one PutObject per batch and per tick: $2.37 + $0.44 -> $0.07 + $0.04 + $0.01 + $0.04
+    plain = usage(Workload(queues=1, events_per_second=0.3), replace(shape, events_stream=None,
+                  decisions_stream=None), US_EAST_1)  # fmt: skip
+    assert line(plain, "S3", "event-archive PutObject") == pytest.approx(473_449 / 1000 * 0.005)
+
+
+def test_a_shard_ticks_decisions_are_billed_in_whole_5_kb_steps() -> None:
+    """400 queues on one shard x 770 bytes = 308,000 bytes a shard tick: 61 steps of 5,120 =
+    312,320 bytes, 87,600 shard ticks a month (2 a minute)."""
+    shape = replace(SHAPE, decisions_stream=StreamBuffer(seconds=300.0, mib=128.0))
+    workload = Workload(queues=400, interval_seconds=30.0, events_per_second=0.0)
+    assert evaluate_plan(workload, shape).shards == 1
+    lines = usage(workload, shape, US_EAST_1)
+    assert line(lines, "Firehose", "decision log ingested") == pytest.approx(
+        87_600 * 312_320 / 1e9 * 0.029
+    )
+
+
 def test_an_idle_queue_bills_only_the_metrics_it_publishes_while_zero() -> None:
     """2 idle queues: 12 - 8 silent = 4 metrics each, + ConfigErrors: 9 metrics, $2.70. Busy:
     12 - ControllerErrors + AcceptedEvents = 12 each, + ConfigErrors: 25 metrics, $7.50."""
@@ -195,6 +247,8 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert not shape_of(load_template(), {"EvaluateTickMode": "loop"}).evaluate_per_tick
     assert shape.glue_dpus_per_day == 4.0
     assert shape.glue_flex
+    # the archive goes through two delivery streams of 300 s / 128 MiB buffers
+    assert shape.events_stream == shape.decisions_stream == StreamBuffer(300.0, 128.0)
     assert template_shape(evaluate_memory_mb=1769).evaluate.memory_mb == 1769
 
 
@@ -258,12 +312,13 @@ def test_cost_command_refuses_a_bad_input(arguments: list[str]) -> None:
 def test_every_price_names_the_pages_it_was_checked_against() -> None:
     # GIVEN the pinned table and its sources
     fields = {f.name for f in dataclasses.fields(Prices)} - {"region"}
-    # THEN every price has an entry; these three have no page that states them
+    # THEN every price has an entry; these four have no page that states them
     assert set(PRICE_SOURCES) == fields
     assert {
         "dynamodb_pitr_gb_month",
         "put_metric_data_per_thousand",
         "glue_flex_dpu_hour",
+        "firehose_per_gb",
     } == UNVERIFIED
     assert all(
         source.url.startswith(("http://", "https://"))

@@ -54,6 +54,16 @@ class FunctionShape:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamBuffer:
+    """A Firehose delivery stream's buffer (template.yaml's BufferingHints): it writes an object
+    when either fills."""
+
+    seconds: float
+    mib: float
+    """MiB of records as sent (before GZIP)."""
+
+
+@dataclass(frozen=True, slots=True)
 class StackShape:
     """What template.yaml deploys, as far as the bill depends on it (`cost_template.shape`)."""
 
@@ -89,6 +99,10 @@ class StackShape:
     evaluate_per_tick: bool = False
     """EvaluateTickMode=tick: one evaluate invocation per shard and tick (else one per shard
     and minute that loops the minute)."""
+    events_stream: StreamBuffer | None = None
+    """The events' delivery stream (None: one archive PutObject per record batch)."""
+    decisions_stream: StreamBuffer | None = None
+    """The decision log's delivery stream (None: one PutObject per shard tick)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +125,9 @@ class Measured:
     """Per invocation: Lambda's START, END and REPORT lines (assumed: their usual length)."""
     decision_archive_bytes: float = 19.7
     """Gzipped decision-log bytes (one object per shard tick)."""
+    decision_record_bytes: float = 770.0
+    """The queue's decision record as a JSON line, before GZIP: what the decisions stream
+    ingests (stack_cost.py, 2026-12-02)."""
     decision_events: float = 1.0
     """EventBridge entries (ScalingDecisionMade; WorkersScaled and breach events are rare)."""
     state_item_bytes: float = 1957.0
@@ -123,6 +140,9 @@ class Measured:
     counter_item_bytes: float = 120.0
     archive_event_bytes: float = 29.0
     """Gzipped archive bytes per event (batches of 30 or more)."""
+    event_line_bytes: float = 141.0
+    """One archived event as a JSON line, before GZIP: what the events stream ingests
+    (stack_cost.py, 2026-12-02: 140 to 142 bytes at 3 to 3,000 events a batch)."""
     archive_object_bytes: float = 130.0
     """Gzip and JSON overhead of one archive object."""
     record_emf_bytes_per_queue: float = 212.0
@@ -343,14 +363,92 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
             "events",
             events / 1e6 * prices.eventbridge_per_million_events,
         ),
+        *_decision_log(workload, shards, puts, shape.decisions_stream, prices),
+    ]
+
+
+def _decision_log(
+    workload: Workload, shards: int, puts: float, stream: StreamBuffer | None, prices: Prices
+) -> list[Usage]:
+    """One object per shard tick, or one record per shard tick into the decisions stream."""
+    if stream is None:
+        return [
+            Usage(
+                "S3",
+                "decision-log PutObject (one per shard tick)",
+                puts,
+                "requests",
+                puts / 1000 * prices.s3_per_thousand_puts,
+            )
+        ]
+    per_put = workload.queues / shards * MEASURED.decision_record_bytes
+    return _delivered("decision log", "shard tick", puts, per_put, stream, prices)
+
+
+def _delivered(
+    what: str, per: str, puts: float, put_bytes: float, stream: StreamBuffer, prices: Prices
+) -> list[Usage]:
+    """A delivery stream's month: `puts` PutRecordBatch calls of `put_bytes` each, packed into
+    records of at most 1,000 KiB (200 x 5 KB, so only each call's last record is rounded up),
+    and the objects it writes (one per buffer interval, or per buffer size of records)."""
+    step = prices.firehose_record_increment_bytes
+    ingested = puts * step * math.ceil(put_bytes / step) / GB
+    sent = puts * put_bytes
+    objects = 0.0
+    if puts > 0:
+        objects = max(SECONDS_PER_MONTH / stream.seconds, sent / (stream.mib * 2**20))
+    return [
+        Usage(
+            "Firehose",
+            f"{what} ingested (one record per {per}, each billed in {step / 1024:g} KB steps)",
+            ingested,
+            "GB",
+            ingested * prices.firehose_per_gb,
+        ),
         Usage(
             "S3",
-            "decision-log PutObject (one per shard tick)",
-            puts,
+            f"{what} objects Firehose writes (one per {stream.seconds:g} s buffer)",
+            objects,
             "requests",
-            puts / 1000 * prices.s3_per_thousand_puts,
+            objects / 1000 * prices.s3_per_thousand_puts,
         ),
     ]
+
+
+def _event_archive(
+    workload: Workload, shape: StackShape, rates: IngestRates, prices: Prices
+) -> list[Usage]:
+    """One archive object per record batch, or the batch's events as one record into the
+    events stream."""
+    batches = rates.batches * SECONDS_PER_MONTH
+    if shape.events_stream is None:
+        return [
+            Usage(
+                "S3",
+                f"event-archive PutObject (one per batch, {shape.record_window_seconds:g} s "
+                "window)",
+                batches,
+                "requests",
+                batches / 1000 * prices.s3_per_thousand_puts,
+            )
+        ]
+    events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
+    per_batch = events / batches * MEASURED.event_line_bytes if batches else 0.0
+    return _delivered(
+        "event archive", "record batch", batches, per_batch, shape.events_stream, prices
+    )
+
+
+def _archive_objects(workload: Workload, shape: StackShape, rates: IngestRates) -> float:
+    """Event-archive objects a month: one per batch, or what the events stream writes."""
+    batches = rates.batches * SECONDS_PER_MONTH
+    stream = shape.events_stream
+    if stream is None or batches == 0:
+        return batches
+    sent = (
+        workload.queues * workload.events_per_second * SECONDS_PER_MONTH * MEASURED.event_line_bytes
+    )
+    return max(SECONDS_PER_MONTH / stream.seconds, sent / (stream.mib * 2**20))
 
 
 def _ingest_rates(workload: Workload, shape: StackShape) -> IngestRates:
@@ -405,13 +503,7 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
             "write units",
             write_units / 1e6 * prices.dynamodb_per_million_write_units,
         ),
-        Usage(
-            "S3",
-            f"event-archive PutObject (one per batch, {shape.record_window_seconds:g} s window)",
-            invocations,
-            "requests",
-            invocations / 1000 * prices.s3_per_thousand_puts,
-        ),
+        *_event_archive(workload, shape, rates, prices),
     ]
     if shape.record.tracing:
         batches = rates.batches
@@ -425,7 +517,7 @@ def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usag
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     rates = _ingest_rates(workload, shape)
     events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
-    objects = rates.batches * SECONDS_PER_MONTH
+    objects = _archive_objects(workload, shape, rates)
     archived = events * m.archive_event_bytes + objects * m.archive_object_bytes
     archived += workload.queues * ticks * m.decision_archive_bytes
     held = archived * workload.archive_retention_days / DAYS_PER_MONTH / GB

@@ -18,7 +18,7 @@ from queue_autoscale.constants import (
     SILENT_WHEN_ZERO_METRICS,
 )
 from queue_autoscale.demo.template import translate
-from queue_autoscale.operator.cost import FunctionShape, StackShape
+from queue_autoscale.operator.cost import FunctionShape, StackShape, StreamBuffer
 
 CLOUDFORMATION_MAX_RESOURCES = 500
 """Resources one CloudFormation stack may hold (AWS CloudFormation quotas)."""
@@ -83,6 +83,15 @@ def _per_queue_alarms(resources: Mapping[str, Any]) -> int:
     return total
 
 
+def _stream(resources: Mapping[str, Any], logical_id: str) -> StreamBuffer | None:
+    """A delivery stream's buffer (None: the template has no such stream)."""
+    stream = resources.get(logical_id)
+    if stream is None:
+        return None
+    hints = stream["Properties"]["ExtendedS3DestinationConfiguration"]["BufferingHints"]
+    return StreamBuffer(float(hints["IntervalInSeconds"]), float(hints["SizeInMBs"]))
+
+
 def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> StackShape:
     """The StackShape of a loaded template (`demo.template.load_template`); `overrides` maps
     parameter names to values other than their defaults."""
@@ -133,6 +142,8 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         fleet_healthy_silent_metrics=len(
             FLEET_SILENT_WHEN_ZERO & {"QueueErrors", "UndecidedQueues"}
         ),
+        events_stream=_stream(resources, "EventsDeliveryStream"),
+        decisions_stream=_stream(resources, "DecisionsDeliveryStream"),
         evaluate_per_tick="EvaluateTickMode" in template["Parameters"]
         and _value(template, {"Ref": "EvaluateTickMode"}, given) == "tick",
     )

@@ -19,6 +19,7 @@ SOURCES: Final[tuple[str, ...]] = (
     "https://aws.amazon.com/glue/pricing/",
     "https://aws.amazon.com/xray/pricing/",
     "https://aws.amazon.com/fargate/pricing/",
+    "https://aws.amazon.com/firehose/pricing/",
 )
 """AWS's public price pages (us-east-1 selected), where every value in US_EAST_1 is published.
 Most of their rate tables are drawn by the browser, so the stored copies the values were checked
@@ -229,6 +230,16 @@ PRICE_SOURCES: Final[dict[str, tuple[PriceSource, ...]]] = {
             "2026-05",
         ),
     ),
+    "firehose_per_gb": (),
+    "firehose_record_increment_bytes": (
+        PriceSource(
+            "https://aws.amazon.com/de/kinesis/data-firehose/pricing/",
+            "ingested volume = records sent x each record's size rounded up to the next 5 KB "
+            "(5 120 bytes); a 42 KB record counts as 45 KB (Direct PUT)",
+            "undated",
+            aws=True,
+        ),
+    ),
     "fargate_vcpu_hour": (
         PriceSource(
             "https://www.vantage.sh/blog/fargate-pricing",
@@ -261,7 +272,8 @@ UNVERIFIED: Final = frozenset(field for field, found in PRICE_SOURCES.items() if
 """Prices no page read on READ_ON states: still the 2026-11-28 transcription from memory. Of
 `metric_tiers`, only the first two tiers ($0.30, $0.10) were found; $0.05 and $0.02 were not.
 Glue Flex's $0.29 agrees with the 'up to 34 %' saving AWS and others quote, not with a stated
-price."""
+price. Firehose's $0.029 a GB is quoted in public projects' cost notes (one citing
+aws.amazon.com/firehose/pricing), on no stored page: AWS's copy states only the 5 KB rounding."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +317,11 @@ class Prices:
     glue_flex_dpu_hour: float
     glue_minimum_seconds: float
     """Glue 2.0 and later bill a job run for at least this long."""
+    firehose_per_gb: float
+    """Amazon Data Firehose, Direct PUT ingestion, the first 500 TB a month, per GB after each
+    record's rounding (no charge of its own for delivery to S3 or for GZIP)."""
+    firehose_record_increment_bytes: int
+    """Each record's ingested size is rounded up to a multiple of this."""
     fargate_vcpu_hour: float
     fargate_gb_hour: float
 
@@ -340,6 +357,8 @@ US_EAST_1: Final = Prices(
     glue_dpu_hour=0.44,
     glue_flex_dpu_hour=0.29,
     glue_minimum_seconds=60.0,
+    firehose_per_gb=0.029,
+    firehose_record_increment_bytes=5120,
     fargate_vcpu_hour=0.04048,
     fargate_gb_hour=0.004445,
 )
