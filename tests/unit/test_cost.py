@@ -89,6 +89,14 @@ def test_two_idle_queues_worked_by_hand() -> None:
     assert total_usd(lines) == pytest.approx(sum(x.usd for x in lines))
 
 
+def test_decision_events_are_the_ticks_whose_headline_changed() -> None:
+    """2 queues at 30 s: 175,200 queue-ticks a month. A busy queue publishes ScalingDecisionMade
+    on 1.0 % of them (decision_events.md): 1,752 events at $1.00 a million; an idle one none."""
+    busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
+    assert line(busy, "EventBridge", "decision events") == pytest.approx(1_752 / 1e6 * 1.00)
+    assert line(usage(TWO_IDLE, SHAPE, US_EAST_1), "EventBridge", "decision events") == 0
+
+
 def test_one_queue_record_path_worked_by_hand() -> None:
     """1 queue at 0.3 events/s, producers flushing every 1 s, 3 s windows, 2,628,000 s a month.
 

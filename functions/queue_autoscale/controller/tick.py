@@ -84,6 +84,8 @@ class QueueOutcome:
     errors: list[str] = field(default_factory=list)
     yielded_to: str | None = None
     """The shard that ticked this queue within the interval: this tick leaves it alone."""
+    news: bool = True
+    """The decision says something the queue's last ScalingDecisionMade did not (`headline`)."""
 
     def record(self) -> dict[str, Any]:
         """The decision-log line: decision_to_dict plus what the handler did."""
@@ -160,8 +162,11 @@ def evaluate_queue(
     if queue in inputs.notes:
         decision = replace(decision, reason="; ".join([decision.reason, *inputs.notes[queue]]))
     outcome.decision = decision
+    announced = headline(decision)
+    outcome.news = not stored or stored.get(ANNOUNCED) != announced
     try:
         document = {**state_to_dict(evaluation.state), "shard": shard.label, "ticked_at": now}
+        document[ANNOUNCED] = announced
         runtime.table.write_state(queue, document, state.version)
     except StateConflict:
         outcome.conflict = True
@@ -186,16 +191,36 @@ def evaluate_queue(
 
 SLA_FIELDS = ("sla_seconds", "percentile", "predicted_pickup_seconds")
 """Every decision event carries the SLA aimed at and the pickup time predicted (seed 001)."""
+ANNOUNCED = "announced"
+"""The STATE item's field holding the `headline` of the last ScalingDecisionMade it led to."""
+
+
+def headline(decision: Decision) -> list[Any]:
+    """What a subscriber of ScalingDecisionMade acts on: the target and action, whether the
+    inputs were usable, the overloading and overloaded flags, the urgency and whether a breach
+    is predicted. A tick whose headline equals the last published one adds only drifting
+    numbers (rates, ages), which the decision log and the log lines keep."""
+    return [
+        decision.target,
+        decision.action.value,
+        decision.inputs_ok,
+        decision.overloading,
+        decision.overloaded,
+        decision.urgency.value,
+        decision.predicted_breach_seconds is not None,
+    ]
 
 
 def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
-    """ScalingDecisionMade always; WorkersScaled when applied; SlaBreachPredicted when predicted."""
+    """ScalingDecisionMade when its headline changed, it acted, or it has errors or lost the
+    state race; WorkersScaled when applied; SlaBreachPredicted when predicted."""
     if outcome.decision is None:
         return []
     decision = outcome.decision
     record = decision_to_dict(decision)
     sla = {name: record[name] for name in SLA_FIELDS}
-    events = [DecisionEvent(DECISION_EVENT, outcome.record())]
+    says = outcome.news or outcome.applied or outcome.conflict or bool(outcome.errors)
+    events = [DecisionEvent(DECISION_EVENT, outcome.record())] if says else []
     if outcome.applied:
         events.append(
             DecisionEvent(

@@ -128,8 +128,12 @@ class Measured:
     decision_record_bytes: float = 770.0
     """The queue's decision record as a JSON line, before GZIP: what the decisions stream
     ingests (stack_cost.py, 2026-12-02)."""
-    decision_events: float = 1.0
-    """EventBridge entries (ScalingDecisionMade; WorkersScaled and breach events are rare)."""
+    decision_events: float = 0.010
+    """EventBridge entries per busy queue and tick: ScalingDecisionMade is published when the
+    decision's headline changes (benchmarks/results/decision_events.md, hybrid in the simulator:
+    1.0 % of ticks at 0.1 jobs/s; 34 to 43 % on the steady, bursty and NASA runs at 20 jobs/s and
+    more; 1 tick in 520 for an idle queue, counted as none); WorkersScaled and breach events are
+    rarer still."""
     state_item_bytes: float = 1957.0
     """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB begun), by
     DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`): the largest of hybrid's items on
@@ -321,7 +325,7 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     else:
         write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
         shard_writes = "shard locks"
-    events = queue_ticks * m.decision_events
+    events = queue_ticks * (m.decision_events if workload.events_per_second > 0 else 0.0)
     puts = shards * ticks
     # OldestAgeReader asks for a queue's age once per minute (SQS publishes it once a minute),
     # and only while the queue shows visible messages (the core takes an empty queue's age as
