@@ -32,6 +32,7 @@ from queue_autoscale.adapters.errors import (
     aws_call,
 )
 from queue_autoscale.adapters.s3 import Archive, encode_lines
+from queue_autoscale.adapters.sqs import pack_batches
 
 MAX_RECORDS_PER_CALL: Final = 500
 MAX_BYTES_PER_CALL: Final = 4 * 1024 * 1024
@@ -54,9 +55,6 @@ def pack_records(lines: Sequence[bytes], max_bytes: int = MAX_RECORD_BYTES) -> l
     """Whole lines joined into as few records of at most `max_bytes` as order allows (Firehose
     bills each record rounded up to 5 KB: one record of many lines costs less than many). A
     line longer than `max_bytes` raises InvalidRequest: Firehose refuses such a record."""
-    records: list[bytes] = []
-    current: list[bytes] = []
-    size = 0
     for line in lines:
         if len(line) > max_bytes:
             raise InvalidRequest(
@@ -64,14 +62,8 @@ def pack_records(lines: Sequence[bytes], max_bytes: int = MAX_RECORD_BYTES) -> l
                 f"a {len(line)}-byte line is over the {max_bytes}-byte record limit",
                 code="RecordTooLarge",
             )
-        if current and size + len(line) > max_bytes:
-            records.append(b"".join(current))
-            current, size = [], 0
-        current.append(line)
-        size += len(line)
-    if current:
-        records.append(b"".join(current))
-    return records
+    groups = pack_batches([len(line) for line in lines], max(1, len(lines)), max_bytes)
+    return [b"".join(lines[index] for index in group) for group in groups]
 
 
 def split_calls(
@@ -80,18 +72,8 @@ def split_calls(
     max_bytes: int = MAX_BYTES_PER_CALL,
 ) -> list[list[bytes]]:
     """Records in order, grouped into calls within PutRecordBatch's count and byte limits."""
-    calls: list[list[bytes]] = []
-    current: list[bytes] = []
-    size = 0
-    for record in records:
-        if current and (len(current) == max_records or size + len(record) > max_bytes):
-            calls.append(current)
-            current, size = [], 0
-        current.append(record)
-        size += len(record)
-    if current:
-        calls.append(current)
-    return calls
+    groups = pack_batches([len(record) for record in records], max_records, max_bytes)
+    return [[records[index] for index in group] for group in groups]
 
 
 @dataclass(frozen=True, slots=True)

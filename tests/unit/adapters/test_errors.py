@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
-from botocore.stub import Stubber
 
 from queue_autoscale.adapters.aws import LAMBDA_CONFIG
 from queue_autoscale.adapters.cloudwatch import OldestAgeReader
@@ -30,32 +27,6 @@ from queue_autoscale.adapters.s3 import Archive
 from queue_autoscale.adapters.sqs import SqsQueues
 
 URL = "https://sqs.us-east-1.amazonaws.com/123456789012/orders"
-
-
-def client(service: str) -> Any:
-    return boto3.client(
-        service,  # type: ignore[call-overload]
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=LAMBDA_CONFIG,
-    )
-
-
-@pytest.fixture
-def stubbed() -> Iterator[Callable[[str], tuple[Any, Stubber]]]:
-    stubs: list[Stubber] = []
-
-    def make(service: str) -> tuple[Any, Stubber]:
-        made = client(service)
-        stub = Stubber(made)
-        stub.activate()
-        stubs.append(stub)
-        return made, stub
-
-    yield make
-    for stub in stubs:
-        stub.deactivate()
 
 
 ERRORS = [

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from queue_autoscale.adapters.aws import LAMBDA_CONFIG, AwsClients
+from queue_autoscale.adapters.aws import AwsClients
 from queue_autoscale.adapters.errors import (
     AccessDenied,
     InvalidRequest,
@@ -36,27 +34,16 @@ from queue_autoscale.ingest.batch import ingest
 from queue_autoscale.ingest.parse import Message
 from queue_autoscale.ingest.runtime import RecordRuntime
 from queue_autoscale.settings import RecordSettings
+from tests.unit.adapters.stubs import client
+from tests.unit.handlers.evaluate_world import Clock
 
 STREAM = "qa-events"
 
 
-def client(service: str) -> Any:
-    return boto3.client(
-        service,  # type: ignore[call-overload]
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=LAMBDA_CONFIG,
-    )
-
-
 @pytest.fixture
-def firehose() -> Iterator[tuple[Any, Stubber]]:
-    made = client("firehose")
-    stub = Stubber(made)
-    stub.activate()
-    yield made, stub
-    stub.deactivate()
+def firehose(stubbed: Any) -> tuple[Any, Stubber]:
+    made, stub = stubbed("firehose")
+    return made, stub
 
 
 def accepted(count: int) -> dict[str, Any]:
@@ -74,21 +61,6 @@ def refused(count: int, bad: set[int], code: str = "ServiceUnavailableException"
             for i in range(count)
         ],
     }
-
-
-class Clock:
-    """A monotonic clock that `sleep` moves forward."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def test_pack_records_keeps_lines_whole_and_under_the_record_limit() -> None:
@@ -166,7 +138,7 @@ def test_refused_records_alone_are_sent_again_after_a_backoff(firehose: Any) -> 
     sent = DeliveryStream(made, STREAM, clock=clock, sleep=clock.sleep).put_lines(records)
     # THEN three records went, the refused one again alone after 0.1 s
     assert sent == 3
-    assert clock.slept == [0.1]
+    assert clock.naps == [0.1]
     stub.assert_no_pending_responses()
 
 
@@ -182,7 +154,7 @@ def test_records_still_refused_at_the_deadline_fail_the_write(firehose: Any) -> 
     # WHEN a line is written THEN it raises Throttled naming the stream and the refusal
     with pytest.raises(Throttled, match=r"firehose:qa-events .*1 of 1 records still refused"):
         stream.put_lines([b"{}\n"])
-    assert clock.slept == [0.1, 0.2, 0.4]
+    assert clock.naps == [0.1, 0.2, 0.4]
     stub.assert_no_pending_responses()
 
 
