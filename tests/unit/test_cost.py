@@ -243,9 +243,10 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert template_shape(dashboard=True).dashboards == 1
     # per-queue values are log fields, not metrics, unless PerQueueMetrics is "true"
     assert (shape.queue_metrics, shape.ingest_metrics_per_queue) == (0, 0)
-    # 6 fleet metrics and ConfigErrors; of the fleet's, 5 are silent at 0 (all but Heartbeat)
-    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (7, 5)
-    assert shape.fleet_healthy_silent_metrics == 2  # QueueErrors, UndecidedQueues
+    # 6 fleet metrics and ConfigErrors; all but Heartbeat are silent at 0 (ConfigErrors is sent
+    # only for a rejected config)
+    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (7, 6)
+    assert shape.fleet_healthy_silent_metrics == 3  # QueueErrors, UndecidedQueues, ConfigErrors
     opted = template_shape(per_queue_metrics=True)
     assert opted.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
     assert (opted.idle_silent_metrics, opted.healthy_silent_metrics) == (8, 1)
@@ -275,8 +276,8 @@ def test_cost_command_prints_the_bill() -> None:
     assert "| CloudWatch | alarms (0 per queue, 11 fleet-wide) | 11 alarm metrics | 1.10 |" in (
         result.output
     )
-    # an idle fleet publishes Heartbeat and ConfigErrors only (its maxima and counts are 0)
-    assert "| CloudWatch | custom metrics (0 per queue, 2 fleet-wide) | 2 metrics | 0.60 |" in (
+    # an idle, healthy fleet publishes Heartbeat only (its maxima and counts are 0)
+    assert "| CloudWatch | custom metrics (0 per queue, 1 fleet-wide) | 1 metrics | 0.30 |" in (
         result.output
     )
     assert "per queue-month" in result.output

@@ -138,10 +138,13 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         if per_queue
         else 0,
         ingest_metrics_per_queue=1 if per_queue else 0,
-        fleet_silent_metrics=len(FLEET_SILENT_WHEN_ZERO),
+        # the config loader publishes ConfigErrors only for a rejected or unreadable config
+        # (controller/config_loader.py): a healthy stack never sends it
+        fleet_silent_metrics=len(FLEET_SILENT_WHEN_ZERO) + len(CONFIG_METRICS),
         fleet_healthy_silent_metrics=len(
             FLEET_SILENT_WHEN_ZERO & {"QueueErrors", "UndecidedQueues"}
-        ),
+        )
+        + len(CONFIG_METRICS),
         events_stream=_stream(resources, "EventsDeliveryStream"),
         decisions_stream=_stream(resources, "DecisionsDeliveryStream"),
         evaluate_per_tick="EvaluateTickMode" in template["Parameters"]
