@@ -73,10 +73,8 @@ def test_two_idle_queues_worked_by_hand() -> None:
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
     assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(87_600 / 1000 * 0.01)
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
-    # STATE: a 1,957-byte item is 2 WRU a write; the shard lock 2 writes a minute
-    assert line(lines, "DynamoDB", "STATE write") == pytest.approx(
-        (2 * 175_200 + 87_600) / 1e6 * 0.625
-    )
+    # STATE: a 787-byte item (samples packed) is 1 WRU a write; the shard lock 2 writes a minute
+    assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
     # no events: 12 metrics a queue + ConfigErrors; 6 alarms a queue + 4 fleet alarm metrics
     assert line(lines, "CloudWatch", "custom metrics") == pytest.approx(25 * 0.30)
     assert line(lines, "CloudWatch", "alarms") == pytest.approx(16 * 0.10)
@@ -215,10 +213,8 @@ def test_one_invocation_per_tick_worked_by_hand() -> None:
     assert line(lines, "Lambda", "evaluate requests") == pytest.approx(87_600 / 1e6 * 0.20)
     # the tick queue a minute: 1 SendMessageBatch (the second tick), 1 delete, 15 polls
     assert line(lines, "SQS", "tick queue") == pytest.approx(17 * 43_800 / 1e6 * 0.40)
-    # STATE 2 WRU per queue-tick; the shard claims its tick: 1 WRU a tick, no lock
-    assert line(lines, "DynamoDB", "STATE write") == pytest.approx(
-        (2 * 175_200 + 87_600) / 1e6 * 0.625
-    )
+    # STATE 1 WRU per queue-tick; the shard claims its tick: 1 WRU a tick, no lock
+    assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
     # loop mode billed 30.529 s a minute for the same work
     loop = line(usage(TWO_IDLE, SHAPE, US_EAST_1), "Lambda", "evaluate duration")
     assert line(lines, "Lambda", "evaluate duration") < loop / 27

@@ -32,6 +32,7 @@ from queue_autoscale.adapters.errors import (
     aws_call,
     translate,
 )
+from queue_autoscale.adapters.state_codec import pack_samples, packable, unpack_samples
 from queue_autoscale.core.counters import CounterRow
 
 COUNTER_FIELDS = ("queued", "started", "completed", "failed", "busy_ms", "pickup_ms", "pickups")
@@ -236,11 +237,31 @@ def parse_counter_item(item: Mapping[str, Any]) -> CounterRow:
     return CounterRow(second=second, **values)
 
 
+def state_item(queue: str, document: Mapping[str, Any]) -> dict[str, Any]:
+    """The STATE item of `queue` as PutItem takes it: the document's attributes, its samples
+    packed into one binary value when they can be (`adapters.state_codec`)."""
+    item = serialize_item(document)
+    rows = document.get("samples")
+    if isinstance(rows, list | tuple) and rows and packable(rows):
+        item["samples"] = {"B": pack_samples(rows)}
+    item["pk"] = {"S": queue_pk(queue)}
+    item["sk"] = {"S": STATE_SK}
+    return item
+
+
 def parse_document(item: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A STATE or MODEL item -> its plain dict without keys (a JSON `body` is decoded)."""
+    """A STATE or MODEL item -> its plain dict without keys (a JSON `body` is decoded, packed
+    samples unpacked)."""
     if item is None:
         return None
     plain = deserialize_item(item)
+    typed = item.get("samples")
+    packed = typed.get("B") if isinstance(typed, Mapping) else None
+    if isinstance(packed, bytes | bytearray):
+        try:
+            plain["samples"] = unpack_samples(bytes(packed))
+        except ValueError as error:
+            raise MalformedResponse("GetItem", f"STATE item samples: {error}") from None
     if isinstance(plain.get("body"), str):
         try:
             decoded = json.loads(plain["body"])
@@ -450,11 +471,7 @@ class LoadTable:
         The stored `version` is expected_version + 1. A lost race raises StateConflict.
         """
         new_version = expected_version + 1
-        document = dict(state)
-        document["version"] = new_version
-        item = serialize_item(document)
-        item["pk"] = {"S": queue_pk(queue)}
-        item["sk"] = {"S": STATE_SK}
+        item = state_item(queue, {**state, "version": new_version})
         self._conditional_put(
             item,
             "attribute_not_exists(pk) OR version = :expected",
