@@ -14,11 +14,15 @@ and the readers are run on that.
 from __future__ import annotations
 
 import gzip
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from queue_autoscale.adapters.firehose import DeliveryStream, StreamArchive, pack_records
 from queue_autoscale.adapters.s3 import Archive, encode_lines
+from queue_autoscale.demo import sqs_event
+from queue_autoscale.handlers import record_events
+from queue_autoscale.settings import RecordSettings
 
 NOW = 1_763_000_000.0  # 2025-11-13T02:13:20Z
 
@@ -84,3 +88,60 @@ def test_recent_records_reads_firehose_objects_newest_first(kit: Any, clients: A
         f"j{serial}-{i}" for serial in range(3) for i in range(3)
     )
     assert not left
+
+
+def test_the_record_function_archives_through_the_stream_its_template_names(
+    kit: Any, clients: Any, function_environ: Any, lambda_context: Any
+) -> None:
+    # GIVEN the record function's template environment naming an events delivery stream
+    bucket = kit.bucket()
+    stream = kit.name("events")
+    clients.firehose.create_delivery_stream(
+        DeliveryStreamName=stream,
+        DeliveryStreamType="DirectPut",
+        ExtendedS3DestinationConfiguration={
+            "BucketARN": f"arn:aws:s3:::{bucket}",
+            "RoleARN": "arn:aws:iam::123456789012:role/firehose",
+            "Prefix": "delivered/",
+        },
+    )
+    environment = function_environ(
+        "RecordEventsFunction",
+        QueuesConfig=json.dumps([{"queue": "orders"}]),
+        LoadTable=kit.load_table(),
+        ArchiveBucket=bucket,
+        EventsDeadLetterQueue=kit.queue("events-dlq"),
+        EventsDeliveryStream=stream,
+    )
+    settings = RecordSettings.from_environ(environment)
+    assert settings.events_stream == stream
+    record_events.set_runtime(record_events.build_runtime(settings, clients, clock=lambda: NOW))
+    at = int(NOW * 1000)
+    bodies = [
+        {"type": "queued", "queue": "orders", "job_id": "j1", "at": at - 2_000},
+        {
+            "type": "started",
+            "queue": "orders",
+            "job_id": "j1",
+            "at": at - 1_000,
+            "pickup_ms": 1_000,
+        },
+    ]
+    message = {"MessageId": "m1", "Body": json.dumps(bodies), "Attributes": {}}
+    try:
+        # WHEN a batch arrives
+        response = record_events.handler(
+            sqs_event([message], "arn:aws:sqs:us-east-1:123456789012:events"), lambda_context
+        )
+    finally:
+        record_events.set_runtime(None)
+    # THEN it is not retried, nothing went to the bucket's events/ folder directly, and the
+    # stream delivered both events as JSON lines
+    assert response == {"batchItemFailures": []}
+    assert kit.archive_keys(bucket, "events/") == []
+    (key,) = kit.archive_keys(bucket, "delivered/")
+    body = clients.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    if body[:2] == b"\x1f\x8b":
+        body = gzip.decompress(body)
+    lines = [json.loads(line) for line in body.decode().splitlines()]
+    assert [(e["type"], e["job_id"]) for e in lines] == [("queued", "j1"), ("started", "j1")]
