@@ -24,12 +24,11 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _report import header, write  # noqa: E402
-from state_writes import NASA, poisson  # noqa: E402
+from state_writes import NASA, workloads  # noqa: E402
 
 from queue_autoscale.controller.tick import headline  # noqa: E402
 from queue_autoscale.core import Action  # noqa: E402
-from queue_autoscale.sim.arrivals import Counts, read_trace, scenario  # noqa: E402
-from queue_autoscale.sim.frontier import WINDOW_SECONDS, sweep_window  # noqa: E402
+from queue_autoscale.sim.arrivals import Counts  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec, compare  # noqa: E402
 
 
@@ -54,15 +53,7 @@ def main() -> None:
     parser.add_argument("--out", default="decision_events.md")
     args = parser.parse_args()
     spec = RunSpec(sla_seconds=30.0)
-    runs: list[tuple[str, Counts]] = [
-        ("idle (0 jobs/s, 2 h)", poisson(0.0, 7200)),
-        ("0.1 jobs/s Poisson, 2 h (the cost model's 0.3 events/s)", poisson(0.1, 7200)),
-        ("steady (20 jobs/s, 2 h)", scenario("steady").counts()),
-        ("bursty (40 / 2 jobs/s on/off, 2 h)", scenario("bursty").counts()),
-    ]
-    if args.nasa.is_file():
-        day = read_trace(args.nasa, scale=10, start=1_036_800, length=86_400)
-        runs.append(("NASA x10, the bench's 4 h window", sweep_window(day, WINDOW_SECONDS)[0]))
+    runs = workloads(args.nasa)
     out = [
         header("How many ticks publish ScalingDecisionMade"),
         "hybrid, SLA 30 s at p99.9, interval 15 s, workers land 60 s after the order (warm-up "

@@ -144,21 +144,28 @@ def poisson(rate: float, seconds: int) -> Counts:
     return np.random.default_rng(0).poisson(rate, seconds).astype(np.int64)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nasa", type=Path, default=NASA, help="the NASA per-second trace")
-    parser.add_argument("--out", default="state_writes.md")
-    args = parser.parse_args()
-    spec = RunSpec(sla_seconds=30.0)
+def workloads(nasa: Path) -> list[tuple[str, Counts]]:
+    """The runs these benchmarks compare: idle, the cost model's rate, steady, bursty and the
+    NASA trace's bench window (when `nasa` is there)."""
     runs: list[tuple[str, Counts]] = [
         ("idle (0 jobs/s, 2 h)", poisson(0.0, 7200)),
         ("0.1 jobs/s Poisson, 2 h (the cost model's 0.3 events/s)", poisson(0.1, 7200)),
         ("steady (20 jobs/s, 2 h)", scenario("steady").counts()),
         ("bursty (40 / 2 jobs/s on/off, 2 h)", scenario("bursty").counts()),
     ]
-    if args.nasa.is_file():
-        day = read_trace(args.nasa, scale=10, start=1_036_800, length=86_400)
+    if nasa.is_file():
+        day = read_trace(nasa, scale=10, start=1_036_800, length=86_400)
         runs.append(("NASA x10, the bench's 4 h window", sweep_window(day, WINDOW_SECONDS)[0]))
+    return runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nasa", type=Path, default=NASA, help="the NASA per-second trace")
+    parser.add_argument("--out", default="state_writes.md")
+    args = parser.parse_args()
+    spec = RunSpec(sla_seconds=30.0)
+    runs = workloads(args.nasa)
     out = [
         header("What a tick changes in the STATE item, and the item's size"),
         "hybrid, SLA 30 s at p99.9, interval 15 s, workers land 60 s after the order; each tick's "
