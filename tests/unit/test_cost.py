@@ -73,7 +73,7 @@ def test_two_idle_queues_worked_by_hand() -> None:
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
     assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(87_600 / 1000 * 0.01)
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
-    # STATE: a 787-byte item (samples packed) is 1 WRU a write; the shard lock 2 writes a minute
+    # STATE: an 811-byte item (samples packed) is 1 WRU a write; the shard lock 2 writes a minute
     assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
     # no events: 12 metrics a queue + ConfigErrors; 6 alarms a queue + 4 fleet alarm metrics
     assert line(lines, "CloudWatch", "custom metrics") == pytest.approx(25 * 0.30)

@@ -134,14 +134,14 @@ class Measured:
     1.0 % of ticks at 0.1 jobs/s; 34 to 43 % on the steady, bursty and NASA runs at 20 jobs/s and
     more; 1 tick in 520 for an idle queue, counted as none); WorkersScaled and breach events are
     rarer still."""
-    state_item_bytes: float = 787.0
+    state_item_bytes: float = 811.0
     """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB begun), by
     DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`), its samples packed
     (`adapters.state_codec`): hybrid's largest at 0.1 jobs/s and 15 s with a 26-character queue
-    name (benchmarks/results/state_writes.md; 951 to 1,012 bytes on the steady, bursty and NASA
-    runs, so a busy queue with a name over about 30 characters writes 2 units on its fullest
-    ticks). Every tick changes what the next one reads (the sample; the SLA loop's clock and
-    decayed sums), so each tick writes it."""
+    name, each more character 2 bytes (benchmarks/results/state_writes.md; 975 to 1,036 bytes
+    on the steady, bursty and NASA runs: a busy queue writes 2 units on its fullest ticks, 1 %
+    of bursty's). Every tick changes what the next one reads (the sample; the SLA loop's clock
+    and decayed sums), so each tick writes it."""
     counter_item_bytes: float = 120.0
     archive_event_bytes: float = 29.0
     """Gzipped archive bytes per event (batches of 30 or more)."""
