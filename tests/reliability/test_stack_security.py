@@ -21,7 +21,7 @@ from queue_autoscale.controller import shards, tick
 from queue_autoscale.controller.config_loader import build_loader
 from queue_autoscale.core.shard import plan_shards
 from queue_autoscale.demo import sqs_event
-from queue_autoscale.handlers import record_events
+from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import RecordSettings
 from tests.reliability.worlds import NOW, Fleet
 
@@ -34,6 +34,7 @@ PREFIX = {
     "eventbridge": "events",
     "lambda": "lambda",
     "ssm": "ssm",
+    "firehose": "firehose",
 }
 IAM_NAME = {"SendMessageBatch": "SendMessage", "Invoke": "InvokeFunction"}
 """Operations authorised under another action's name."""
@@ -161,11 +162,14 @@ def test_iam_resources_come_from_parameters_and_stack_resources(
 
 @pytest.fixture
 def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, set[str]]:
-    """IAM actions each handler's code is seen calling: a batch with a rejection, and a
-    tick that resizes a service, against the emulator (a `before-call` hook on every client)."""
+    """IAM actions each handler's code is seen calling: a batch with two rejections (one too
+    large for the DLQ), and a tick that resizes a service, each function writing the archive
+    through its own delivery stream, against the emulator (a `before-call` hook on every
+    client)."""
     seen: dict[str, set[str]] = {"RecordEventsRole": set(), "EvaluateRole": set()}
     current = ["RecordEventsRole"]
-    for name in ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events", "lambda_", "ssm"):
+    names = ("sqs", "dynamodb", "s3", "ecs", "cloudwatch", "events", "lambda_", "ssm", "firehose")
+    for name in names:
         client = getattr(clients, name)
         prefix = PREFIX[client.meta.service_model.service_id.hyphenize()]
 
@@ -176,6 +180,18 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
         client.meta.events.register("before-call", hook)
 
     fleet = Fleet.create(kit, clients, bases=("orders",))
+    # the archive's two delivery streams, as the template gives each function its own
+    streams = {kind: kit.name(kind) for kind in ("events", "decisions")}
+    for stream in streams.values():
+        clients.firehose.create_delivery_stream(
+            DeliveryStreamName=stream,
+            DeliveryStreamType="DirectPut",
+            ExtendedS3DestinationConfiguration={
+                "BucketARN": f"arn:aws:s3:::{fleet.bucket}",
+                "RoleARN": "arn:aws:iam::123456789012:role/firehose",
+                "Prefix": "delivered/",
+            },
+        )
     # the queue config in a config store that points at an object, as a large one would
     document = fleet.settings().queues_config or ""
     clients.s3.put_object(Bucket=fleet.bucket, Key="config/queues.json", Body=document.encode())
@@ -188,12 +204,15 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
             "LOAD_TABLE": fleet.table,
             "ARCHIVE_BUCKET": fleet.bucket,
             "EVENTS_DLQ_URL": kit.queue("events-dlq"),
+            "EVENTS_DELIVERY_STREAM": streams["events"],
         }
     )
     good = {"type": "queued", "queue": fleet.queues[0], "job_id": "a", "at": int(NOW * 1000)}
     batch = [
         {"MessageId": "m1", "Body": json.dumps(good)},
         {"MessageId": "m2", "Body": "not json"},
+        # too large to travel inside a DLQ message: the body goes to the bucket's rejected/
+        {"MessageId": "m3", "Body": "not json " * 25_000},
     ]
     for value in seen.values():
         value.clear()  # the setup's calls are not the handlers'
@@ -205,7 +224,10 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
     finally:
         record_events.set_runtime(None)
     current[0] = "EvaluateRole"
-    runtime = fleet.runtime()
+    evaluate_settings = fleet.settings().model_copy(
+        update={"decisions_stream": streams["decisions"]}
+    )
+    runtime = evaluate.build_runtime(evaluate_settings, clients, clock=lambda: NOW)
     runtime.config = build_loader(settings, clients)  # the fleet's document, from the store
     (outcome,) = tick.run_tick(runtime, NOW)
     assert outcome.applied, "the tick must resize the service so UpdateService is seen"
