@@ -1,10 +1,10 @@
 """Zip what the Spark jobs import, for Glue's --extra-py-files and EMR Serverless --py-files.
 
 The zip holds the `glue_jobs` package and the pieces of `queue_autoscale` it imports (config,
-core, the DynamoDB and config store adapters, client construction and the error module), with
-fixed timestamps so the same sources give the same bytes. The job scripts themselves
-(glue_jobs/sla_report.py, trend_fit.py) are uploaded separately as the Glue ScriptLocation /
-EMR entryPoint; they are also in the zip.
+core, the DynamoDB adapter with its STATE codec, the config store adapter, client construction
+and the error module), with fixed timestamps so the same sources give the same bytes. The job
+scripts themselves (glue_jobs/sla_report.py, trend_fit.py) are uploaded separately as the Glue
+ScriptLocation / EMR entryPoint; they are also in the zip.
 
     python infra/package_glue.py [--out build/glue/glue_jobs.zip]
 
@@ -41,6 +41,10 @@ SOURCES: list[tuple[Path, str]] = [
     (
         ROOT / "functions" / "queue_autoscale" / "adapters" / "dynamodb.py",
         "queue_autoscale/adapters/dynamodb.py",
+    ),
+    (
+        ROOT / "functions" / "queue_autoscale" / "adapters" / "state_codec.py",
+        "queue_autoscale/adapters/state_codec.py",
     ),
     (
         ROOT / "functions" / "queue_autoscale" / "adapters" / "aws.py",
