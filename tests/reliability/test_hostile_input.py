@@ -94,11 +94,15 @@ def test_one_absurd_event_among_10000_good_ones_moves_the_decision_by_at_most_on
     # WHEN each gets 10,000 good events (5,000 one-second jobs), and the dirty one also gets a
     # 10^15 ms duration (31,000 years) and a plausible 11-hour job
     now_ms = int(time.time() * 1000)
-    with EventRecorder(clients.sqs, events_url, flush_interval_seconds=3600) as recorder:
+    # (sent from the recording thread at every 1,000 events: 20,002 events recorded in a tight
+    # loop outrun a background sender, and the bounded buffer then drops the oldest)
+    recorder = EventRecorder(clients.sqs, events_url, flush_interval_seconds=3600, background=False)
+    with recorder:
         for queue in (clean, dirty):
             _good_events(recorder, queue, now_ms, 5_000)
         recorder.completed(dirty, "absurd", 10**15, at_ms=now_ms - 100_500)
         recorder.completed(dirty, "outlier", 11 * 3_600_000, at_ms=now_ms - 120_500)
+    assert (recorder.stats.sent, recorder.stats.dropped) == (20_002, 0)
     _, failures = _ingest(kit, events_url, lambda_context)
     answer = evaluate.handler({"once": True}, lambda_context)
 
