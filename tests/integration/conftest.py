@@ -413,6 +413,21 @@ class Kit:
         self.clients.s3.create_bucket(Bucket=name)
         return name
 
+    def delivery_stream(self, base: str, bucket: str, prefix: str = "delivered/") -> str:
+        """Create a DirectPut Firehose stream named base-suffix into `bucket` under `prefix`
+        (the emulator writes each call at once, uncompressed); return its name."""
+        name = self.name(base)
+        self.clients.firehose.create_delivery_stream(
+            DeliveryStreamName=name,
+            DeliveryStreamType="DirectPut",
+            ExtendedS3DestinationConfiguration={
+                "BucketARN": f"arn:aws:s3:::{bucket}",
+                "RoleARN": "arn:aws:iam::123456789012:role/firehose",
+                "Prefix": prefix,
+            },
+        )
+        return name
+
     def queue(self, base: str) -> str:
         """Create a queue named base-suffix; return its URL."""
         return create_queue(self.clients, self.name(base))

@@ -39,16 +39,7 @@ def firehose_key(prefix: str, stream: str, at: float, serial: int) -> str:
 def test_the_stream_writer_delivers_concatenated_lines(kit: Any, clients: Any) -> None:
     # GIVEN a delivery stream into the archive bucket on the endpoint
     bucket = kit.bucket()
-    stream = kit.name("events")
-    clients.firehose.create_delivery_stream(
-        DeliveryStreamName=stream,
-        DeliveryStreamType="DirectPut",
-        ExtendedS3DestinationConfiguration={
-            "BucketARN": f"arn:aws:s3:::{bucket}",
-            "RoleARN": "arn:aws:iam::123456789012:role/firehose",
-            "Prefix": "delivered/",
-        },
-    )
+    stream = kit.delivery_stream("events", bucket)
     records = [{"queue": "orders", "job_id": f"j{i}", "type": "queued"} for i in range(3)]
     archive = StreamArchive(DeliveryStream(clients.firehose, stream), Archive(clients.s3, bucket))
     # WHEN a batch is archived through it
@@ -95,16 +86,7 @@ def test_the_record_function_archives_through_the_stream_its_template_names(
 ) -> None:
     # GIVEN the record function's template environment naming an events delivery stream
     bucket = kit.bucket()
-    stream = kit.name("events")
-    clients.firehose.create_delivery_stream(
-        DeliveryStreamName=stream,
-        DeliveryStreamType="DirectPut",
-        ExtendedS3DestinationConfiguration={
-            "BucketARN": f"arn:aws:s3:::{bucket}",
-            "RoleARN": "arn:aws:iam::123456789012:role/firehose",
-            "Prefix": "delivered/",
-        },
-    )
+    stream = kit.delivery_stream("events", bucket)
     environment = function_environ(
         "RecordEventsFunction",
         QueuesConfig=json.dumps([{"queue": "orders"}]),

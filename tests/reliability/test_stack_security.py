@@ -181,17 +181,7 @@ def observed(kit: Any, clients: AwsClients, lambda_context: Any) -> dict[str, se
 
     fleet = Fleet.create(kit, clients, bases=("orders",))
     # the archive's two delivery streams, as the template gives each function its own
-    streams = {kind: kit.name(kind) for kind in ("events", "decisions")}
-    for stream in streams.values():
-        clients.firehose.create_delivery_stream(
-            DeliveryStreamName=stream,
-            DeliveryStreamType="DirectPut",
-            ExtendedS3DestinationConfiguration={
-                "BucketARN": f"arn:aws:s3:::{fleet.bucket}",
-                "RoleARN": "arn:aws:iam::123456789012:role/firehose",
-                "Prefix": "delivered/",
-            },
-        )
+    streams = {kind: kit.delivery_stream(kind, fleet.bucket) for kind in ("events", "decisions")}
     # the queue config in a config store that points at an object, as a large one would
     document = fleet.settings().queues_config or ""
     clients.s3.put_object(Bucket=fleet.bucket, Key="config/queues.json", Body=document.encode())
