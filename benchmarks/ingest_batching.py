@@ -40,8 +40,14 @@ from queue_autoscale.ingest.lateness import (
     RECORD_BATCH_SECONDS,
 )
 from queue_autoscale.ingest.parse import Message
-from queue_autoscale.operator.cost import Usage, Workload, usage
+from queue_autoscale.operator.cost import (
+    Usage,
+    usage,
+)
 from queue_autoscale.operator.cost_command import template_shape
+from queue_autoscale.operator.cost_inputs import (
+    Workload,
+)
 from queue_autoscale.operator.prices import US_EAST_1
 
 EVENTS_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/events"

@@ -1,5 +1,6 @@
 """What one evaluate tick and one record_events batch write, measured on the embedded emulator:
-the inputs of `queue-autoscale cost` (`operator/cost.py`'s MEASURED) that are bytes and calls.
+the inputs of `queue-autoscale cost` (`operator/cost_inputs.py`'s MEASURED) that are bytes and
+calls.
 
 The evaluate side runs the real runtime over `--queues` queues (controller_tick.py's world:
 SQS queues, ECS services, counters, the config read through the store) at the template's log

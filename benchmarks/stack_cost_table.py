@@ -27,13 +27,15 @@ from queue_autoscale.controller.tick import DECIDE_SHARE
 from queue_autoscale.core.shard import plan_shards, vcpus_for_memory
 from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
-    StackShape,
-    Workload,
     by_service,
     derived_evaluate_memory,
     idle_queue_usd,
     total_usd,
     usage,
+)
+from queue_autoscale.operator.cost_inputs import (
+    StackShape,
+    Workload,
 )
 from queue_autoscale.operator.cost_peers import peer_costs
 from queue_autoscale.operator.cost_template import (

@@ -13,11 +13,7 @@ from typer.testing import CliRunner
 from queue_autoscale.cli import app
 from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
-    FunctionShape,
-    StackShape,
-    StreamBuffer,
     Usage,
-    Workload,
     derived_evaluate_memory,
     evaluate_plan,
     idle_queue_usd,
@@ -25,6 +21,12 @@ from queue_autoscale.operator.cost import (
     usage,
 )
 from queue_autoscale.operator.cost_command import template_shape
+from queue_autoscale.operator.cost_inputs import (
+    FunctionShape,
+    StackShape,
+    StreamBuffer,
+    Workload,
+)
 from queue_autoscale.operator.cost_template import shape as shape_of
 from queue_autoscale.operator.cost_template import stack_capacity
 from queue_autoscale.operator.prices import (

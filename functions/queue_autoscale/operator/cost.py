@@ -3,7 +3,8 @@ event and per day, at the pinned prices of `operator.prices`.
 
 `usage` turns a workload (queues, interval, events per queue-second, retentions), the stack's
 shape (what template.yaml sets: `operator.cost_template`) and the measured per-tick and
-per-batch bytes and calls (MEASURED) into monthly quantities; `bill` prices them. A month is
+per-batch bytes and calls (`operator.cost_inputs`: Workload, StackShape, MEASURED) into monthly
+quantities; `bill` prices them. A month is
 AWS's 730 hours. No free tier is subtracted.
 """
 
@@ -17,156 +18,19 @@ from typing import Final
 from queue_autoscale.controller.tick import DECIDE_SHARE, tick_count
 from queue_autoscale.core.shard import DEFAULT_TICK_COST, plan_shards, vcpus_for_memory
 from queue_autoscale.core.snapshot import counter_lookback_seconds
-from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS, PRODUCER_FLUSH_SECONDS
+from queue_autoscale.operator.cost_inputs import (
+    DAYS_PER_MONTH,
+    GB,
+    MEASURED,
+    MINUTES_PER_MONTH,
+    SECONDS_PER_MONTH,
+    FunctionShape,
+    StackShape,
+    StreamBuffer,
+    Workload,
+)
 from queue_autoscale.operator.cost_record import IngestRates, ingest_rates
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
-
-HOURS_PER_MONTH: Final = 730.0
-MINUTES_PER_MONTH: Final = HOURS_PER_MONTH * 60
-SECONDS_PER_MONTH: Final = HOURS_PER_MONTH * 3600
-DAYS_PER_MONTH: Final = HOURS_PER_MONTH / 24
-GB: Final = 1e9
-"""AWS bills storage and log volume in GB of 10^9 bytes (GiB for Lambda memory: MB / 1024)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Workload:
-    """What the operator runs: the inputs of `queue-autoscale cost`."""
-
-    queues: int
-    interval_seconds: float = 15.0
-    events_per_second: float = 0.3
-    """Per queue: each job is three events (queued, started, completed)."""
-    log_retention_days: int = 30
-    archive_retention_days: int = 400
-    sla_seconds: float = 30.0
-    """Sets the counters a tick reads (`core.snapshot.counter_lookback_seconds`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionShape:
-    """A Lambda function as the template sets it."""
-
-    memory_mb: int
-    arm64: bool
-    tracing: bool = False
-    """Active X-Ray tracing (PassThrough records no trace of its own)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StreamBuffer:
-    """A Firehose delivery stream's buffer (template.yaml's BufferingHints): it writes an object
-    when either fills."""
-
-    seconds: float
-    mib: float
-    """MiB of records as sent (before GZIP)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StackShape:
-    """What template.yaml deploys, as far as the bill depends on it (`cost_template.shape`)."""
-
-    evaluate: FunctionShape
-    record: FunctionShape
-    record_batch_messages: int
-    max_evaluate_shards: int
-    alarms_per_queue: int
-    fleet_alarm_metrics: int
-    dashboards: int
-    glue_dpus_per_day: float
-    """Sum over the daily Glue runs of workers x DPU per worker."""
-    glue_runs_per_day: int
-    glue_flex: bool
-    queue_metrics: int
-    """Per-queue metrics the functions publish with metric extraction (constants.py)."""
-    fleet_metrics: int
-    idle_silent_metrics: int = 0
-    """Of `queue_metrics`, those not extracted while 0 (SILENT_WHEN_ZERO_METRICS): all 0 on an
-    idle queue scaled to zero."""
-    healthy_silent_metrics: int = 0
-    """Of those, the ones 0 on a busy queue whose controller is healthy (ControllerErrors)."""
-    ingest_metrics_per_queue: int = 1
-    """Per-queue metrics record_events publishes for a busy queue (AcceptedEvents)."""
-    fleet_silent_metrics: int = 0
-    """Of `fleet_metrics`, those not extracted while 0 in a healthy fleet scaled to zero."""
-    fleet_healthy_silent_metrics: int = 0
-    """Of those, the ones 0 in a busy, healthy fleet (QueueErrors, UndecidedQueues)."""
-    record_window_seconds: float = EVENTS_BATCHING_WINDOW_SECONDS
-    """The events queue's batching window (MaximumBatchingWindowInSeconds), s."""
-    producer_flush_seconds: float = PRODUCER_FLUSH_SECONDS
-    """How often each queue's producer sends what it buffered (EventRecorder's default), s."""
-    evaluate_per_tick: bool = False
-    """EvaluateTickMode=tick: one evaluate invocation per shard and tick (else one per shard
-    and minute that loops the minute)."""
-    events_stream: StreamBuffer | None = None
-    """The events' delivery stream (None: one archive PutObject per record batch)."""
-    decisions_stream: StreamBuffer | None = None
-    """The decision log's delivery stream (None: one PutObject per shard tick)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """Bytes and calls measured on the emulator (benchmarks/results/stack_cost_inputs.md, by
-    benchmarks/stack_cost.py) or, where named, assumed. Per queue per tick unless the name says
-    otherwise."""
-
-    emf_bytes: float = 884.0
-    """The queue's EMF document with PerQueueMetrics (stack_cost.py's tick)."""
-    queue_line_bytes: float = 294.0
-    """The queue's plain JSON line without PerQueueMetrics (the default), measured 2026-12-02 by
-    printing one tick of 50 backlogged queues (tests/unit/handlers/evaluate_world) through
-    `telemetry.emf_metrics`; the same tick's EMF documents were 836 bytes a queue."""
-    fleet_emf_bytes: float = 445.0
-    """Per shard tick: the fleet metrics' EMF document (the same measurement)."""
-    log_line_bytes: float = 297.0
-    """The `decision` INFO line (Powertools JSON)."""
-    invocation_log_bytes: float = 350.0
-    """Per invocation: Lambda's START, END and REPORT lines (assumed: their usual length)."""
-    decision_archive_bytes: float = 19.7
-    """Gzipped decision-log bytes (one object per shard tick)."""
-    decision_record_bytes: float = 770.0
-    """The queue's decision record as a JSON line, before GZIP: what the decisions stream
-    ingests (stack_cost.py, 2026-12-02)."""
-    decision_events: float = 0.010
-    """EventBridge entries per busy queue and tick: ScalingDecisionMade is published when the
-    decision's headline changes (benchmarks/results/decision_events.md, hybrid in the simulator:
-    1.0 % of ticks at 0.1 jobs/s; 34 to 43 % on the steady, bursty and NASA runs at 20 jobs/s and
-    more; 1 tick in 520 for an idle queue, counted as none); WorkersScaled and breach events are
-    rarer still."""
-    state_item_bytes: float = 811.0
-    """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB begun), by
-    DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`), its samples packed
-    (`adapters.state_codec`): hybrid's largest at 0.1 jobs/s and 15 s with a 26-character queue
-    name, each more character 2 bytes (benchmarks/results/state_writes.md; 975 to 1,036 bytes
-    on the steady, bursty and NASA runs: a busy queue writes 2 units on its fullest ticks, 1 %
-    of bursty's). Every tick changes what the next one reads (the sample; the SLA loop's clock
-    and decayed sums), so each tick writes it."""
-    counter_item_bytes: float = 120.0
-    archive_event_bytes: float = 29.0
-    """Gzipped archive bytes per event (batches of 30 or more)."""
-    event_line_bytes: float = 141.0
-    """One archived event as a JSON line, before GZIP: what the events stream ingests
-    (stack_cost.py, 2026-12-02: 140 to 142 bytes at 3 to 3,000 events a batch)."""
-    archive_object_bytes: float = 130.0
-    """Gzip and JSON overhead of one archive object."""
-    record_emf_bytes_per_queue: float = 212.0
-    """One AcceptedEvents EMF document per queue in a batch."""
-    record_batch_seconds: float = 0.05
-    """Billed duration of one record_events batch (calls on AWS; assumed)."""
-    record_event_seconds: float = 21e-6
-    """CPU per event (benchmarks/results/ingest_throughput.md: ingest at 21 µs/event)."""
-    shard_fixed_seconds: float = 0.5
-    """Per shard tick, the calls made one after another (config read, decision log)."""
-    glue_run_seconds: float = 120.0
-    """One daily Spark run (assumed: small inputs; Glue bills at least a minute)."""
-    esm_polls_per_minute: float = 15.0
-    """Lambda's SQS event source polls an idle queue (assumed: 5 pollers, 20 s long polls)."""
-    log_compression: float = 0.15
-    """Stored log bytes per ingested byte (CloudWatch Logs bills storage compressed; assumed)."""
-
-
-MEASURED: Final = Measured()
 
 
 @dataclass(frozen=True, slots=True)

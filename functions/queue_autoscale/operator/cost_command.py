@@ -12,13 +12,15 @@ import typer
 
 from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
-    StackShape,
-    Workload,
     by_service,
     derived_evaluate_memory,
     idle_queue_usd,
     total_usd,
     usage,
+)
+from queue_autoscale.operator.cost_inputs import (
+    StackShape,
+    Workload,
 )
 from queue_autoscale.operator.cost_peers import peer_costs
 from queue_autoscale.operator.cost_template import (

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from queue_autoscale.operator.cost import MINUTES_PER_MONTH, SECONDS_PER_MONTH
+from queue_autoscale.operator.cost_inputs import (
+    MINUTES_PER_MONTH,
+    SECONDS_PER_MONTH,
+)
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
 
 

@@ -18,7 +18,11 @@ from queue_autoscale.constants import (
     SILENT_WHEN_ZERO_METRICS,
 )
 from queue_autoscale.demo.template import translate
-from queue_autoscale.operator.cost import FunctionShape, StackShape, StreamBuffer
+from queue_autoscale.operator.cost_inputs import (
+    FunctionShape,
+    StackShape,
+    StreamBuffer,
+)
 
 CLOUDFORMATION_MAX_RESOURCES = 500
 """Resources one CloudFormation stack may hold (AWS CloudFormation quotas)."""
