@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import NamedTuple
 
 from queue_autoscale.core import onsets, orders, pickup, sla_loop
 from queue_autoscale.core import predictive_knobs as knobs
@@ -50,6 +51,31 @@ TAIL_SIGMAS = 10.0
 load (`_steady_tail`): a cost bound of the words, no decision reads it."""
 
 
+class Sizing(NamedTuple):
+    """How this tick sizes the steady state: each a mechanism (`knobs.MECHANISMS`) with its test."""
+
+    rise_in_backlog: bool
+    """"backlog-rise", S > L + I: a rise (the short window's, or a forecast burst starting
+    within the reach) is not read into the steady state: the backlog shows it within an
+    interval, and the workers the horizon's plan orders for it land before its jobs are due."""
+    at_load: bool
+    """"load-steady", S > L + I: the steady state sizes at the load and the delayed off keeps
+    the workers that serve it: a fleet a worker short of the load builds a backlog the plan
+    orders for before its jobs are due."""
+    serves_load: bool
+    """"load-serves", S > L + I: the burst model's onsets and ends are tested against what the
+    steady plan serves (core/onsets.py), here a fleet at the load."""
+
+
+def _sizing(k: knobs.Knobs, off: frozenset[str]) -> Sizing:
+    """The tick's sizing mechanisms, each on where its test holds and it is not switched off."""
+    return Sizing(
+        rise_in_backlog=k.correctable and "backlog-rise" not in off,
+        at_load=k.correctable and "load-steady" not in off,
+        serves_load=k.correctable and "load-serves" not in off,
+    )
+
+
 def decide_predictive(
     snapshot: QueueSnapshot,
     settings: QueueSettings,
@@ -72,20 +98,21 @@ def decide_predictive(
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
     dispersion = _within_dispersion(snapshot)
-    carried = k.correctable and "loose-sla" not in off
-    m = _sizing_rate(m, snapshot, dispersion, settings.percentile, carried)
+    sizing = _sizing(k, off)
+    m = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
-    reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, carried)
+    at_load = sizing.serves_load
+    reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, at_load)
     surge = reading.surge
-    if surge is not None and surge.starts_in < k.reach_seconds and not carried:
+    if surge is not None and surge.starts_in < k.reach_seconds and not sizing.rise_in_backlog:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
     ahead = max(rate, forecast)
-    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, carried)
+    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing.at_load)
     trend = steady
     if ahead != m.arrival_rate:
-        trend = _steady(ahead, m, settings, dispersion, level, cap, carried)
+        trend = _steady(ahead, m, settings, dispersion, level, cap, sizing.at_load)
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
@@ -109,10 +136,10 @@ def decide_predictive(
     raw, winner = largest_term(terms)
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
         share = pickup.miss_share(raw, fleet, outlook, due, hold)
-    why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, carried)
+    why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
     why += _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
-    kept = _kept(m, snapshot, settings, dispersion, level, cap, carried)
+    kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing.at_load)
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     held = knobs.movement_settings(settings, k)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
@@ -166,10 +193,11 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     k: knobs.Knobs,
     now: float,
     off: frozenset[str],
-    carried: bool,
+    at_load: bool,
 ) -> onsets.Onsets:
     """The recurring-burst model's reading (core/onsets.py): a rate's noise is z of its sd
-    sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu."""
+    sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu
+    (`at_load`: a fleet at the load, `Sizing.serves_load`)."""
     if "recurrence" in off:
         return onsets.Onsets(state.bursts, state.burst_ends, None)
     z = walk_quantile(settings.percentile)
@@ -178,7 +206,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
         return z * math.sqrt(dispersion * rate / SHORT_WINDOW_SECONDS)
 
     def serves(rate: float) -> float:
-        return _steady(rate, m, settings, dispersion, level, cap, carried) * m.service_rate
+        return _steady(rate, m, settings, dispersion, level, cap, at_load) * m.service_rate
 
     return onsets.update(
         state.bursts,
@@ -211,15 +239,15 @@ def _steady(
     dispersion: float,
     level: float,
     cap: int,
-    carried: bool,
+    at_load: bool,
 ) -> int:
     """Workers whose steady state keeps P(pickup > SLA) within `level` at `rate` jobs/s: Erlang
     C, its wait tail's decay scaled by the Poisson variance over the measured one (2 / (1 + D)
     near the load: Kingman's heavy-traffic scaling), so bursty arrivals ask for more. Where the
-    backlog carries the noise (`carried`: S > L + I, so a plan is corrected within the SLA),
+    backlog carries the noise (`at_load`: S > L + I, so a plan is corrected within the SLA),
     the load alone, ceil(lambda E[S] / k): the jobs its noise leaves waiting are the horizon's
     (core/pickup.py), which orders for them when they would be late."""
-    if carried:
+    if at_load:
         return _load_workers(rate, m, settings, cap, math.floor)
     return workers_for_sla(
         rate,
@@ -253,11 +281,11 @@ def _kept(
     dispersion: float,
     level: float,
     cap: int,
-    carried: bool,
+    at_load: bool,
 ) -> int:
     """The sustained need the delayed off remembers, workers: the steady state at the measured
     rate raised by the percentile's normal quantile of that rate's own noise, sd
-    sqrt(D lambda / W) over the long window W. Where the backlog carries the noise (`carried`)
+    sqrt(D lambda / W) over the long window W. Where the backlog carries the noise (`at_load`)
     the workers that serve the load, ceil(lambda E[S] / k): the plan sizes at the floor and
     orders more when the backlog asks, and a worker is stopped only while the rest still serve
     the load (below that the backlog grows and orders it back: a flap). A fleet goes up at the
@@ -267,11 +295,11 @@ def _kept(
     rate = m.arrival_rate
     if not rate > 0:
         return 0
-    if carried:  # a worker goes only while the rest still serve the load
+    if at_load:  # a worker goes only while the rest still serve the load
         return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
-    return _steady(high, m, settings, dispersion, level, cap, carried)
+    return _steady(high, m, settings, dispersion, level, cap, at_load)
 
 
 def _within_dispersion(snapshot: QueueSnapshot) -> float:
@@ -296,7 +324,7 @@ def _within_dispersion(snapshot: QueueSnapshot) -> float:
 
 
 def _sizing_rate(
-    m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float, carried: bool
+    m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float, in_backlog: bool
 ) -> Measures:
     """The measures with the one rate the plan sizes on, jobs/s: the long window's, unless the
     short window's differs from it by more than the percentile's normal quantile of the short
@@ -304,7 +332,7 @@ def _sizing_rate(
     short window's is taken. The short window's noise alone then never moves the fleet (on
     steady traffic the higher of the two windows flapped a worker up and down), and a real
     step shows in it within a short window (and in the backlog's growth within an interval).
-    Where the backlog carries the noise (`carried`) a rise is not read there: it shows in the
+    Where the backlog carries the noise (`in_backlog`) a rise is not read there: it shows in the
     backlog, which the horizon's plan orders for before its jobs are due; a fall still is (idle
     workers leave no backlog to show them)."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
@@ -314,7 +342,7 @@ def _sizing_rate(
         return m
     noise = math.sqrt(dispersion * max(long, short) / SHORT_WINDOW_SECONDS)
     moved = abs(short - long) > walk_quantile(percentile) * noise
-    rate = short if moved and (short < long or not carried) else long
+    rate = short if moved and (short < long or not in_backlog) else long
     return m._replace(arrival_rate=rate, window_rate=rate)
 
 
@@ -366,13 +394,15 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
     outlook: pickup.Outlook,
     settings: QueueSettings,
     winner: Winner,
-    carried: bool,
+    sizing: Sizing,
 ) -> str:
     """The reason in words: the plan, its predicted miss share against the level and budget,
     what bound it, and what was forecast."""
     realized = "none counted yet" if compliance is None else f"realized {compliance:.2%}"
     model = (
-        "the load: the backlog carries the noise, SLA > lead + interval" if carried else "Erlang C"
+        "the load: the backlog carries the noise, SLA > lead + interval"
+        if sizing.at_load
+        else "Erlang C"
     )
     binding = {
         "drain": "the jobs due before the horizon (backlog and arrivals until workers land)",

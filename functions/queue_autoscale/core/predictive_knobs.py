@@ -25,12 +25,22 @@ DISPERSION_FLOOR = 1.0
 Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
 
 
-MECHANISMS: tuple[str, ...] = ("recurrence", "loose-sla", "orders")
+MECHANISMS: tuple[str, ...] = (
+    "recurrence",
+    "backlog-rise",
+    "load-steady",
+    "load-serves",
+    "orders",
+)
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
-"recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); "loose-sla" is
-the backlog carrying the noise where a plan is corrected within the SLA (`Knobs.correctable`);
-"orders" is each pending order's own landing time (core/orders.py; off: every pending worker
-lands a lead after the last scale-up)."""
+"recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); three read
+`Knobs.correctable` (S > L + I), each its own behaviour: "backlog-rise" leaves a rise of the
+short rate window to the backlog (off: the steady state reads it as where S <= L + I),
+"load-steady" sizes the steady state and the delayed off's kept need at the load (off: Erlang C
+with its noise margin), "load-serves" has the burst model's onset and end test against what a
+fleet at the load serves (off: against Erlang C's fleet); "orders" is each pending order's own
+landing time (core/orders.py; off: every pending worker lands a lead after the last
+scale-up)."""
 
 
 class Knobs(NamedTuple):
@@ -58,8 +68,9 @@ class Knobs(NamedTuple):
     correctable: bool
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
-    carries the arrivals' noise: the steady state sizes at the load, on the long window's rate,
-    and the delayed off remembers no noise band."""
+    carries the arrivals' noise. The test of three mechanisms (`MECHANISMS`): a rise of the
+    short window is left to the backlog, the steady state and the kept need size at the load,
+    and the burst model tests its onsets against a fleet at the load."""
 
 
 def derive(settings: QueueSettings) -> Knobs:

@@ -317,7 +317,7 @@ def test_where_a_plan_is_corrected_within_the_sla_the_backlog_carries_the_noise(
     tight = settings(sla_seconds=60.0, evaluation_interval_seconds=10.0)
     # WHEN the SLA (300 s) exceeds lead + interval, and when it does not (60 s)
     carried = _decide(cfg=loose, **load)
-    erlang = ablated("loose-sla")(snapshot(**load), loose, ControllerState("jobs"), NOW).decision
+    erlang = ablated("load-steady")(snapshot(**load), loose, ControllerState("jobs"), NOW).decision
     held = _decide(cfg=tight, **load)
     # THEN the first sizes at the load (20 busy workers; the half worker's jobs wait in the
     # backlog), switched off or at 60 s Erlang C keeps its margin
@@ -334,6 +334,25 @@ def test_where_the_backlog_carries_the_noise_a_rise_is_read_in_the_backlog_a_fal
     # a short window half the long one: sized on
     down = _decide(cfg=cfg, arrival_rate=20.0, arrival_rate_short=10.0, **base)
     assert up.raw_target == 20 and down.raw_target == 10
+
+
+def test_each_use_of_the_correctable_test_is_its_own_mechanism() -> None:
+    # GIVEN a short window 50 % above the long one at SLA 300 s > lead 60 s + interval 10 s
+    cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
+    snap = snapshot(arrival_rate=20.0, arrival_rate_short=30.0, completion_rate=20.0, running=21)
+    state = ControllerState("jobs")
+
+    def plan(*off: str) -> int:
+        return ablated(*off)(snap, cfg, state, NOW).decision.raw_target
+
+    # WHEN one mechanism is switched off at a time
+    # THEN only "backlog-rise" off reads the rise (30 jobs/s at the load: 30 workers), only
+    # "load-steady" off sizes by Erlang C (at 20 jobs/s, 21 workers), and "load-serves" off
+    # changes no plan without a burst model to read
+    assert plan() == 20
+    assert plan("backlog-rise") == 30
+    assert plan("load-steady") == workers_for_sla(20.0, 1.0, 1, 300.0, 0.95) == 21
+    assert plan("load-serves") == 20
 
 
 def test_a_scale_up_is_remembered_as_an_order_with_its_time() -> None:
