@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _report import header, write  # noqa: E402
-from state_writes import NASA, workloads  # noqa: E402
+from state_writes import NASA, poisson_sweep, workloads  # noqa: E402
 
 from queue_autoscale.core.models import AgeSource  # noqa: E402
 from queue_autoscale.sim.arrivals import Counts  # noqa: E402
@@ -62,6 +62,24 @@ def main() -> None:
         ticks, asking, minutes, read = reads(label, counts, spec)
         out.append(
             f"| {label} | {ticks:,} | {asking:,} | {minutes:,} | {read:,} | {read / minutes:.1%} |"
+        )
+        print(out[-1], flush=True)
+    out += [
+        "",
+        "## By rate (Poisson, 2 h each)",
+        "",
+        "What `queue-autoscale cost` bills (`operator.cost_inputs.AGE_READ_SHARE`): the share "
+        "at the queue's rate, linear between these rows.",
+        "",
+        "| jobs/s | events/s | ticks | ticks with jobs visible | minutes with an age read "
+        "| share |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for rate, counts in poisson_sweep():
+        ticks, asking, minutes, read = reads(f"poisson {rate:g}", counts, spec)
+        out.append(
+            f"| {rate:g} | {3 * rate:g} | {ticks:,} | {asking:,} | {read:,} | "
+            f"{read / minutes:.1%} |"
         )
         print(out[-1], flush=True)
     write(args.out, "\n".join(out))

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _report import header, write  # noqa: E402
-from state_writes import NASA, workloads  # noqa: E402
+from state_writes import NASA, poisson_sweep, workloads  # noqa: E402
 
 from queue_autoscale.controller.tick import headline  # noqa: E402
 from queue_autoscale.core import Action  # noqa: E402
@@ -66,6 +66,23 @@ def main() -> None:
         ticks, published, scalings = shares(label, counts, spec)
         out.append(
             f"| {label} | {ticks:,} | {published:,} | {published / ticks:.1%} | {scalings:,} |"
+        )
+        print(out[-1], flush=True)
+    out += [
+        "",
+        "## By rate (Poisson, 2 h each)",
+        "",
+        "What `queue-autoscale cost` bills (`operator.cost_inputs.DECISION_EVENT_SHARE`): the "
+        "share at the queue's rate, linear between these rows.",
+        "",
+        "| jobs/s | events/s | ticks | ticks publishing | share | of them scalings |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for rate, counts in poisson_sweep():
+        ticks, published, scalings = shares(f"poisson {rate:g}", counts, spec)
+        out.append(
+            f"| {rate:g} | {3 * rate:g} | {ticks:,} | {published:,} | {published / ticks:.1%} "
+            f"| {scalings:,} |"
         )
         print(out[-1], flush=True)
     write(args.out, "\n".join(out))

@@ -34,6 +34,8 @@ from queue_autoscale.operator.cost import (
     usage,
 )
 from queue_autoscale.operator.cost_inputs import (
+    EVENTS_PER_JOB,
+    MINUTES_PER_MONTH,
     StackShape,
     Workload,
 )
@@ -196,6 +198,41 @@ def per_queue_metrics_section(rate: float) -> list[str]:
     return [*out, ""]
 
 
+RATES: tuple[float, ...] = (0.09, 0.3, 0.9, 3.0, 9.0, 30.0, 90.0)
+"""Events/s per queue of the by-rate table: age_reads.py's and decision_events.py's Poisson
+rates (a job is three events)."""
+
+
+def by_rate_section(current: StackShape, queues: int) -> list[str]:
+    """The per-queue bill at the rates the age-read and decision-event shares were measured at,
+    with the age read's upper bound (every busy minute read) beside its measured share."""
+    out = [
+        f"## By rate, at {queues:,} queues",
+        "",
+        "GetMetricData bills the share of minutes with visible messages measured at the rate "
+        "(`benchmarks/results/age_reads.md`, hybrid in the simulator), and the decision events "
+        "the share of ticks publishing (`decision_events.md`); the upper bound bills every busy "
+        "minute's age read. USD per queue-month.",
+        "",
+        "| events/s | jobs/s | total | GetMetricData | its upper bound | total at the upper "
+        "bound | decision events |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for rate in RATES:
+        workload = Workload(queues=queues, events_per_second=rate)
+        lines = usage(workload, at_derived_memory(current, workload), US_EAST_1)
+        total = total_usd(lines)
+        (read,) = [x for x in lines if x.item.startswith("GetMetricData")]
+        every = queues * MINUTES_PER_MONTH / 1000 * US_EAST_1.get_metric_data_per_thousand_metrics
+        (events,) = [x.usd for x in lines if x.item.startswith("decision events")]
+        out.append(
+            f"| {rate:g} | {rate / EVENTS_PER_JOB:g} | {total / queues:.3f} | "
+            f"{read.usd / queues:.3f} | {every / queues:.3f} | "
+            f"{(total - read.usd + every) / queues:.3f} | {events / queues:.3f} |"
+        )
+    return [*out, ""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", help="a git revision whose template is billed beside")
@@ -213,10 +250,10 @@ def main() -> None:
         "browser); no page found states "
         + ", ".join(f"`{name}`" for name in sorted(UNVERIFIED))
         + " (kept as transcribed on 2026-11-28); no free tier; a month is 730 hours. Workload: "
-        f"{rate:g} events/s per queue (0.1 jobs/s), interval 15 s, logs 30 days, archive "
-        "400 days; EvaluateMemorySize as `queue-autoscale cost` derives it for the queue count "
-        "(the before column: the baseline template's default). The same numbers per size come "
-        "from `queue-autoscale cost --queues N --evaluate-memory MB`.",
+        f"{rate:g} events/s per queue ({rate / EVENTS_PER_JOB:g} jobs/s), interval 15 s, logs "
+        "30 days, archive 400 days; EvaluateMemorySize as `queue-autoscale cost` derives it for "
+        "the queue count (the before column: the baseline template's default). The same "
+        "numbers per size come from `queue-autoscale cost --queues N --evaluate-memory MB`.",
         "",
         "## The bill by size",
         "",
@@ -230,6 +267,7 @@ def main() -> None:
     for n in (1, 10_000):
         out += where_it_goes(current, n, rate)
     out += capacity_section()
+    out += by_rate_section(current, 10_000)
     out += per_queue_metrics_section(rate)
     memory = {n: derived_evaluate_memory(Workload(queues=n), current) for n in SIZES}
     out += [

@@ -147,6 +147,15 @@ def poisson(rate: float, seconds: int) -> Counts:
     return np.random.default_rng(0).poisson(rate, seconds).astype(np.int64)
 
 
+POISSON_RATES: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+"""Jobs/s of the Poisson sweep that bills the stack's per-rate shares (`operator.cost_inputs`)."""
+
+
+def poisson_sweep() -> list[tuple[float, Counts]]:
+    """(jobs/s, 2 h of per-second Poisson arrivals) at each of POISSON_RATES."""
+    return [(rate, poisson(rate, 7200)) for rate in POISSON_RATES]
+
+
 def workloads(nasa: Path) -> list[tuple[str, Counts]]:
     """The runs these benchmarks compare: idle, the cost model's rate, steady, bursty and the
     NASA trace's bench window (when `nasa` is there)."""

@@ -26,6 +26,7 @@ from queue_autoscale.operator.cost_inputs import (
     StackShape,
     StreamBuffer,
     Workload,
+    share_at,
 )
 from queue_autoscale.operator.cost_template import shape as shape_of
 from queue_autoscale.operator.cost_template import stack_capacity
@@ -70,10 +71,14 @@ def test_two_idle_queues_worked_by_hand() -> None:
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(gb_seconds * 0.0000133334)
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(30.80, abs=0.01)
     # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks; an idle queue's age is never
-    # read (no visible message), a busy one's once a minute
+    # read (no visible message), a busy one's at most once a minute: at 0.1 jobs/s in 4.6 % of
+    # its minutes (age_reads.md), 87,600 x 0.046 = 4,029.6 metrics
     assert line(lines, "CloudWatch", "GetMetricData") == 0
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
-    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(87_600 / 1000 * 0.01)
+    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(4_029.6 / 1000 * 0.01)
+    # and the upper bound, every minute read, is named beside it
+    (read,) = [x for x in busy if x.item.startswith("GetMetricData")]
+    assert "4.6% of minutes at 0.1 jobs/s; every minute $0.88" in read.item
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
     # STATE: an 811-byte item (samples packed) is 1 WRU a write; the shard lock 2 writes a minute
     assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
@@ -95,6 +100,26 @@ def test_decision_events_are_the_ticks_whose_headline_changed() -> None:
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
     assert line(busy, "EventBridge", "decision events") == pytest.approx(1_752 / 1e6 * 1.00)
     assert line(usage(TWO_IDLE, SHAPE, US_EAST_1), "EventBridge", "decision events") == 0
+
+
+def test_a_share_is_read_between_the_rates_it_was_measured_at() -> None:
+    # GIVEN a curve measured at 1 and 3 jobs/s (10 % and 50 %)
+    curve = ((1.0, 0.1), (3.0, 0.5))
+    # THEN halfway between them it is halfway between the shares; outside them the nearest
+    # end's; an idle queue's is 0
+    assert share_at(curve, 2.0) == pytest.approx(0.3)
+    assert share_at(curve, 1.5) == pytest.approx(0.2)
+    assert share_at(curve, 0.5) == 0.1
+    assert share_at(curve, 5.0) == 0.5
+    assert share_at(curve, 0.0) == 0.0
+
+
+def test_decision_events_and_age_reads_follow_the_rate() -> None:
+    """2 queues at 30 s, 3 jobs/s (9 events/s): ScalingDecisionMade on 30.9 % of 175,200
+    queue-ticks = 54,136.8 events; the age read in 82.4 % of 87,600 queue-minutes = 72,182.4."""
+    busy = usage(replace(TWO_IDLE, events_per_second=9.0), SHAPE, US_EAST_1)
+    assert line(busy, "EventBridge", "decision events") == pytest.approx(54_136.8 / 1e6 * 1.00)
+    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(72_182.4 / 1000 * 0.01)
 
 
 def test_one_queue_record_path_worked_by_hand() -> None:

@@ -19,7 +19,10 @@ from queue_autoscale.controller.tick import DECIDE_SHARE, tick_count
 from queue_autoscale.core.shard import DEFAULT_TICK_COST, plan_shards, vcpus_for_memory
 from queue_autoscale.core.snapshot import counter_lookback_seconds
 from queue_autoscale.operator.cost_inputs import (
+    AGE_READ_SHARE,
     DAYS_PER_MONTH,
+    DECISION_EVENT_SHARE,
+    EVENTS_PER_JOB,
     GB,
     MEASURED,
     MINUTES_PER_MONTH,
@@ -28,6 +31,7 @@ from queue_autoscale.operator.cost_inputs import (
     StackShape,
     StreamBuffer,
     Workload,
+    share_at,
 )
 from queue_autoscale.operator.cost_record import IngestRates, ingest_rates
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
@@ -190,12 +194,16 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     else:
         write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
         shard_writes = "shard locks"
-    events = queue_ticks * (m.decision_events if workload.events_per_second > 0 else 0.0)
+    jobs_per_second = workload.events_per_second / EVENTS_PER_JOB
+    events = queue_ticks * share_at(DECISION_EVENT_SHARE, jobs_per_second)
     puts = shards * ticks
     # OldestAgeReader asks for a queue's age once per minute (SQS publishes it once a minute),
     # and only while the queue shows visible messages (the core takes an empty queue's age as
-    # 0): none for an idle queue; a busy one is counted as never empty (an upper bound).
-    age_reads = workload.queues * MINUTES_PER_MONTH if workload.events_per_second > 0 else 0.0
+    # 0): none for an idle queue; a busy one in the share of minutes measured at its rate.
+    every_minute = workload.queues * MINUTES_PER_MONTH if workload.events_per_second > 0 else 0.0
+    read_share = share_at(AGE_READ_SHARE, jobs_per_second)
+    age_reads = every_minute * read_share
+    upper = every_minute / 1000 * prices.get_metric_data_per_thousand_metrics
     return [
         Usage(
             "SQS",
@@ -206,7 +214,9 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
         ),
         Usage(
             "CloudWatch",
-            "GetMetricData (one age metric per non-empty queue per minute)",
+            f"GetMetricData (one age metric per queue and minute with visible messages: "
+            f"{read_share:.1%} of minutes at {jobs_per_second:g} jobs/s; every minute "
+            f"${upper:,.2f})",
             age_reads,
             "metrics",
             age_reads / 1000 * prices.get_metric_data_per_thousand_metrics,

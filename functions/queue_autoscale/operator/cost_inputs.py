@@ -5,6 +5,7 @@ from `benchmarks/stack_cost.py`). A month is AWS's 730 hours.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Final
 
@@ -117,12 +118,6 @@ class Measured:
     decision_record_bytes: float = 770.0
     """The queue's decision record as a JSON line, before GZIP: what the decisions stream
     ingests (stack_cost.py, 2026-12-02)."""
-    decision_events: float = 0.010
-    """EventBridge entries per busy queue and tick: ScalingDecisionMade is published when the
-    decision's headline changes (benchmarks/results/decision_events.md, hybrid in the simulator:
-    1.0 % of ticks at 0.1 jobs/s; 34 to 43 % on the steady, bursty and NASA runs at 20 jobs/s and
-    more; 1 tick in 520 for an idle queue, counted as none); WorkersScaled and breach events are
-    rarer still."""
     state_item_bytes: float = 811.0
     """The STATE item DynamoDB stores and rewrites each tick (PutItem: 1 WRU per KB begun), by
     DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`), its samples packed
@@ -156,3 +151,55 @@ class Measured:
 
 
 MEASURED: Final = Measured()
+
+
+EVENTS_PER_JOB: Final = 3
+"""A job's events: queued, started, completed (the workload's rate is in events/s)."""
+
+RateCurve = tuple[tuple[float, float], ...]
+"""(jobs/s, share) points measured at rising Poisson rates; the bill reads the share at a
+queue's rate linearly between them, and the nearest end's outside them."""
+
+AGE_READ_SHARE: Final[RateCurve] = (
+    (0.03, 0.000),
+    (0.1, 0.046),
+    (0.3, 0.323),
+    (1.0, 0.431),
+    (3.0, 0.824),
+    (10.0, 0.931),
+    (30.0, 0.931),
+)
+"""Of a busy queue's minutes, those in which a tick sees visible messages and so asks
+CloudWatch for the queue's age (one GetMetricData metric): benchmarks/results/age_reads.md's
+Poisson rows (hybrid in the simulator at 15 s, 2 h a rate, seed 0). In production the share
+also depends on the job's length and the fleet's slack, so the bill shows every minute read
+(the upper bound) beside it."""
+
+DECISION_EVENT_SHARE: Final[RateCurve] = (
+    (0.03, 0.002),
+    (0.1, 0.010),
+    (0.3, 0.010),
+    (1.0, 0.042),
+    (3.0, 0.309),
+    (10.0, 0.338),
+    (30.0, 0.298),
+)
+"""EventBridge entries per busy queue and tick: ScalingDecisionMade is published when the
+decision's headline changes (benchmarks/results/decision_events.md's Poisson rows, hybrid in the
+simulator at 15 s; 34 to 43 % on its steady, bursty and NASA runs; an idle queue publishes on
+1 tick in 520, counted as none). WorkersScaled and breach events are rarer still."""
+
+
+def share_at(curve: RateCurve, jobs_per_second: float) -> float:
+    """The curve's share at `jobs_per_second`: linear between its measured points, the nearest
+    end's outside them; 0 for an idle queue."""
+    if jobs_per_second <= 0:
+        return 0.0
+    rates = [rate for rate, _ in curve]
+    at = bisect.bisect_left(rates, jobs_per_second)
+    if at == 0:
+        return curve[0][1]
+    if at == len(curve):
+        return curve[-1][1]
+    (low, below), (high, above) = curve[at - 1], curve[at]
+    return below + (above - below) * (jobs_per_second - low) / (high - low)
