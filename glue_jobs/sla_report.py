@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
 from pyspark import StorageLevel
@@ -463,20 +463,26 @@ def write_manifest(spark: SparkSession, output_uri: str) -> str:
 def main(argv: Sequence[str] | None = None) -> str:
     """Entry point for Glue and spark-submit: parse options, run, print the report URI."""
     options = resolve_options(list(sys.argv if argv is None else argv), REQUIRED, OPTIONAL)
-    document, source = queue_config_document(options) or (None, "")
-    report = run(
-        input_uri=str(options["input_uri"]),
-        output_uri=str(options["output_uri"]),
-        queues_config_json=document,
-        config_source=source,
-        interval_seconds=as_int(options, "interval_seconds", 60),
-        pairing_hours=as_int(options, "pairing_hours", DEFAULT_PAIRING_HOURS),
-        late_days=as_int(options, "late_days", DEFAULT_LATE_DAYS),
-        full_rebuild=as_bool(options, "full_rebuild"),
-        report_days=as_int(options, "report_days", DEFAULT_REPORT_DAYS),
-    )
+    report = run(**run_arguments(options))
     print(f"report: {report}")
     return report
+
+
+def run_arguments(options: Mapping[str, str | None]) -> dict[str, Any]:
+    """`run`'s keyword arguments from the job's resolved options (the queue config read from
+    whichever of CONFIG_OPTIONS is given)."""
+    document, source = queue_config_document(options) or (None, "")
+    return {
+        "input_uri": str(options["input_uri"]),
+        "output_uri": str(options["output_uri"]),
+        "queues_config_json": document,
+        "config_source": source,
+        "interval_seconds": as_int(options, "interval_seconds", 60),
+        "pairing_hours": as_int(options, "pairing_hours", DEFAULT_PAIRING_HOURS),
+        "late_days": as_int(options, "late_days", DEFAULT_LATE_DAYS),
+        "full_rebuild": as_bool(options, "full_rebuild"),
+        "report_days": as_int(options, "report_days", DEFAULT_REPORT_DAYS),
+    }
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -114,14 +114,21 @@ def run(
     return json_uri
 
 
+def fit_arguments(options: Mapping[str, str | None]) -> dict[str, Any]:
+    """`run`'s table_name and holdout_days from the job's resolved options."""
+    return {
+        "table_name": options.get("table_name") or None,
+        "holdout_days": as_int(options, "holdout_days", 7),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> str:
     """Entry point for Glue and spark-submit: parse options, run, print the models' URI."""
     options = resolve_options(list(sys.argv if argv is None else argv), REQUIRED, OPTIONAL)
     uri = run(
         input_uri=str(options["input_uri"]),
         output_uri=str(options["output_uri"]),
-        table_name=options.get("table_name") or None,
-        holdout_days=as_int(options, "holdout_days", 7),
+        **fit_arguments(options),
     )
     print(f"models: {uri}")
     return uri

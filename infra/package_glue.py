@@ -3,8 +3,9 @@
 The zip holds the `glue_jobs` package and the pieces of `queue_autoscale` it imports (config,
 core, the DynamoDB adapter with its STATE codec, the config store adapter, client construction
 and the error module), with fixed timestamps so the same sources give the same bytes. The job
-scripts themselves (glue_jobs/sla_report.py, trend_fit.py) are uploaded separately as the Glue
-ScriptLocation / EMR entryPoint; they are also in the zip.
+scripts themselves (glue_jobs/daily.py on Glue; sla_report.py and trend_fit.py under
+spark-submit) are uploaded separately as the Glue ScriptLocation / EMR entryPoint; they are also
+in the zip.
 
     python infra/package_glue.py [--out build/glue/glue_jobs.zip]
 

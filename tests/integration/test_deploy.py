@@ -64,13 +64,13 @@ def test_derived_arns_are_the_created_resources_and_glue_lands_in_the_archive(
     with zipfile.ZipFile(zip_path, "w") as archive:
         archive.writestr("glue_jobs/__init__.py", "")
     outputs = finish(client("cloudformation"), client("s3"), stack.stack_name, zip_path)
-    # THEN it found the archive bucket and put both scripts and the zip under glue/
+    # THEN it found the archive bucket and put the daily job's script and the zip under glue/
     assert outputs["GlueArtifacts"] == f"s3://{stack.archive_bucket}/glue/"
     listed = client("s3").list_objects_v2(Bucket=stack.archive_bucket, Prefix="glue/")
     keys = sorted(item["Key"] for item in listed.get("Contents", []))
-    assert keys == ["glue/glue_jobs.zip", "glue/sla_report.py", "glue/trend_fit.py"]
-    script = client("s3").get_object(Bucket=stack.archive_bucket, Key="glue/sla_report.py")
-    assert script["Body"].read() == (deploy.ROOT / "glue_jobs" / "sla_report.py").read_bytes()
+    assert keys == ["glue/daily.py", "glue/glue_jobs.zip"]
+    script = client("s3").get_object(Bucket=stack.archive_bucket, Key="glue/daily.py")
+    assert script["Body"].read() == (deploy.ROOT / "glue_jobs" / "daily.py").read_bytes()
 
 
 def test_a_missing_stack_is_named(aws_endpoint: Any, tmp_path: Path) -> None:

@@ -150,17 +150,13 @@ def _assert_created(
     for key, value in outputs.items():
         assert f"{key}: {value}" in printed
     assert f"queue-autoscale status --stack {stack}" in printed
-    # the Glue jobs' scripts and zip are where the jobs' ScriptLocation points
+    # the Glue job's script and zip are where the job's ScriptLocation points
     s3 = _client(endpoint, "s3")
     bucket = outputs["ArchiveBucketName"]
     listed = s3.list_objects_v2(Bucket=bucket, Prefix="glue/").get("Contents", [])
-    assert sorted(o["Key"] for o in listed) == [
-        "glue/glue_jobs.zip",
-        "glue/sla_report.py",
-        "glue/trend_fit.py",
-    ]
-    script = s3.get_object(Bucket=bucket, Key="glue/trend_fit.py")["Body"].read()
-    assert script == (ROOT / "glue_jobs" / "trend_fit.py").read_bytes()
+    assert sorted(o["Key"] for o in listed) == ["glue/daily.py", "glue/glue_jobs.zip"]
+    script = s3.get_object(Bucket=bucket, Key="glue/daily.py")["Body"].read()
+    assert script == (ROOT / "glue_jobs" / "daily.py").read_bytes()
     return resources
 
 

@@ -136,9 +136,9 @@ def test_schedule_glue_alarms_and_dashboard(stack: EmulatorStack) -> None:
     schedule = client("scheduler").get_schedule(Name=f"{stack.stack_name}-evaluate")
     assert schedule["ScheduleExpression"] == "rate(1 minute)"
     assert schedule["Target"]["Arn"].endswith(f":function:{stack.evaluate_function}")
-    job = client("glue").get_job(JobName=f"{stack.stack_name}-trend-fit")["Job"]
+    job = client("glue").get_job(JobName=f"{stack.stack_name}-daily-spark")["Job"]
     assert job["DefaultArguments"]["--table_name"] == stack.load_table
-    assert job["Command"]["ScriptLocation"] == f"s3://{stack.archive_bucket}/glue/trend_fit.py"
+    assert job["Command"]["ScriptLocation"] == f"s3://{stack.archive_bucket}/glue/daily.py"
     alarms = client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{stack.stack_name}-")[
         "MetricAlarms"
     ]

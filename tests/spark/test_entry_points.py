@@ -1,4 +1,5 @@
-"""sla_report and trend_fit end to end on a tiny archive written by the test."""
+"""sla_report, trend_fit and the daily job (both in one session) end to end on a tiny archive
+written by the test."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from glue_jobs import sla_report, trend_fit
+from glue_jobs import daily, sla_report, trend_fit
 from glue_jobs.layout import MANIFEST_FILE, parse_manifest
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -154,18 +155,7 @@ def test_trend_fit_writes_parquet_json_and_model_items(spark, reported, tmp_path
     root, _ = reported  # trend_fit reads the SLA report's hourly table
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName="load",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        load_table(client)
         uri = trend_fit.run(
             str(root), str(tmp_path / "trend"), "load", holdout_days=7, dynamodb_client=client
         )
@@ -193,6 +183,56 @@ def test_trend_fit_writes_parquet_json_and_model_items(spark, reported, tmp_path
     assert item["queue"] == {"S": "emails"}
     assert len(item["seasonal"]["L"]) == 168
     assert list((tmp_path / "trend" / "trend_model").glob("*.parquet"))
+
+
+def load_table(client) -> None:
+    """The load table's keys, as template.yaml makes it."""
+    client.create_table(
+        TableName="load",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def test_the_daily_job_reports_then_fits_on_what_the_report_wrote(
+    spark, archive, tmp_path, monkeypatch
+):
+    # GIVEN the options template.yaml gives the Glue job (a local config file for the store)
+    root, expected = archive
+    out = tmp_path / "reports"
+    config = tmp_path / "queues.json"
+    config.write_text(CONFIG, encoding="utf-8")
+    argv = ["daily.py", "--input_uri", str(root), "--output_uri", str(out), "--config"]
+    argv += [str(config), "--interval_seconds", "60", "--table_name", "load"]
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        load_table(client)
+        # WHEN the one daily job runs
+        report, models = daily.main([*argv, "--holdout_days", "7"])
+        item = client.get_item(
+            TableName="load", Key={"pk": {"S": "Q#emails"}, "sk": {"S": "MODEL"}}
+        )["Item"]
+
+    # THEN the report is written, and the model was fitted on the hourly table it wrote
+    assert Path(report) == out / "report.html"
+    daily_rows = {row.queue: row for row in spark.read.parquet(str(out / "sla_daily")).collect()}
+    assert daily_rows["emails"].jobs == expected["jobs_emails"]
+    document = json.loads(Path(models).read_text(encoding="utf-8"))
+    assert Path(models) == out / "trend_model.json"
+    assert {model["queue"] for model in document["models"]} == {"emails", "reports"}
+    # three hours of emails at ~40 jobs/hour: the level is about 40 / 3600 jobs/s
+    emails = next(model for model in document["models"] if model["queue"] == "emails")
+    assert emails["level"] == pytest.approx(40 / 3600, rel=0.5)
+    assert item["queue"] == {"S": "emails"}
+    assert len(item["seasonal"]["L"]) == 168
 
 
 def test_a_missing_archive_is_named(spark, tmp_path):

@@ -13,7 +13,7 @@ from infra.package_glue import build, main
 
 CHECK = """
 import sys
-import glue_jobs.sla_report, glue_jobs.trend_fit, glue_jobs.model_store
+import glue_jobs.daily, glue_jobs.sla_report, glue_jobs.trend_fit, glue_jobs.model_store
 import queue_autoscale.config, queue_autoscale.adapters.config_store
 outside = sorted(
     name for name, module in sys.modules.items()
@@ -30,6 +30,7 @@ def test_zip_is_reproducible_and_self_sufficient(tmp_path: Path) -> None:
     assert first.read_bytes() == second.read_bytes()
     names = zipfile.ZipFile(first).namelist()
     assert "glue_jobs/sla_report.py" in names
+    assert "glue_jobs/daily.py" in names
     assert "queue_autoscale/core/state.py" in names
     assert not any(name.startswith("queue_autoscale/handlers") for name in names)
     # every project module the jobs import is loaded from the zip, not from the checkout

@@ -274,10 +274,10 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert opted.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
     assert (opted.idle_silent_metrics, opted.healthy_silent_metrics) == (8, 1)
     assert opted.ingest_metrics_per_queue == 1  # AcceptedEvents
-    assert shape.glue_runs_per_day == 2
+    assert shape.glue_runs_per_day == 1  # the daily job: the report, then the trend fit
     assert shape.evaluate_per_tick  # EvaluateTickMode defaults to tick
     assert not shape_of(load_template(), {"EvaluateTickMode": "loop"}).evaluate_per_tick
-    assert shape.glue_dpus_per_day == 4.0
+    assert shape.glue_dpus_per_day == 2.0
     assert shape.glue_flex
     # the archive goes through two delivery streams of 300 s / 128 MiB buffers
     assert shape.events_stream == shape.decisions_stream == StreamBuffer(300.0, 128.0)

@@ -48,10 +48,8 @@ def test_stand_ins_replace_what_localstack_lacks_and_nothing_refers_to_them() ->
         "RecordEventsFunction",
         "EvaluateFunction",
         "GlueSecurityConfiguration",
-        "SlaReportJob",
-        "TrendFitJob",
+        "DailySparkJob",
         "DailySparkTrigger",
-        "TrendFitAfterReportTrigger",
     }
     assert all(LEFT_OUT.get(r.get("Type")) is None for r in resources.values())
     for logical_id, why in left_out.items():

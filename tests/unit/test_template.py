@@ -954,48 +954,45 @@ def test_the_tick_queue_invokes_one_tick_a_message_and_keeps_no_failed_tick(
     assert "<aws.scheduler.scheduled-time>" in schedule["Target"]["Input"]
 
 
-@pytest.mark.parametrize("job", ["SlaReportJob", "TrendFitJob"])
-def test_glue_jobs(translated: dict[str, Any], job: str) -> None:
-    props = resources_of(translated, "AWS::Glue::Job")[job]
-    script = "sla_report" if job == "SlaReportJob" else "trend_fit"
+def test_glue_job(translated: dict[str, Any]) -> None:
+    # one daily job: the SLA report, then the trend fit on its hourly table, in one session
+    jobs = resources_of(translated, "AWS::Glue::Job")
+    assert set(jobs) == {"DailySparkJob"}
+    props = jobs["DailySparkJob"]
     assert props["GlueVersion"] == "5.0"
     # daily, not urgent: Flex (Glue 3.0+, glueetl, G.1X or G.2X workers)
     assert (props["ExecutionClass"], props["WorkerType"]) == ("FLEX", "G.1X")
-    assert props["Command"]["ScriptLocation"] == {
-        "Fn::Sub": f"s3://${{ArchiveBucket}}/glue/{script}.py"
-    }
+    assert props["Command"]["ScriptLocation"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/daily.py"}
     args = props["DefaultArguments"]
     assert args["--extra-py-files"] == {"Fn::Sub": "s3://${ArchiveBucket}/glue/glue_jobs.zip"}
-    # the sla report reads the config store through Powertools Parameters, as the functions do
+    # the report reads the config store through Powertools Parameters, as the functions do
     # the Lambda's own pins (pyproject.toml), so a dependency update cannot leave Glue behind
     pinned = dict(spec.split("==", 1) for spec in project_pins())
-    powertools = ",aws-lambda-powertools==" + pinned["aws-lambda-powertools[parser,tracer]"]
-    modules = f"pydantic=={pinned['pydantic']}" + (powertools if script == "sla_report" else "")
-    assert args["--additional-python-modules"] == modules
+    powertools = "aws-lambda-powertools==" + pinned["aws-lambda-powertools[parser,tracer]"]
+    assert args["--additional-python-modules"] == f"pydantic=={pinned['pydantic']},{powertools}"
+    assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
+    # the report's tables, which the fit then reads (sla_hourly), and the fitted model
     assert args["--output_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
-    if job == "SlaReportJob":
-        assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/"}
-        # the config store's name, not a copy of the document
-        assert args["--config_parameter"] == {"Ref": "QueueConfigParameter"}
-        assert args["--interval_seconds"] == "60"
-    else:
-        # trend_fit reads the SLA report's hourly table
-        assert args["--input_uri"] == {"Fn::Sub": "s3://${ArchiveBucket}/reports/"}
-        assert args["--table_name"] == {"Ref": "LoadTable"}
-        assert args["--holdout_days"] == "7"
-        # only options trend_fit takes: the same script also runs under argparse, which
-        # rejects unknown ones
-        assert "--config_parameter" not in args and "--interval_seconds" not in args
+    # the config store's name, not a copy of the document
+    assert args["--config_parameter"] == {"Ref": "QueueConfigParameter"}
+    assert args["--interval_seconds"] == "60"
+    assert args["--table_name"] == {"Ref": "LoadTable"}
+    assert args["--holdout_days"] == "7"
+    # only these of the job's options (tests/spark runs daily.main with them under argparse,
+    # which rejects unknown ones)
+    assert {name for name in args if "_" in name} == {
+        "--input_uri",
+        "--output_uri",
+        "--config_parameter",
+        "--interval_seconds",
+        "--table_name",
+        "--holdout_days",
+    }
     triggers = resources_of(translated, "AWS::Glue::Trigger")
-    daily, after = triggers["DailySparkTrigger"], triggers["TrendFitAfterReportTrigger"]
+    assert set(triggers) == {"DailySparkTrigger"}
+    daily = triggers["DailySparkTrigger"]
     assert daily["Type"] == "SCHEDULED"
-    assert daily["Actions"] == [{"JobName": {"Ref": "SlaReportJob"}}]
-    # the trend fit reads the report's tables, so it runs once the report succeeded
-    assert after["Type"] == "CONDITIONAL"
-    assert after["Actions"] == [{"JobName": {"Ref": "TrendFitJob"}}]
-    assert after["Predicate"]["Conditions"] == [
-        {"LogicalOperator": "EQUALS", "JobName": {"Ref": "SlaReportJob"}, "State": "SUCCEEDED"}
-    ]
+    assert daily["Actions"] == [{"JobName": {"Ref": "DailySparkJob"}}]
 
 
 def object_patterns(document: dict[str, Any], role: str, action: str) -> list[str]:

@@ -488,10 +488,12 @@ def _glue(shape: StackShape, prices: Prices) -> list[Usage]:
     dpu_hours = shape.glue_dpus_per_day * seconds / 3600 * DAYS_PER_MONTH
     price = prices.glue_flex_dpu_hour if shape.glue_flex else prices.glue_dpu_hour
     kind = "Flex" if shape.glue_flex else "standard"
+    runs = shape.glue_runs_per_day
     return [
         Usage(
             "Glue",
-            f"{shape.glue_runs_per_day} daily Spark runs ({kind}, {seconds:.0f} s each, assumed)",
+            f"{runs} daily Spark run{'s' if runs != 1 else ''} ({kind}, {seconds:.0f} s each, "
+            "assumed)",
             dpu_hours,
             "DPU-hours",
             dpu_hours * price,

@@ -9,7 +9,7 @@ next.
 
 SAM's packaging uploads a local `Command.ScriptLocation` of an `AWS::Glue::Job`, but not the
 `--extra-py-files` zip in its `DefaultArguments`, and the Glue role reads the archive bucket
-only; so the three files go to the archive bucket after the stack exists, as before.
+only; so the script and the zip go to the archive bucket after the stack exists, as before.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ SAM_CLI_VERSION = "1.170.0"
 PARAMETER_BYTES = 4_096
 """CloudFormation's limit on one parameter value, bytes."""
 BUILD_DIR = ".aws-sam/build"
-GLUE_FILES = ("glue_jobs/sla_report.py", "glue_jobs/trend_fit.py")
+GLUE_FILES = ("glue_jobs/daily.py",)
+"""The Glue job's script (the SLA report, then the trend fit: template.yaml's DailySparkJob)."""
 GLUE_PREFIX = "glue/"
 SCOPE_TAG = "queue-autoscale"
 """With --scope cluster the evaluate role reads the SQS queues tagged SCOPE_TAG=<stack name>."""
