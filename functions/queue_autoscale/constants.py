@@ -49,16 +49,17 @@ SILENT_WHEN_ZERO_METRICS: Final[frozenset[str]] = frozenset(
 # with their units: the stack's alarms read these, one alarm per condition whatever the queue
 # count. The decision log and `queue-autoscale status` name the queues in each condition.
 FLEET_METRICS: Final[dict[str, str]] = {
-    "MaxLoadRatio": "None",  # the highest LoadRatio of the tick's queues
+    # the highest LoadRatio of the tick's queues, sent every tick (0 when none decided): its
+    # sample count is the controller's heartbeat, its absence a silent controller
+    "MaxLoadRatio": "None",
     "MaxSlaUsage": "None",  # the highest SlaUsage
     "MaxFleetUsage": "None",  # the highest FleetUsage (running / max_workers)
     "QueueErrors": "Count",  # the sum of the queues' ControllerErrors
     "UndecidedQueues": "Count",  # configured queues of the shard that got no decision
-    "Heartbeat": "Count",  # 1 a tick: its absence is a silent controller
 }
 FLEET_DIMENSION: Final = "Stack"
 # Of FLEET_METRICS, the ones every reader takes a missing value as 0 (as SILENT_WHEN_ZERO_METRICS).
-FLEET_SILENT_WHEN_ZERO: Final[frozenset[str]] = frozenset(FLEET_METRICS) - {"Heartbeat"}
+FLEET_SILENT_WHEN_ZERO: Final[frozenset[str]] = frozenset(FLEET_METRICS) - {"MaxLoadRatio"}
 # Published by record_events (field Queue, a metric only with PerQueueMetrics; the queue is
 # "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}

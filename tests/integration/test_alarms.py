@@ -41,19 +41,21 @@ BREACHING = {
     "MaxFleetUsage": 0.9,
     "QueueErrors": 2.0,
     "UndecidedQueues": 1.0,
-    "Heartbeat": 1.0,
 }
 """A tick whose worst queue is overloaded, breaching and nearly full, with errors and a queue
-left undecided: over every condition alarm's threshold; its heartbeat ends the silence."""
+left undecided: over every condition alarm's threshold; its MaxLoadRatio (the heartbeat) ends
+the silence."""
 HEALTHY = {
     "MaxLoadRatio": 0.3,
     "MaxSlaUsage": 0.2,
     "MaxFleetUsage": 0.4,
     "QueueErrors": 0.0,
     "UndecidedQueues": 0.0,
-    "Heartbeat": 1.0,
 }
 """Under every threshold (the two zeros are plain fields of the line, not datapoints)."""
+IDLE = dict.fromkeys(HEALTHY, 0.0)
+"""A tick that decided nothing to scale (no load): its only datum is MaxLoadRatio 0, the
+heartbeat the controller-silent alarm counts."""
 TICK_SECONDS = 10.0
 """How often the test's 'controller' publishes while it waits (a tick's cadence)."""
 
@@ -186,13 +188,13 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
             else:  # QueueErrors, a Sum of the minute's ticks
                 assert all(point >= BREACHING[alarm["MetricName"]] for point in points), name
 
-        # WHEN ticks publish a healthy fleet
-        # THEN every alarm is OK once the breach has aged out
+        # WHEN ticks publish a healthy fleet and an idle one (every value 0)
+        # THEN every alarm is OK once the breach has aged out: an idle tick still beats
         wait_for(
             cloudwatch,
             dict.fromkeys(names.values(), "OK"),
             OK_DEADLINE,
-            lambda: publish(cloudwatch, HEALTHY, capsys),
+            lambda: (publish(cloudwatch, HEALTHY, capsys), publish(cloudwatch, IDLE, capsys)),
         )
     finally:
         cloudwatch.delete_alarms(AlarmNames=list(names.values()))

@@ -251,7 +251,6 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     assert fleet["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack"]]
     assert fleet["MaxLoadRatio"] == [pytest.approx(0.5)]
     assert fleet["MaxFleetUsage"] == [pytest.approx(20 / 50)]
-    assert fleet["Heartbeat"] == [1.0]
     assert (fleet["MaxSlaUsage"], fleet["QueueErrors"], fleet["UndecidedQueues"]) == (0, 0, 0)
     # AND the published metrics carry the measured values under their declared names
     (document,) = [doc for doc in documents if doc.get("Queue") == world.queue]

@@ -266,9 +266,9 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert template_shape(dashboard=True).dashboards == 1
     # per-queue values are log fields, not metrics, unless PerQueueMetrics is "true"
     assert (shape.queue_metrics, shape.ingest_metrics_per_queue) == (0, 0)
-    # 6 fleet metrics and ConfigErrors; all but Heartbeat are silent at 0 (ConfigErrors is sent
-    # only for a rejected config)
-    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (7, 6)
+    # 5 fleet metrics and ConfigErrors; all but MaxLoadRatio (the heartbeat) are silent at 0
+    # (ConfigErrors is sent only for a rejected config)
+    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (6, 5)
     assert shape.fleet_healthy_silent_metrics == 3  # QueueErrors, UndecidedQueues, ConfigErrors
     opted = template_shape(per_queue_metrics=True)
     assert opted.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
@@ -299,7 +299,7 @@ def test_cost_command_prints_the_bill() -> None:
     assert "| CloudWatch | alarms (0 per queue, 11 fleet-wide) | 11 alarm metrics | 1.10 |" in (
         result.output
     )
-    # an idle, healthy fleet publishes Heartbeat only (its maxima and counts are 0)
+    # an idle, healthy fleet publishes MaxLoadRatio (0, the heartbeat) only
     assert "| CloudWatch | custom metrics (0 per queue, 1 fleet-wide) | 1 metrics | 0.30 |" in (
         result.output
     )

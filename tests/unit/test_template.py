@@ -49,6 +49,7 @@ from queue_autoscale.constants import (
     QUEUE_METRICS,
     SILENT_WHEN_ZERO_METRICS,
 )
+from queue_autoscale.controller import tick
 from queue_autoscale.controller.config_loader import (
     ConfigUnavailable,
     QueueConfigLoader,
@@ -325,7 +326,7 @@ FLEET_ALARMS = {
     ),
     "ControllerErrorsAlarm": ("QueueErrors", "Sum", 1, 2),
     "QueueSilentAlarm": ("UndecidedQueues", "Maximum", 1, "SilentAlarmMinutes"),
-    "ControllerSilentAlarm": ("Heartbeat", "SampleCount", 1, "SilentAlarmMinutes"),
+    "ControllerSilentAlarm": ("MaxLoadRatio", "SampleCount", 1, "SilentAlarmMinutes"),
 }
 """The stack's alarms on the fleet metrics: (metric, statistic, threshold, minutes), a str
 naming the parameter that sets it."""
@@ -555,6 +556,15 @@ def test_fleet_metrics_are_emitted_as_the_fleet_alarms_query(
         alarm = resources_of(expanded, "AWS::CloudWatch::Alarm")[name]
         assert alarm["MetricName"] in FLEET_METRICS
         assert alarm["Dimensions"] == [{"Name": "Stack", "Value": {"Ref": "AWS::StackName"}}]
+    # AND a tick of an idle fleet (every value 0) still extracts one metric, the one the
+    # controller-silent alarm counts: silence means no tick, not an idle fleet
+    capsys.readouterr()
+    emf_fleet_metrics(tick.fleet_metrics([]))
+    (idle,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (declared,) = idle["_aws"]["CloudWatchMetrics"]
+    silent = resources_of(expanded, "AWS::CloudWatch::Alarm")["ControllerSilentAlarm"]
+    assert [m["Name"] for m in declared["Metrics"]] == [silent["MetricName"]]
+    assert idle[silent["MetricName"]] == [0.0]
     # AND the dashboard's charts read them on the same dimension
     charted = {metric: dims for _, metric, dims, _ in dashboard_metrics()}
     assert charted and all(dims == {"Stack"} for dims in charted.values())

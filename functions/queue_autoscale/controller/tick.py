@@ -282,8 +282,9 @@ def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
 
 
 def fleet_metrics(outcomes: Sequence[QueueOutcome]) -> dict[str, float]:
-    """The FLEET_METRICS of one tick over the queues it ticked: the highest LoadRatio, SlaUsage
-    and FleetUsage, the sum of ControllerErrors, the queues with no decision, a heartbeat."""
+    """The FLEET_METRICS of one tick over the queues it ticked: the highest LoadRatio (0 when
+    none decided: sent every tick, the heartbeat), SlaUsage and FleetUsage, the sum of
+    ControllerErrors, the queues with no decision."""
     decisions = [outcome.decision for outcome in outcomes if outcome.decision is not None]
     usages = [d.fleet_usage for d in decisions if d.fleet_usage is not None]
     return {
@@ -292,7 +293,6 @@ def fleet_metrics(outcomes: Sequence[QueueOutcome]) -> dict[str, float]:
         "MaxFleetUsage": max(usages, default=0.0),
         "QueueErrors": float(sum(len(outcome.errors) for outcome in outcomes)),
         "UndecidedQueues": float(len(outcomes) - len(decisions)),
-        "Heartbeat": 1.0,
     }
 
 
