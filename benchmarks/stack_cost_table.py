@@ -27,6 +27,7 @@ from queue_autoscale.controller.tick import DECIDE_SHARE
 from queue_autoscale.core.shard import plan_shards, vcpus_for_memory
 from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
+    Usage,
     by_service,
     derived_evaluate_memory,
     idle_queue_usd,
@@ -190,12 +191,23 @@ def per_queue_metrics_section(rate: float) -> list[str]:
         "|---:|---:|---:|---:|",
     ]
     for n in SIZES:
-        workload = Workload(queues=n, events_per_second=rate)
-        lines = usage(workload, at_derived_memory(opted, workload), US_EAST_1)
+        lines = billed(opted, n, rate)
         total = total_usd(lines)
-        (metrics,) = [x.usd for x in lines if x.item.startswith("custom metrics")]
+        metrics = item_usd(lines, "custom metrics")
         out.append(f"| {n:,} | {dollars(total)} | {dollars(total / n)} | {dollars(metrics)} |")
     return [*out, ""]
+
+
+def billed(current: StackShape, queues: int, rate: float) -> list[Usage]:
+    """The month's line items at `queues` queues of `rate` events/s, the memory derived."""
+    workload = Workload(queues=queues, events_per_second=rate)
+    return usage(workload, at_derived_memory(current, workload), US_EAST_1)
+
+
+def item_usd(lines: list[Usage], starts: str) -> float:
+    """USD of the one line item whose name starts with `starts`."""
+    (found,) = [line.usd for line in lines if line.item.startswith(starts)]
+    return found
 
 
 RATES: tuple[float, ...] = (0.09, 0.3, 0.9, 3.0, 9.0, 30.0, 90.0)
@@ -218,17 +230,14 @@ def by_rate_section(current: StackShape, queues: int) -> list[str]:
         "bound | decision events |",
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    every = queues * MINUTES_PER_MONTH / 1000 * US_EAST_1.get_metric_data_per_thousand_metrics
     for rate in RATES:
-        workload = Workload(queues=queues, events_per_second=rate)
-        lines = usage(workload, at_derived_memory(current, workload), US_EAST_1)
-        total = total_usd(lines)
-        (read,) = [x for x in lines if x.item.startswith("GetMetricData")]
-        every = queues * MINUTES_PER_MONTH / 1000 * US_EAST_1.get_metric_data_per_thousand_metrics
-        (events,) = [x.usd for x in lines if x.item.startswith("decision events")]
+        lines = billed(current, queues, rate)
+        total, read = total_usd(lines), item_usd(lines, "GetMetricData")
         out.append(
             f"| {rate:g} | {rate / EVENTS_PER_JOB:g} | {total / queues:.3f} | "
-            f"{read.usd / queues:.3f} | {every / queues:.3f} | "
-            f"{(total - read.usd + every) / queues:.3f} | {events / queues:.3f} |"
+            f"{read / queues:.3f} | {every / queues:.3f} | {(total - read + every) / queues:.3f} "
+            f"| {item_usd(lines, 'decision events') / queues:.3f} |"
         )
     return [*out, ""]
 

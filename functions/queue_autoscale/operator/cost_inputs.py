@@ -145,8 +145,8 @@ class Measured:
     glue_run_seconds: float = 120.0
     """One daily Spark run (assumed: small inputs, no Glue run timed; Glue bills at least a
     minute). The stack's one run does the SLA report and then the trend fit in one session;
-    locally that is about one job's session start-up less than the two jobs
-    (benchmarks/results/glue_daily_run.md)."""
+    locally it used 162 CPU-seconds against the two jobs' 187 (benchmarks/results/
+    glue_daily_run.md)."""
     esm_polls_per_minute: float = 15.0
     """Lambda's SQS event source polls an idle queue (assumed: 5 pollers, 20 s long polls)."""
     log_compression: float = 0.15
