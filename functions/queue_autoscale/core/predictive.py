@@ -33,6 +33,7 @@ from queue_autoscale.core.models import (
     Order,
     QueueSettings,
     QueueSnapshot,
+    Sample,
     Terms,
     TrendModel,
     Winner,
@@ -43,7 +44,7 @@ from queue_autoscale.core.queueing import (
     workers_for_sla,
 )
 from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
-from queue_autoscale.core.trend import persistent_forecast_rate
+from queue_autoscale.core.trend import linear_fit, persistent_forecast_rate
 
 POLICY = "predictive"
 TAIL_SIGMAS = 10.0
@@ -141,6 +142,10 @@ def decide_predictive(
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
     kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing.at_load)
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
+    if "rise-kept" not in off:  # a worker the rise asks back before a re-order lands stays
+        back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
+        returns = _steady(back, m, settings, dispersion, level, cap, sizing.at_load)
+        remembered = min(max(remembered, returns), cap)
     held = knobs.movement_settings(settings, k)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
     decision = build_decision(
@@ -344,6 +349,69 @@ def _sizing_rate(
     moved = abs(short - long) > walk_quantile(percentile) * noise
     rate = short if moved and (short < long or not in_backlog) else long
     return m._replace(arrival_rate=rate, window_rate=rate)
+
+
+def _returning_rate(
+    rate: float,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+    dispersion: float,
+    k: knobs.Knobs,
+    now: float,
+) -> float:
+    """The arrival rate a rise brings back before a worker stopped now could be ordered again
+    and land, jobs/s: `rate` carried along the rise (`rise_slope`) from the middle of the
+    window it was read over (the long window W, or the short one w when the plan sized on it:
+    on a rise a window's mean is the rate of half its length ago) to the end of the delayed
+    off plus a lead, when a worker re-ordered at the delayed off's end would land. A stopped
+    task that must start again within a lead bills the lead without serving (the delayed off's
+    own reason), so the delayed off keeps what the rise asks for by then; `rate` itself without
+    a rise."""
+    slope = rise_slope(state.samples, rate, dispersion, settings, now)
+    if not slope > 0:
+        return rate
+    short = snapshot.arrival_rate_short
+    window = SHORT_WINDOW_SECONDS if rate == short else snapshot.rate_window_seconds
+    return rate + slope * (window / 2.0 + k.delayed_off_seconds + k.landing_seconds)
+
+
+def rise_slope(
+    samples: Sequence[Sample],
+    rate: float,
+    dispersion: float,
+    settings: QueueSettings,
+    now: float,
+) -> float:
+    """The arrival rate's rise, jobs/s per s, or 0 where there is none to tell from noise.
+
+    The least-squares slope of the samples' rates over the trend window T and the rate now,
+    taken when it exceeds z of a flat rate's slope error sqrt(12 lambda D / T^3) (z the
+    percentile's normal quantile; lambda D the arrivals' variance a second) and the last fifth
+    of the window's own slope is not below it by more than z of that fifth's error: a rise
+    that went on until now, not one that levelled off (a step the rate window smeared into a
+    ramp). The last fifth alone is too short to tell a ramp's sign (on 30 jobs/s its slope
+    error is about five times a 0.5 jobs/s-a-minute ramp's slope), so it only vetoes."""
+    if not rate > 0:
+        return 0.0
+    z = walk_quantile(settings.percentile)
+    window = settings.trend_window_seconds
+    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window]
+    points.append((0.0, rate))
+    whole = linear_fit(points) if len(points) >= 3 else None
+    span = -points[0][0]
+    if whole is None or not span > 0:
+        return 0.0
+    slope = whole[1]
+    if not slope > z * math.sqrt(12.0 * rate * dispersion / span**3):
+        return 0.0
+    recent = [p for p in points if -p[0] <= window / 5.0]
+    fit = linear_fit(recent) if len(recent) >= 3 else None
+    if fit is not None and -recent[0][0] > 0:
+        error = math.sqrt(12.0 * rate * dispersion / (-recent[0][0]) ** 3)
+        if fit[1] < slope - z * error:
+            return 0.0
+    return slope
 
 
 def _growth_rate(

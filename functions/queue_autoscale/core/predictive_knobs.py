@@ -31,6 +31,7 @@ MECHANISMS: tuple[str, ...] = (
     "load-steady",
     "load-serves",
     "orders",
+    "rise-kept",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); three read
@@ -40,7 +41,8 @@ short rate window to the backlog (off: the steady state reads it as where S <= L
 with its noise margin), "load-serves" has the burst model's onset and end test against what a
 fleet at the load serves (off: against Erlang C's fleet); "orders" is each pending order's own
 landing time (core/orders.py; off: every pending worker lands a lead after the last
-scale-up)."""
+scale-up); "rise-kept" has the delayed off keep what a rise asks back before a re-order could
+land (`predictive.rise_slope`; off: the kept need and the trend at the reach alone)."""
 
 
 class Knobs(NamedTuple):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers_for_sla
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, Constraint, Order, Winner
-from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive
+from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive, rise_slope
 from queue_autoscale.core.predictive_knobs import chance_level, derive
 from tests.unit.core.builders import NOW, settings, snapshot
 from tests.unit.core.test_invariants import configs, snapshots
@@ -365,3 +365,50 @@ def test_a_scale_up_is_remembered_as_an_order_with_its_time() -> None:
     d = evaluation.decision
     assert d.action is Action.UP
     assert evaluation.state.orders == (Order(NOW, d.target - 20),)
+
+
+def _ramp_samples(start: float, slope: float, seconds: int = 300) -> tuple[Sample, ...]:
+    """A tick every 10 s over the last `seconds` (oldest first), the rate rising at `slope`
+    jobs/s a second to `start` + slope x seconds now."""
+    return tuple(
+        Sample(NOW - age, start + slope * (seconds - age), 0, 0) for age in range(seconds, 0, -10)
+    )
+
+
+@pytest.mark.parametrize(
+    ("samples", "rate", "rise"),
+    [
+        pytest.param(_ramp_samples(27.0, 0.01), 30.0, 0.01, id="a-ramp-going-on"),
+        pytest.param(_ramp_samples(30.0, 0.0), 30.0, 0.0, id="level"),
+        pytest.param(_ramp_samples(33.0, -0.01), 30.0, 0.0, id="a-fall"),
+        pytest.param(_ramp_samples(30.0, 0.001), 30.3, 0.0, id="within-the-noise"),
+        pytest.param(
+            (*_ramp_samples(10.0, 0.0, 300)[:24], *_ramp_samples(30.0, 0.0, 70)),
+            30.0,
+            0.0,
+            id="a-step-that-levelled-off",
+        ),
+    ],
+)
+def test_a_rise_is_read_only_where_it_goes_on_past_the_noise(
+    samples: tuple[Sample, ...], rate: float, rise: float
+) -> None:
+    # GIVEN the ticks' rates over the trend window (300 s), Poisson arrivals, p95
+    cfg = settings()
+    # THEN only a rise beyond z of a flat rate's slope error that the last fifth carries on
+    # counts, as its slope
+    assert rise_slope(samples, rate, 1.0, cfg, NOW) == pytest.approx(rise, rel=0.02, abs=1e-9)
+
+
+def test_the_delayed_off_keeps_what_a_rise_asks_back_before_a_reorder_lands() -> None:
+    # GIVEN 30 jobs/s over the long window, rising 0.01 jobs/s a second for 300 s, 1 s jobs,
+    # SLA 30 s at p95, lead 60 s and interval 30 s (delayed off 90 s)
+    cfg = settings()
+    state = ControllerState("jobs", samples=_ramp_samples(27.0, 0.01))
+    ramp = snapshot(arrival_rate=30.0, completion_rate=30.0, running=33, desired=33)
+    # WHEN the need it remembers is read with the rise and without it
+    kept = decide_predictive(ramp, cfg, state, NOW).state.samples[-1].raw_target
+    alone = ablated("rise-kept")(ramp, cfg, state, NOW).state.samples[-1].raw_target
+    # THEN it keeps Erlang C's fleet at the rate the rise reaches by the delayed off's end plus
+    # a lead, read from the long window's middle: 30 + 0.01 x (150 + 90 + 60) = 33 jobs/s
+    assert kept == workers_for_sla(33.0, 1.0, 1, 30.0, 0.95) > alone
