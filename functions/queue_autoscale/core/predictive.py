@@ -62,10 +62,8 @@ class Sizing(NamedTuple):
     at_load: bool
     """"load-steady", S > L + I: the steady state sizes at the load and the delayed off keeps
     the workers that serve it: a fleet a worker short of the load builds a backlog the plan
-    orders for before its jobs are due."""
-    serves_load: bool
-    """"load-serves", S > L + I: the burst model's onsets and ends are tested against what the
-    steady plan serves (core/onsets.py), here a fleet at the load."""
+    orders for before its jobs are due. The burst model tests its onsets and ends against
+    what this steady plan serves."""
 
 
 def _sizing(k: knobs.Knobs, off: frozenset[str]) -> Sizing:
@@ -73,7 +71,6 @@ def _sizing(k: knobs.Knobs, off: frozenset[str]) -> Sizing:
     return Sizing(
         rise_in_backlog=k.correctable and "backlog-rise" not in off,
         at_load=k.correctable and "load-steady" not in off,
-        serves_load=k.correctable and "load-serves" not in off,
     )
 
 
@@ -104,7 +101,7 @@ def decide_predictive(
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
-    at_load = sizing.serves_load
+    at_load = sizing.at_load  # the burst model tests against the steady plan as sized
     reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, at_load)
     surge = reading.surge
     if surge is not None and surge.starts_in < k.reach_seconds and not sizing.rise_in_backlog:
@@ -202,7 +199,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
 ) -> onsets.Onsets:
     """The recurring-burst model's reading (core/onsets.py): a rate's noise is z of its sd
     sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu
-    (`at_load`: a fleet at the load, `Sizing.serves_load`)."""
+    (`at_load`: a fleet at the load, as the steady state sizes it, `Sizing.at_load`)."""
     if "recurrence" in off:
         return onsets.Onsets(state.bursts, state.burst_ends, None)
     z = walk_quantile(settings.percentile)

@@ -29,20 +29,19 @@ MECHANISMS: tuple[str, ...] = (
     "recurrence",
     "backlog-rise",
     "load-steady",
-    "load-serves",
     "orders",
     "rise-kept",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
-"recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); three read
+"recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
 `Knobs.correctable` (S > L + I), each its own behaviour: "backlog-rise" leaves a rise of the
-short rate window to the backlog (off: the steady state reads it as where S <= L + I),
-"load-steady" sizes the steady state and the delayed off's kept need at the load (off: Erlang C
-with its noise margin), "load-serves" has the burst model's onset and end test against what a
-fleet at the load serves (off: against Erlang C's fleet); "orders" is each pending order's own
-landing time (core/orders.py; off: every pending worker lands a lead after the last
-scale-up); "rise-kept" has the delayed off keep what a rise asks back before a re-order could
-land (`predictive.rise_slope`; off: the kept need and the trend at the reach alone)."""
+short rate window to the backlog (off: the steady state reads it as where S <= L + I), and
+"load-steady" sizes the steady state and the delayed off's kept need at the load, which the
+burst model's onset and end tests then read (off: Erlang C with its noise margin); "orders" is
+each pending order's own landing time (core/orders.py; off: every pending worker lands a lead
+after the last scale-up); "rise-kept" has the delayed off keep what a rise asks back before a
+re-order could land (`predictive.rise_slope`; off: the kept need and the trend at the reach
+alone)."""
 
 
 class Knobs(NamedTuple):
@@ -70,9 +69,8 @@ class Knobs(NamedTuple):
     correctable: bool
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
-    carries the arrivals' noise. The test of three mechanisms (`MECHANISMS`): a rise of the
-    short window is left to the backlog, the steady state and the kept need size at the load,
-    and the burst model tests its onsets against a fleet at the load."""
+    carries the arrivals' noise. The test of two mechanisms (`MECHANISMS`): a rise of the short
+    window is left to the backlog, and the steady state and the kept need size at the load."""
 
 
 def derive(settings: QueueSettings) -> Knobs:

@@ -346,13 +346,11 @@ def test_each_use_of_the_correctable_test_is_its_own_mechanism() -> None:
         return ablated(*off)(snap, cfg, state, NOW).decision.raw_target
 
     # WHEN one mechanism is switched off at a time
-    # THEN only "backlog-rise" off reads the rise (30 jobs/s at the load: 30 workers), only
-    # "load-steady" off sizes by Erlang C (at 20 jobs/s, 21 workers), and "load-serves" off
-    # changes no plan without a burst model to read
+    # THEN only "backlog-rise" off reads the rise (30 jobs/s at the load: 30 workers), and only
+    # "load-steady" off sizes by Erlang C (at 20 jobs/s, 21 workers)
     assert plan() == 20
     assert plan("backlog-rise") == 30
     assert plan("load-steady") == workers_for_sla(20.0, 1.0, 1, 300.0, 0.95) == 21
-    assert plan("load-serves") == 20
 
 
 def test_a_scale_up_is_remembered_as_an_order_with_its_time() -> None:
