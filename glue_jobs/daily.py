@@ -11,13 +11,12 @@ nothing (the last models stay in the table).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from glue_jobs import sla_report, trend_fit
-from glue_jobs.compact import DEFAULT_LATE_DAYS
 from glue_jobs.options import resolve_options
 from glue_jobs.session import get_spark
 
@@ -25,39 +24,21 @@ REQUIRED = sla_report.REQUIRED
 OPTIONAL: dict[str, str | None] = {**sla_report.OPTIONAL, **trend_fit.OPTIONAL}
 
 
-def run(  # noqa: PLR0913 - both jobs' arguments, one each
-    input_uri: str,
-    output_uri: str,
-    queues_config_json: str | None = None,
-    *,
-    config_source: str = "--queues_config",
-    interval_seconds: int = 60,
-    pairing_hours: int = sla_report.DEFAULT_PAIRING_HOURS,
-    late_days: int = DEFAULT_LATE_DAYS,
-    full_rebuild: bool = False,
-    report_days: int = sla_report.DEFAULT_REPORT_DAYS,
-    table_name: str | None = None,
-    holdout_days: int = 7,
+def run(
+    report_arguments: Mapping[str, Any],
+    fit_arguments: Mapping[str, Any],
     spark: SparkSession | None = None,
     dynamodb_client: Any = None,
 ) -> tuple[str, str]:
-    """Run the SLA report over the archive at `input_uri`, then fit the trend models on its
-    hourly table under `output_uri`, in one session; return (report URI, models' JSON URI)."""
+    """Run the SLA report with `report_arguments` (`sla_report.run`'s, as `run_arguments`
+    gives them), then fit the trend models with `fit_arguments` (`trend_fit.fit_arguments`) on
+    the report's hourly table under its output URI, in one session; return (report URI,
+    models' JSON URI). Each job keeps its own defaults: none is restated here."""
     spark = spark or get_spark("queue-autoscale-daily")
-    report = sla_report.run(
-        input_uri,
-        output_uri,
-        queues_config_json,
-        interval_seconds,
-        spark,
-        config_source=config_source,
-        pairing_hours=pairing_hours,
-        late_days=late_days,
-        full_rebuild=full_rebuild,
-        report_days=report_days,
-    )
+    report = sla_report.run(**report_arguments, spark=spark)
+    output_uri = str(report_arguments["output_uri"])
     models = trend_fit.run(
-        output_uri, output_uri, table_name, holdout_days, spark, dynamodb_client=dynamodb_client
+        output_uri, output_uri, spark=spark, dynamodb_client=dynamodb_client, **fit_arguments
     )
     return report, models
 
@@ -65,7 +46,7 @@ def run(  # noqa: PLR0913 - both jobs' arguments, one each
 def main(argv: Sequence[str] | None = None) -> tuple[str, str]:
     """Entry point for Glue and spark-submit: parse options, run, print both URIs."""
     options = resolve_options(list(sys.argv if argv is None else argv), REQUIRED, OPTIONAL)
-    report, models = run(**sla_report.run_arguments(options), **trend_fit.fit_arguments(options))
+    report, models = run(sla_report.run_arguments(options), trend_fit.fit_arguments(options))
     print(f"report: {report}")
     print(f"models: {models}")
     return report, models
