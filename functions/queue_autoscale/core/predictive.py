@@ -44,7 +44,12 @@ from queue_autoscale.core.queueing import (
     workers_for_sla,
 )
 from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
-from queue_autoscale.core.trend import linear_fit, persistent_forecast_rate
+from queue_autoscale.core.trend import (
+    flat_slope_sd,
+    linear_fit,
+    persistent_forecast_rate,
+    window_points,
+)
 
 POLICY = "predictive"
 TAIL_SIGMAS = 10.0
@@ -393,19 +398,18 @@ def rise_slope(
         return 0.0
     z = walk_quantile(settings.percentile)
     window = settings.trend_window_seconds
-    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window]
-    points.append((0.0, rate))
+    points = window_points(samples, rate, now, window)
     whole = linear_fit(points) if len(points) >= 3 else None
     span = -points[0][0]
     if whole is None or not span > 0:
         return 0.0
     slope = whole[1]
-    if not slope > z * math.sqrt(12.0 * rate * dispersion / span**3):
+    if not slope > z * flat_slope_sd(rate, dispersion, span):
         return 0.0
     recent = [p for p in points if -p[0] <= window / 5.0]
     fit = linear_fit(recent) if len(recent) >= 3 else None
     if fit is not None and -recent[0][0] > 0:
-        error = math.sqrt(12.0 * rate * dispersion / (-recent[0][0]) ** 3)
+        error = flat_slope_sd(rate, dispersion, -recent[0][0])
         if fit[1] < slope - z * error:
             return 0.0
     return slope

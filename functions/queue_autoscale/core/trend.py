@@ -39,7 +39,7 @@ def _fit(n: int, sx: float, sy: float, sxx: float, sxy: float) -> tuple[float, f
     return (sy - slope * sx) / n, slope
 
 
-def _window_points(
+def window_points(
     samples: Sequence[Sample], current_rate: float, now: float, window_seconds: float
 ) -> list[tuple[float, float]]:
     """(sample time minus now, seconds, <= 0; rate, jobs/s) of the samples within the window,
@@ -58,7 +58,7 @@ def linear_forecast(
 ) -> float:
     """lambda at now + horizon from a line fitted to the samples in the window and the current
     rate (jobs/s, never below 0). With too little history the current rate is the forecast."""
-    points = _window_points(samples, current_rate, now, window_seconds)
+    points = window_points(samples, current_rate, now, window_seconds)
     if len(points) < 3:
         return current_rate
     fit = linear_fit(points)
@@ -105,16 +105,23 @@ def slope_sigmas(
     0 with fewer than 3 points or no rate. The windowed rates the samples keep are smoother
     than the arrivals, so on a flat rate this reads about 0.6 of a standard normal: a test at
     3 of these is conservative (measured on the bench's steady run)."""
-    # the point now, (0, rate), added last as linear_fit over `_window_points` would
+    # the point now, (0, rate), added last as linear_fit over `window_points` would
     n, sx, sy, sxx, sxy, earliest = _window_sums(samples, now, window_seconds, 0.0)
     if n < 3 or not current_rate > 0:
         return 0.0
     fit = _fit(n, sx, sy + current_rate, sxx, sxy)
     span = -earliest
-    variance = 12.0 * current_rate * max(dispersion, 1.0) / span**3 if span > 0 else 0.0
-    if fit is None or not variance > 0:  # no span, or a rate so small the variance underflows
+    sd = flat_slope_sd(current_rate, max(dispersion, 1.0), span) if span > 0 else 0.0
+    if fit is None or not sd > 0:  # no span, or a rate so small the variance underflows
         return 0.0
-    return fit[1] / math.sqrt(variance)
+    return fit[1] / sd
+
+
+def flat_slope_sd(rate: float, dispersion: float, span: float) -> float:
+    """The standard error of a least-squares slope fitted to a flat rate, jobs/s per s:
+    arrivals of intensity `rate` x `dispersion` (jobs/s) over `span` seconds give a slope of
+    variance 12 lambda D / L^3."""
+    return math.sqrt(12.0 * rate * dispersion / span**3)
 
 
 def persistent_forecast(
