@@ -326,6 +326,30 @@ def test_cost_command_bills_evaluate_traces_when_tracing_is_turned_on() -> None:
     assert [(x["quantity"], x["usd"]) for x in traced] == [(175_200, pytest.approx(0.876))]
 
 
+def test_lambdas_invocation_lines_are_billed_only_at_an_info_system_log_level() -> None:
+    """One queue at 15 s, tick mode: 4 evaluate invocations a minute x 43,800 minutes = 175,200,
+    and record batches at 0.3 events/s: a flush holds an event in 1 - e^-0.3 = 25.9 % of seconds,
+    a batch of the 2 s window in 1 - e^-(2 x 0.2592) = 40.45 % of 2 s windows: 0.20225 batches
+    a second x 2,628,000 s = 531,521 a month. 706,721 invocations x 350 bytes of START, END and
+    REPORT lines = 0.24735 GB at $0.50 a GB ingested: $0.1237 a month, only with
+    FunctionSystemLogLevel=INFO; the template's WARN writes none."""
+    assert template_shape().evaluate.platform_lines is False
+    assert template_shape().record.platform_lines is False
+    quiet = CliRunner().invoke(app, ["cost", "--json"])
+    info = CliRunner().invoke(app, ["cost", "--json", "--platform-logs"])
+    assert quiet.exit_code == info.exit_code == 0, quiet.output + info.output
+    ingested = [
+        {x["item"]: x for x in json.loads(result.output)["lines"]}
+        for result in (quiet, info)
+    ]
+    (before,) = [x for x in ingested[0].values() if x["item"].startswith("logs ingested")]
+    (after,) = [x for x in ingested[1].values() if x["item"].startswith("logs ingested")]
+    assert after["quantity"] - before["quantity"] == pytest.approx(0.24735, rel=1e-4)
+    assert after["usd"] - before["usd"] == pytest.approx(0.1237, abs=1e-4)
+    assert after["item"].endswith("invocation lines)")
+    assert not before["item"].endswith("invocation lines)")
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

@@ -894,6 +894,13 @@ def test_functions(translated: dict[str, Any], logical_id: str, handler: str) ->
     variables = function["Environment"]["Variables"]
     assert REQUIRED_ENVIRONMENT - set(variables) == set()
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == METRIC_NAMESPACE
+    # JSON logs, so Lambda's own START, END and REPORT lines follow FunctionSystemLogLevel
+    # (WARN: none; docs/cost.md); the application's lines keep their INFO level
+    logging_config = function["LoggingConfig"]
+    assert logging_config["LogFormat"] == "JSON"
+    assert "ApplicationLogLevel" not in logging_config
+    assert logging_config["SystemLogLevel"] == {"Ref": "FunctionSystemLogLevel"}
+    assert translated["Parameters"]["FunctionSystemLogLevel"]["Default"] == "WARN"
     module, _, attribute = handler.rpartition(".")
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin is not None, module

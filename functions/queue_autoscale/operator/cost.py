@@ -18,6 +18,7 @@ from typing import Final
 from queue_autoscale.controller.tick import DECIDE_SHARE, tick_count
 from queue_autoscale.core.shard import DEFAULT_TICK_COST, plan_shards, vcpus_for_memory
 from queue_autoscale.core.snapshot import counter_lookback_seconds
+from queue_autoscale.operator.cost_archive import archive_objects, decision_log, event_archive
 from queue_autoscale.operator.cost_inputs import (
     AGE_READ_SHARE,
     DAYS_PER_MONTH,
@@ -29,23 +30,12 @@ from queue_autoscale.operator.cost_inputs import (
     SECONDS_PER_MONTH,
     FunctionShape,
     StackShape,
-    StreamBuffer,
+    Usage,
     Workload,
     share_at,
 )
 from queue_autoscale.operator.cost_record import IngestRates, ingest_rates
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """One line item: a monthly quantity of a priced unit."""
-
-    service: str
-    item: str
-    quantity: float
-    unit: str
-    usd: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,92 +232,8 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
             "events",
             events / 1e6 * prices.eventbridge_per_million_events,
         ),
-        *_decision_log(workload, shards, puts, shape.decisions_stream, prices),
+        *decision_log(workload, shards, puts, shape.decisions_stream, prices),
     ]
-
-
-def _decision_log(
-    workload: Workload, shards: int, puts: float, stream: StreamBuffer | None, prices: Prices
-) -> list[Usage]:
-    """One object per shard tick, or one record per shard tick into the decisions stream."""
-    if stream is None:
-        return [
-            Usage(
-                "S3",
-                "decision-log PutObject (one per shard tick)",
-                puts,
-                "requests",
-                puts / 1000 * prices.s3_per_thousand_puts,
-            )
-        ]
-    per_put = workload.queues / shards * MEASURED.decision_record_bytes
-    return _delivered("decision log", "shard tick", puts, per_put, stream, prices)
-
-
-def _delivered(
-    what: str, per: str, puts: float, put_bytes: float, stream: StreamBuffer, prices: Prices
-) -> list[Usage]:
-    """A delivery stream's month: `puts` PutRecordBatch calls of `put_bytes` each, packed into
-    records of at most 1,000 KiB (200 x 5 KB, so only each call's last record is rounded up),
-    and the objects it writes (one per buffer interval, or per buffer size of records)."""
-    step = prices.firehose_record_increment_bytes
-    ingested = puts * step * math.ceil(put_bytes / step) / GB
-    sent = puts * put_bytes
-    objects = 0.0
-    if puts > 0:
-        objects = max(SECONDS_PER_MONTH / stream.seconds, sent / (stream.mib * 2**20))
-    return [
-        Usage(
-            "Firehose",
-            f"{what} ingested (one record per {per}, each billed in {step / 1024:g} KB steps)",
-            ingested,
-            "GB",
-            ingested * prices.firehose_per_gb,
-        ),
-        Usage(
-            "S3",
-            f"{what} objects Firehose writes (one per {stream.seconds:g} s buffer)",
-            objects,
-            "requests",
-            objects / 1000 * prices.s3_per_thousand_puts,
-        ),
-    ]
-
-
-def _event_archive(
-    workload: Workload, shape: StackShape, rates: IngestRates, prices: Prices
-) -> list[Usage]:
-    """One archive object per record batch, or the batch's events as one record into the
-    events stream."""
-    batches = rates.batches * SECONDS_PER_MONTH
-    if shape.events_stream is None:
-        return [
-            Usage(
-                "S3",
-                f"event-archive PutObject (one per batch, {shape.record_window_seconds:g} s "
-                "window)",
-                batches,
-                "requests",
-                batches / 1000 * prices.s3_per_thousand_puts,
-            )
-        ]
-    events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
-    per_batch = events / batches * MEASURED.event_line_bytes if batches else 0.0
-    return _delivered(
-        "event archive", "record batch", batches, per_batch, shape.events_stream, prices
-    )
-
-
-def _archive_objects(workload: Workload, shape: StackShape, rates: IngestRates) -> float:
-    """Event-archive objects a month: one per batch, or what the events stream writes."""
-    batches = rates.batches * SECONDS_PER_MONTH
-    stream = shape.events_stream
-    if stream is None or batches == 0:
-        return batches
-    sent = (
-        workload.queues * workload.events_per_second * SECONDS_PER_MONTH * MEASURED.event_line_bytes
-    )
-    return max(SECONDS_PER_MONTH / stream.seconds, sent / (stream.mib * 2**20))
 
 
 def _ingest_rates(workload: Workload, shape: StackShape) -> IngestRates:
@@ -382,7 +288,7 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
             "write units",
             write_units / 1e6 * prices.dynamodb_per_million_write_units,
         ),
-        *_event_archive(workload, shape, rates, prices),
+        *event_archive(workload, shape, rates, prices),
     ]
     if shape.record.tracing:
         batches = rates.batches
@@ -396,7 +302,7 @@ def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usag
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     rates = _ingest_rates(workload, shape)
     events = workload.queues * workload.events_per_second * SECONDS_PER_MONTH
-    objects = _archive_objects(workload, shape, rates)
+    objects = archive_objects(workload, shape, rates)
     archived = events * m.archive_event_bytes + objects * m.archive_object_bytes
     archived += workload.queues * ticks * m.decision_archive_bytes
     held = archived * workload.archive_retention_days / DAYS_PER_MONTH / GB
@@ -430,9 +336,13 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     queue_line = m.emf_bytes if shape.queue_metrics else m.queue_line_bytes
     logged = workload.queues * ticks * (queue_line + m.log_line_bytes)
     logged += month.shards * ticks * m.fleet_emf_bytes
-    logged += (month.invocations + rates.batches * SECONDS_PER_MONTH) * m.invocation_log_bytes
+    if shape.evaluate.platform_lines:
+        logged += month.invocations * m.invocation_log_bytes
+    if shape.record.platform_lines:
+        logged += rates.batches * SECONDS_PER_MONTH * m.invocation_log_bytes
     logged += rates.queue_batches * SECONDS_PER_MONTH * m.record_emf_bytes_per_queue
     ingested = logged / GB
+    platform_lines = shape.evaluate.platform_lines or shape.record.platform_lines
     stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH
     if workload.events_per_second > 0:  # AcceptedEvents; a healthy controller has no errors
         per_queue = (
@@ -468,7 +378,8 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
         ),
         Usage(
             "CloudWatch",
-            "logs ingested (EMF, decision lines, invocation lines)",
+            "logs ingested (EMF, decision lines"
+            + (", invocation lines)" if platform_lines else ")"),
             ingested,
             "GB",
             ingested * prices.logs_ingest_gb,

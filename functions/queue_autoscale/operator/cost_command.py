@@ -39,11 +39,15 @@ def template_shape(
     dashboard: bool = False,
     per_queue_metrics: bool = False,
     tracing: bool = False,
+    platform_logs: bool = False,
 ) -> StackShape:
     """The shape of the checkout's template.yaml (the command runs from the repository), with
     EvaluateMemorySize overridden when given (MB), DashboardEnabled when `dashboard`,
-    PerQueueMetrics when `per_queue_metrics` and EvaluateTracing=Active when `tracing`."""
+    PerQueueMetrics when `per_queue_metrics`, EvaluateTracing=Active when `tracing` and
+    FunctionSystemLogLevel=INFO when `platform_logs`."""
     overrides: dict[str, object] = {}
+    if platform_logs:
+        overrides["FunctionSystemLogLevel"] = "INFO"
     if tracing:
         overrides["EvaluateTracing"] = "Active"
     if per_queue_metrics:
@@ -148,6 +152,13 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
         bool,
         typer.Option("--tracing", help="Bill X-Ray traces of the evaluate function (Active)."),
     ] = False,
+    platform_logs: Annotated[
+        bool,
+        typer.Option(
+            "--platform-logs",
+            help="Bill Lambda's START, END and REPORT lines (FunctionSystemLogLevel=INFO).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the line items as JSON.")] = False,
 ) -> None:
     """The stack's own monthly AWS bill, by service and line item, in total and per queue."""
@@ -158,7 +169,7 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
         log_retention_days=log_retention_days,
         archive_retention_days=archive_retention_days,
     )
-    shape = template_shape(evaluate_memory, dashboard, per_queue_metrics, tracing)
+    shape = template_shape(evaluate_memory, dashboard, per_queue_metrics, tracing, platform_logs)
     if as_json:
         lines = usage(workload, shape, US_EAST_1)
         document = {

@@ -41,6 +41,9 @@ class FunctionShape:
     arm64: bool
     tracing: bool = False
     """Active X-Ray tracing (PassThrough records no trace of its own)."""
+    platform_lines: bool = True
+    """Lambda writes its START, END and REPORT lines (SystemLogLevel INFO or DEBUG, or no
+    LoggingConfig level); WARN writes none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,8 @@ class Measured:
     log_line_bytes: float = 297.0
     """The `decision` INFO line (Powertools JSON)."""
     invocation_log_bytes: float = 350.0
-    """Per invocation: Lambda's START, END and REPORT lines (assumed: their usual length)."""
+    """Per invocation of a function with `platform_lines`: Lambda's START, END and REPORT lines
+    (assumed: their usual length as text; JSON's are longer)."""
     decision_archive_bytes: float = 19.7
     """Gzipped decision-log bytes (one object per shard tick)."""
     decision_record_bytes: float = 770.0
@@ -206,3 +210,14 @@ def share_at(curve: RateCurve, jobs_per_second: float) -> float:
         return curve[-1][1]
     (low, below), (high, above) = curve[at - 1], curve[at]
     return below + (above - below) * (jobs_per_second - low) / (high - low)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One line item: a monthly quantity of a priced unit."""
+
+    service: str
+    item: str
+    quantity: float
+    unit: str
+    usd: float

@@ -62,7 +62,14 @@ def _function(
     architectures = _value(template, properties.get("Architectures", ["x86_64"]), overrides)
     memory = int(_value(template, properties.get("MemorySize", 128), overrides))
     tracing = _value(template, properties.get("Tracing", "PassThrough"), overrides) == "Active"
-    return FunctionShape(memory_mb=memory, arm64=list(architectures) == ["arm64"], tracing=tracing)
+    logging_config = properties.get("LoggingConfig", {})
+    system_level = _value(template, logging_config.get("SystemLogLevel", "INFO"), overrides)
+    return FunctionShape(
+        memory_mb=memory,
+        arm64=list(architectures) == ["arm64"],
+        tracing=tracing,
+        platform_lines=system_level != "WARN",
+    )
 
 
 def _alarm_metrics(properties: Mapping[str, Any]) -> int:
