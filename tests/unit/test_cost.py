@@ -339,8 +339,7 @@ def test_lambdas_invocation_lines_are_billed_only_at_an_info_system_log_level() 
     info = CliRunner().invoke(app, ["cost", "--json", "--platform-logs"])
     assert quiet.exit_code == info.exit_code == 0, quiet.output + info.output
     ingested = [
-        {x["item"]: x for x in json.loads(result.output)["lines"]}
-        for result in (quiet, info)
+        {x["item"]: x for x in json.loads(result.output)["lines"]} for result in (quiet, info)
     ]
     (before,) = [x for x in ingested[0].values() if x["item"].startswith("logs ingested")]
     (after,) = [x for x in ingested[1].values() if x["item"].startswith("logs ingested")]
