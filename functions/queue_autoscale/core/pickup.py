@@ -211,13 +211,17 @@ def smallest_plan(
     and cap + 1 ("more than the cap", with the cap's share) when none up to `cap` is. Never
     below the current fleet while holding it already leaves a job due before the reach late
     (`missing_anyway`). Bisection from `guess` on a share that never rises with c: O(log cap)
-    evaluations of `miss_share`; `hold` is `hold_late`'s."""
+    evaluations of `miss_share` over the cohorts holding any job (with an SLA past the reach
+    most of the horizon's are empty); `hold` is `hold_late`'s."""
     floor = 0
     if missing_anyway(due, hold, outlook.reach_seconds):
         floor = min(fleet.current, cap)
+    # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of miss_share
+    kept = [(c, h) for c, h in zip(due, hold, strict=True) if c.high or c.low or c.arrivals or h]
+    live, live_hold = [c for c, _ in kept], [h for _, h in kept]
 
     def share(c: int) -> float:
-        return miss_share(c, fleet, outlook, due, hold)
+        return miss_share(c, fleet, outlook, live, live_hold)
 
     guess = min(max(guess, floor), cap)
     at_guess = share(guess)
