@@ -199,7 +199,11 @@ def update(
     settle = settings.evaluation_interval_seconds
     until = math.floor(now - settle)
     through = state.realized_through
-    rows = tuple(pickups)
+    # the seconds counted now, (through, until], in one pass: the counts below read only these
+    if through is None:
+        rows = tuple([r for r in pickups if r[0] <= until])
+    else:
+        rows = tuple([r for r in pickups if r[0] <= until and not r[0] <= through])
     started, late = late_starts(rows, through, until, settings.sla_seconds)
     excused = _excused(rows, through, until, (onset_at, surge_at), settings) if late > 0 else 0
     last = state.samples[-1].at if state.samples else None
