@@ -209,8 +209,10 @@ def publish_config(clients: Any, names: list[str]) -> int:
     )
     clients.s3.create_bucket(Bucket=BUCKET)
     clients.s3.put_object(Bucket=BUCKET, Key=CONFIG_KEY, Body=document.encode("utf-8"))
+    # Overwrite: botocore retries a put whose answer timed out, and the retry must not fail on
+    # the parameter the first attempt wrote
     clients.ssm.put_parameter(
-        Name=CONFIG_PARAMETER, Value=f"s3://{BUCKET}/{CONFIG_KEY}", Type="String"
+        Name=CONFIG_PARAMETER, Value=f"s3://{BUCKET}/{CONFIG_KEY}", Type="String", Overwrite=True
     )
     return len(document)
 

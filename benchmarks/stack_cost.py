@@ -21,6 +21,7 @@ import gzip
 import io
 import json
 import logging
+import math
 import resource
 import sys
 import time
@@ -140,8 +141,11 @@ def record_side(url: str, queues: int, events: int) -> dict[str, Any]:
     from queue_autoscale.ingest.parse import Message
 
     clients, runtime = _record_runtime(url, "cost-events-dlq")
-    now = time.time()
-    at = int(now * 1000) - 500
+    # a whole second, so each job's three events (0.4 s to 0.1 s before it) share one second
+    # and a queue's counter key: a batch of wall-clock stamps straddled a second boundary on
+    # about a third of the runs and wrote twice the keys
+    now = float(math.floor(time.time()))
+    at = int(now * 1000) - 100
     bodies: list[dict[str, Any]] = []
     for index in range(events // 3):
         queue, job = f"cost-q{index % queues:04d}", f"job-{index}"
