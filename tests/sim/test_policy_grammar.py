@@ -11,6 +11,10 @@ from queue_autoscale.cli import app
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
 from queue_autoscale.sim.policies import (
+    ABLATIONS,
+    CANDIDATES,
+    DIAGNOSTICS,
+    POLICY_HELP,
     POLICY_NAMES,
     make_policy,
     parse_policies,
@@ -145,3 +149,11 @@ def test_each_predictive_mechanism_has_an_ablation_that_runs_with_it_off() -> No
         policy = make_policy(name, settings_for(), np.zeros(10, dtype=np.int64))
         assert isinstance(policy, CorePolicy) and policy.name == name
         assert policy.function.keywords == {"off": frozenset({mechanism})}  # type: ignore[attr-defined]
+
+
+def test_the_help_names_every_policy_the_parser_accepts() -> None:
+    """`simulate --policy` runs the candidate, its ablations and the diagnostics by name: the
+    help says so, from the same names (it once listed only `all`'s)."""
+    names = (*POLICY_NAMES, *CANDIDATES, *ABLATIONS, *DIAGNOSTICS)
+    assert [name for name in names if name not in POLICY_HELP] == []
+    assert [label for name in names for label in parse_policies(name)] == list(names)

@@ -15,7 +15,7 @@ from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, decision_t
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.bench import QUICK_VARIANTS, SweepOptions, parse_slas, run_bench
 from queue_autoscale.sim.console import run_comparison, score_table
-from queue_autoscale.sim.policies import POLICY_GRAMMAR, parse_policies
+from queue_autoscale.sim.policies import POLICY_HELP, parse_policies
 from queue_autoscale.sim.replay_command import ReplayOptions, replay_command
 from queue_autoscale.sim.runner import Comparison, RunSpec, load_arrivals
 from queue_autoscale.sim.scores import PRICE_NOTE
@@ -80,10 +80,7 @@ def register(app: typer.Typer) -> None:
     def simulate(
         policy: Annotated[
             str,
-            typer.Option(
-                help="Policies: hybrid, seed-hybrid, keda, target-tracking, static or all; also "
-                "reaction-bound and keda-no-drain (stopped mid-job on scale-in). " + POLICY_GRAMMAR
-            ),
+            typer.Option(help=POLICY_HELP),
         ] = "all",
         scenario: Annotated[str | None, typer.Option(help="A named synthetic workload.")] = None,
         trace: Annotated[
@@ -135,7 +132,9 @@ def register(app: typer.Typer) -> None:
         decisions_out: Annotated[
             Path | None,
             typer.Option(
-                "--decisions", help="Write hybrid/seed-hybrid decision records here (JSON lines)."
+                "--decisions",
+                help="Write the core policies' decision records here (JSON lines): hybrid, "
+                "predictive, seed-hybrid and their ablations; the peers keep none.",
             ),
         ] = None,
         plot_out: Annotated[

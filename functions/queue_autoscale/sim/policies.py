@@ -108,6 +108,12 @@ POLICY_GRAMMAR = (
     "A knob left out keeps the documented setting (the floors: --min-workers)."
 )
 """The `--policy` grammar, as `simulate --help` states it."""
+POLICY_HELP = (
+    f"Policies: {', '.join(POLICY_NAMES)} or all; also, by name only, the candidate "
+    f"{', '.join(CANDIDATES)}, its ablations ({', '.join(ABLATIONS)}), {BOUND_NAME} and "
+    f"{KEDA_NO_DRAIN} (stopped mid-job on scale-in). " + POLICY_GRAMMAR
+)
+"""`simulate --policy`'s help, from the same names `parse_policies` accepts."""
 MAX_POLICY_TEXT = 2000
 """The longest `--policy` text read, characters."""
 MAX_POLICIES = 32
