@@ -223,6 +223,17 @@ def test_the_dashboards_log_queries_read_fields_the_functions_log() -> None:
         assert sorted(fields - logged) == [], query
 
 
+@pytest.mark.parametrize("logical_id", ["EvaluateFunction", "RecordEventsFunction"])
+def test_handlers_run_with_the_log_variables_lambda_sets(
+    template: dict[str, Any], logical_id: str
+) -> None:
+    """A JSON LoggingConfig makes Lambda set AWS_LAMBDA_LOG_FORMAT and AWS_LAMBDA_LOG_LEVEL
+    (INFO: no ApplicationLogLevel), which Powertools reads; the tests' environment has both."""
+    environment = function_environment(template, logical_id, TEMPLATE_VALUES)
+    assert environment["AWS_LAMBDA_LOG_FORMAT"] == "JSON"
+    assert environment["AWS_LAMBDA_LOG_LEVEL"] == environment["POWERTOOLS_LOG_LEVEL"] == "INFO"
+
+
 def test_per_queue_values_are_a_plain_log_line_by_default(
     template: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -134,7 +134,9 @@ def translate(
 def function_environment(
     template: Mapping[str, Any], logical_id: str, values: Mapping[str, str]
 ) -> dict[str, str]:
-    """The environment variables template.yaml gives one function: Globals, then its own.
+    """The environment variables template.yaml gives one function: Globals, then its own, and
+    the two Lambda sets from a JSON `LoggingConfig` (AWS_LAMBDA_LOG_FORMAT, and
+    AWS_LAMBDA_LOG_LEVEL: its ApplicationLogLevel, INFO when unset), which Powertools reads.
 
     Literal values are kept as strings; `!Ref Name` becomes `values[Name]` (a parameter or a
     resource's physical name, as the caller knows it), else the parameter's Default, as
@@ -161,4 +163,8 @@ def function_environment(
             environment[name] = str(values[value["Ref"]])
         else:
             environment[name] = str(value)
+    logging_config = template["Resources"][logical_id]["Properties"].get("LoggingConfig", {})
+    if logging_config.get("LogFormat") == "JSON":
+        environment["AWS_LAMBDA_LOG_FORMAT"] = "JSON"
+        environment["AWS_LAMBDA_LOG_LEVEL"] = str(logging_config.get("ApplicationLogLevel", "INFO"))
     return environment
