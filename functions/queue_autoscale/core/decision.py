@@ -170,13 +170,15 @@ def next_state(
     recommendation: int,
     decision: Decision,
     more: Mapping[str, object] | None = None,
+    history_seconds: float = 0.0,
 ) -> ControllerState:
     """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
     state a policy keeps (set in the same copy: a state is copied once per tick).
 
-    Samples are kept for the longest window a rule reads: the trend window, or the
+    Samples are kept for the longest window a rule reads: the trend window, the
     stabilization window as the SLA loop may stretch it (`MAX_HOLD_FACTOR` x the configured
-    one). Kept only as long as the window in use, a stretch found less history than its new
+    one), or `history_seconds`, what the policy itself reads further back (s; predictive: the
+    burst model's W + 2R, which a short stabilization window left unread for good). Kept only as long as the window in use, a stretch found less history than its new
     length and held the whole fleet as a fresh state does (`constraints.movement`): on the NASA
     day at 10 s, p95, 20,000 worker-s of a drain's surplus.
 
@@ -185,7 +187,7 @@ def next_state(
     a drain's pending order held the whole drained fleet past its release (bursty at 60 s,
     p99.9, seed 1: 268 workers for 30 s more)."""
     stretched = MAX_HOLD_FACTOR * settings.stabilization_window_seconds
-    keep = max(stretched, settings.trend_window_seconds)
+    keep = max(stretched, settings.trend_window_seconds, history_seconds)
     keep += settings.evaluation_interval_seconds
     sample = Sample(
         at=now,

@@ -60,6 +60,12 @@ class Onsets(NamedTuple):
     """The forecast burst when the model passed its back-test and one is expected; else None."""
 
 
+def history_seconds(window: float, reach: float) -> float:
+    """The samples' span `update` needs before it reads any (s): the long rate window W filled,
+    then a reach R of baseline and one of rise. The controller keeps at least this much."""
+    return window + 2.0 * reach
+
+
 def update(  # noqa: PLR0913 - the tick's measures, computed once
     bursts: Sequence[Burst],
     ends: Sequence[float],
@@ -82,7 +88,7 @@ def update(  # noqa: PLR0913 - the tick's measures, computed once
     not at its reading."""
     kept, over = tuple(bursts), tuple(ends)
     last = kept[-1] if kept else None
-    fresh = not samples or now - samples[0].at < window + 2.0 * reach
+    fresh = not samples or now - samples[0].at < history_seconds(window, reach)
     low, high = (None, None) if fresh else _extremes(samples, now, reach)
     ended = last is None or (bool(over) and over[-1] > last.at)  # the last burst is over
     if low is not None and ended and now - (last.at if last else -math.inf) >= 2.0 * reach:

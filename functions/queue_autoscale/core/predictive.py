@@ -176,7 +176,8 @@ def decide_predictive(
         "burst_ends": reading.ends,
         "orders": orders.placed(state.orders, fleet.pending, m.current, target, now),
     }
-    after = next_state(state, settings, now, m, remembered, decision, loop_state)
+    history = onsets.history_seconds(snapshot.rate_window_seconds, k.reach_seconds)
+    after = next_state(state, settings, now, m, remembered, decision, loop_state, history)
     return Evaluation(decision, after)
 
 

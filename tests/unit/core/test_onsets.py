@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -154,3 +155,20 @@ def test_the_predictive_plan_orders_for_a_forecast_burst_and_says_so() -> None:
 def test_ablated_names_only_known_mechanisms() -> None:
     with pytest.raises(ValueError, match="unknown mechanisms"):
         ablated("floor")
+
+
+def test_a_short_stabilization_window_keeps_the_history_the_burst_model_reads() -> None:
+    """Samples were kept for max(2 x stabilization, T) + I: 310 s at a stabilization under
+    150 s, never the W + 2R = 440 s `update` waits for, so the burst model never read (bursty
+    seed 0 at 60 s p99: 6 bursts recorded at 300 s, none at 100 s)."""
+    cfg = settings(stabilization_window_seconds=0.0, evaluation_interval_seconds=10.0)
+    quiet = snapshot(arrival_rate=2.0, completion_rate=2.0, running=3, desired=3, in_flight=2)
+    state = ControllerState("jobs")
+    # WHEN the policy ticks every 10 s for 15 minutes at a steady 2 jobs/s
+    for tick in range(90):
+        now = NOW + 10.0 * tick
+        state = decide_predictive(replace(quiet, taken_at=now), cfg, state, now).state
+    # THEN its samples reach back over the long rate window and two reaches (L 60 + I 10)
+    need = quiet.rate_window_seconds + 2 * REACH
+    assert state.samples[-1].at - state.samples[0].at >= need
+    assert state.samples[-1].at - state.samples[0].at <= need + 10.0  # and not much more
