@@ -175,12 +175,13 @@ def next_state(
     """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
     state a policy keeps (set in the same copy: a state is copied once per tick).
 
-    Samples are kept for the longest window a rule reads: the trend window, the
-    stabilization window as the SLA loop may stretch it (`MAX_HOLD_FACTOR` x the configured
-    one), or `history_seconds`, what the policy itself reads further back (s; predictive: the
-    burst model's W + 2R, which a short stabilization window left unread for good). Kept only as long as the window in use, a stretch found less history than its new
-    length and held the whole fleet as a fresh state does (`constraints.movement`): on the NASA
-    day at 10 s, p95, 20,000 worker-s of a drain's surplus.
+    Samples are kept for the longest window a rule reads: the trend window, the stabilization
+    window as the SLA loop may stretch it (`MAX_HOLD_FACTOR` x the configured one), or
+    `history_seconds`, what the policy itself reads further back (s; predictive: the burst
+    model's W + 2R, which a short stabilization window left unread for good). Kept only as long
+    as the window in use, a stretch found less history than its new length and held the whole
+    fleet as a fresh state does (`constraints.movement`): on the NASA day at 10 s, p95, 20,000
+    worker-s of a drain's surplus.
 
     A scale-down starts the down-cooldown only when it stops running workers (target below
     `running`): cancelling orders still starting stops none, and a cooldown started by trimming
