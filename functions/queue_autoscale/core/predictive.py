@@ -61,9 +61,10 @@ class Sizing(NamedTuple):
     """How this tick sizes the steady state: each a mechanism (`knobs.MECHANISMS`) with its test."""
 
     rise_in_backlog: bool
-    """"backlog-rise", S > L + I: a rise (the short window's, or a forecast burst starting
-    within the reach) is not read into the steady state: the backlog shows it within an
-    interval, and the workers the horizon's plan orders for it land before its jobs are due."""
+    """"backlog-rise", S > L + I: a rise (the short window's, the trend's forecast, or a forecast
+    burst starting within the reach) is not read into the steady state: the backlog shows it
+    within an interval, and the workers the horizon's plan orders for it land before its jobs
+    are due. The horizon's plan still forecasts its arrivals at the higher rate."""
     at_load: bool
     """"load-steady", S > L + I: the steady state sizes at the load and the delayed off keeps
     the workers that serve it: a fleet a worker short of the load builds a backlog the plan
@@ -113,8 +114,8 @@ def decide_predictive(
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
     ahead = max(rate, forecast)
     steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing.at_load)
-    trend = steady
-    if ahead != m.arrival_rate:
+    trend = steady  # where the backlog carries a rise, the steady state reads no forecast
+    if ahead != m.arrival_rate and not sizing.rise_in_backlog:
         trend = _steady(ahead, m, settings, dispersion, level, cap, sizing.at_load)
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
     outlook = pickup.Outlook(

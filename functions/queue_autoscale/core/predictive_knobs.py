@@ -35,7 +35,8 @@ MECHANISMS: tuple[str, ...] = (
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
 `Knobs.correctable` (S > L + I), each its own behaviour: "backlog-rise" leaves a rise of the
-short rate window to the backlog (off: the steady state reads it as where S <= L + I), and
+short rate window, and the trend's forecast, to the backlog (off: the steady state reads them
+as where S <= L + I), and
 "load-steady" sizes the steady state and the delayed off's kept need at the load, which the
 burst model's onset and end tests then read (off: Erlang C with its noise margin); "orders" is
 each pending order's own landing time (core/orders.py; off: every pending worker lands a lead
@@ -70,7 +71,8 @@ class Knobs(NamedTuple):
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
     carries the arrivals' noise. The test of two mechanisms (`MECHANISMS`): a rise of the short
-    window is left to the backlog, and the steady state and the kept need size at the load."""
+    window or of the trend's forecast is left to the backlog, and the steady state and the kept
+    need size at the load."""
 
 
 def derive(settings: QueueSettings) -> Knobs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -410,3 +411,21 @@ def test_the_delayed_off_keeps_what_a_rise_asks_back_before_a_reorder_lands() ->
     # THEN it keeps Erlang C's fleet at the rate the rise reaches by the delayed off's end plus
     # a lead, read from the long window's middle: 30 + 0.01 x (150 + 90 + 60) = 33 jobs/s
     assert kept == workers_for_sla(33.0, 1.0, 1, 30.0, 0.95) > alone
+
+
+def test_where_the_backlog_carries_a_rise_the_steady_state_reads_no_forecast() -> None:
+    # GIVEN a step from 10 to 50 jobs/s that the 300 s rate window smears into a ramp: the
+    # ticks' rates rose 10 -> 48 over the last 300 s, 50 jobs/s now, SLA 300 s (> lead 60 s +
+    # interval 10 s), the fleet at the load
+    cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
+    rising = tuple(Sample(NOW - 300 + 10 * i, 10.0 + 38.0 * i / 29, 0, 50) for i in range(30))
+    state = ControllerState("jobs", samples=rising)
+    load = {"arrival_rate": 50.0, "arrival_rate_short": 50.0, "running": 50, "desired": 50}
+    d = decide_predictive(snapshot(**load, completion_rate=50.0), cfg, state, NOW).decision
+    off = ablated("backlog-rise")(snapshot(**load, completion_rate=50.0), cfg, state, NOW)
+    # THEN the forecast extrapolates the ramp to 59.2 jobs/s, and only the horizon's plan reads
+    # it: the steady state stays at the load (50 workers), where with backlog-rise off the
+    # trend term sizes for the forecast
+    assert d.forecast_rate == pytest.approx(59.2, abs=0.01)
+    assert d.terms.trend == d.terms.steady == 50 and d.raw_target == 50
+    assert off.decision.terms.trend == math.floor(off.decision.forecast_rate) == 59
