@@ -19,6 +19,12 @@ from queue_autoscale.operator.cost_record import IngestRates
 from queue_autoscale.operator.prices import Prices
 
 
+def stream_objects(stream: StreamBuffer, sent_bytes: float) -> float:
+    """Objects a delivery stream writes a month for `sent_bytes` of records: one each time its
+    buffer interval passes or its buffer size fills, whichever comes first."""
+    return max(SECONDS_PER_MONTH / stream.seconds, sent_bytes / (stream.mib * 2**20))
+
+
 def decision_log(
     workload: Workload, shards: int, puts: float, stream: StreamBuffer | None, prices: Prices
 ) -> list[Usage]:
@@ -48,7 +54,7 @@ def delivered(
     sent = puts * put_bytes
     objects = 0.0
     if puts > 0:
-        objects = max(SECONDS_PER_MONTH / stream.seconds, sent / (stream.mib * 2**20))
+        objects = stream_objects(stream, sent)
     return [
         Usage(
             "Firehose",
@@ -100,4 +106,4 @@ def archive_objects(workload: Workload, shape: StackShape, rates: IngestRates) -
     sent = (
         workload.queues * workload.events_per_second * SECONDS_PER_MONTH * MEASURED.event_line_bytes
     )
-    return max(SECONDS_PER_MONTH / stream.seconds, sent / (stream.mib * 2**20))
+    return stream_objects(stream, sent)
