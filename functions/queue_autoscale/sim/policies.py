@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queue_autoscale.core import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
@@ -103,7 +103,8 @@ POLICY_GRAMMAR = (
     "POLICIES is 'all' or a comma-separated list of POLICY; POLICY is NAME or "
     "NAME(KNOB=VALUE,...), e.g. "
     "'hybrid,keda,keda(queue_length=120,min_replicas=0)'. "
-    "Knobs: keda and keda-no-drain: queue_length, scale_down_stabilization (s), min_replicas; "
+    "Knobs: hybrid, seed-hybrid, predictive and its ablations: interval (s between ticks); "
+    "keda and keda-no-drain: queue_length, scale_down_stabilization (s), min_replicas; "
     "target-tracking: target_value, scale_in_cooldown (s), min_capacity; static: size. "
     "A knob left out keeps the documented setting (the floors: --min-workers)."
 )
@@ -118,7 +119,16 @@ MAX_POLICY_TEXT = 2000
 """The longest `--policy` text read, characters."""
 MAX_POLICIES = 32
 """The most policies one run compares."""
+INTERVAL_KNOB = "interval"
+"""A core policy's one knob: the seconds between its ticks (the stack's
+EvaluationIntervalSeconds; the run's interval when left out)."""
+CORE_KNOBS: dict[str, Knob] = {
+    INTERVAL_KNOB: Knob("seconds between the controller's ticks", True, 5, 60),
+}
+"""What a core policy takes: how often it ticks, to judge a longer interval (say for a cheaper
+stack) against the same peers and reaction bound."""
 KNOBS: dict[str, dict[str, Knob]] = {
+    **{name: CORE_KNOBS for name in (*POLICIES, *ABLATIONS)},
     "keda": keda.KNOBS,
     KEDA_NO_DRAIN: keda.KNOBS,
     "target-tracking": target_tracking.KNOBS,
@@ -235,10 +245,13 @@ def make_policy(
     `parse_policies`; `record` keeps a core policy's decision records."""
     choice = parse_policy(name)
     label, base = choice.label, choice.name
+    interval = choice.get(INTERVAL_KNOB)
+    if interval is not None:
+        settings = replace(settings, evaluation_interval_seconds=interval)
     if base in POLICIES:
-        return CorePolicy(base, POLICIES[base], settings, record)
+        return CorePolicy(label, POLICIES[base], settings, record)
     if base in ABLATIONS:
-        return CorePolicy(base, ablated(ABLATIONS[base]), settings, record)
+        return CorePolicy(label, ablated(ABLATIONS[base]), settings, record)
     if base in ("keda", KEDA_NO_DRAIN):
         stabilization = _whole(choice.get("scale_down_stabilization"))
         return KedaPolicy(
