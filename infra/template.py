@@ -8,6 +8,7 @@ from queue_autoscale.demo.template import (
     TEMPLATE_PATH,
     expand_for_each,
     function_environment,
+    is_condition_true,
     load_template,
     translate,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "TEMPLATE_PATH",
     "expand_for_each",
     "function_environment",
+    "is_condition_true",
     "load_template",
     "translate",
 ]

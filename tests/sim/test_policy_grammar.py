@@ -16,6 +16,7 @@ from queue_autoscale.sim.policies import (
     DIAGNOSTICS,
     POLICY_HELP,
     POLICY_NAMES,
+    CorePolicy,
     make_policy,
     parse_policies,
     parse_policy,
@@ -65,7 +66,10 @@ def test_grammar_accepts(text: str, labels: list[str]) -> None:
         pytest.param("hybrid,,keda", "empty name between commas", id="empty-between"),
         pytest.param("kedda", "unknown policy 'kedda'", id="unknown-policy"),
         pytest.param("keda(queue_lenght=3)", "unknown knob 'queue_lenght'", id="unknown-knob"),
-        pytest.param("hybrid(percentile=0.9)", "its knobs: none", id="knob-on-hybrid"),
+        pytest.param("hybrid(percentile=0.9)", "its knobs: interval", id="knob-on-hybrid"),
+        pytest.param("hybrid(interval=61)", "out of range", id="interval-past-a-minute"),
+        pytest.param("seed-hybrid(interval=4.5)", "not a whole number", id="fractional-interval"),
+        pytest.param("static(interval=30)", "unknown knob 'interval'", id="interval-on-a-peer"),
         pytest.param("keda(queue_length=0)", "out of range", id="zero-queue-length"),
         pytest.param("keda(queue_length=2.5)", "not a whole number", id="fraction"),
         pytest.param("keda(queue_length=nan)", "not a whole number", id="nan"),
@@ -134,6 +138,20 @@ def test_the_knobs_reach_the_peers() -> None:
     default = make_policy("keda", settings, flat)
     assert isinstance(default, KedaPolicy)
     assert (default.target_per_pod, default.window_seconds, default.min_replicas) == (30, 300, 1)
+
+
+def test_a_core_policy_ticks_at_its_interval_knob() -> None:
+    """`hybrid(interval=60)` ticks every 60 s and sizes with that interval in its settings; the
+    run's own interval (15 s here) stays every other policy's."""
+    settings = sim_settings(sla_seconds=300.0, interval_seconds=15)
+    flat = np.full(600, 5, dtype=np.int64)
+    slow = make_policy("hybrid(interval=60)", settings, flat)
+    assert isinstance(slow, CorePolicy)
+    assert (slow.name, slow.interval_seconds) == ("hybrid(interval=60)", 60)
+    assert slow.settings.evaluation_interval_seconds == 60
+    plain = make_policy("hybrid", settings, flat)
+    assert isinstance(plain, CorePolicy)
+    assert (plain.name, plain.interval_seconds) == ("hybrid", 15)
 
 
 def test_each_predictive_mechanism_has_an_ablation_that_runs_with_it_off() -> None:

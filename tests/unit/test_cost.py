@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from queue_autoscale.cli import app
-from queue_autoscale.demo.template import load_template
+from queue_autoscale.demo.template import is_condition_true, load_template
 from queue_autoscale.operator.cost import (
     Usage,
     derived_evaluate_memory,
@@ -245,6 +245,26 @@ def test_one_invocation_per_tick_worked_by_hand() -> None:
     # loop mode billed 30.529 s a minute for the same work
     loop = line(usage(TWO_IDLE, SHAPE, US_EAST_1), "Lambda", "evaluate duration")
     assert line(lines, "Lambda", "evaluate duration") < loop / 27
+
+
+@pytest.mark.parametrize("interval", [15, 30, 45, 60])
+def test_the_tick_queue_is_billed_where_the_template_creates_it(interval: int) -> None:
+    """The bill has the tick queue's line exactly where template.yaml's HasTickQueue holds:
+    in tick mode with later ticks in the minute. Worked by hand: 17 requests a minute at 30 s
+    and 45 s (1 SendMessageBatch, 1 delete, 15 idle polls); none at 60 s, where the scheduled
+    invocation is the minute's only tick."""
+    template = load_template()
+    values = {"EvaluationIntervalSeconds": str(interval), "EvaluateTickMode": "tick"}
+    queued = is_condition_true(template, "HasTickQueue", values)
+    lines = usage(
+        replace(TWO_IDLE, interval_seconds=float(interval)),
+        replace(SHAPE, evaluate_per_tick=True),
+        US_EAST_1,
+    )
+    billed = [x for x in lines if x.service == "SQS" and x.item.startswith("tick queue")]
+    assert bool(billed) is queued is (interval < 60)
+    if interval in (30, 45):
+        assert billed[0].usd == pytest.approx(17 * 43_800 / 1e6 * 0.40)
 
 
 def test_derived_memory_is_the_least_gb_seconds_that_fits() -> None:

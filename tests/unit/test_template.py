@@ -24,6 +24,7 @@ from infra.template import (
     TEMPLATE_PATH,
     expand_for_each,
     function_environment,
+    is_condition_true,
     load_template,
     translate,
 )
@@ -673,14 +674,22 @@ def test_dashboard_is_the_committed_json_and_reads_published_metrics(
 # ------------------------------------------------------------------ IAM
 
 
+def branches(statement: dict[str, Any]) -> list[dict[str, Any]]:
+    """A statement, or each statement a conditional one (`Fn::If`) may become (not NoValue)."""
+    if set(statement) != {"Fn::If"}:
+        return [statement]
+    _, *chosen = statement["Fn::If"]
+    return [s for s in chosen if s != {"Ref": "AWS::NoValue"}]
+
+
 def role_statements(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for name, role in resources_of(document, "AWS::IAM::Role").items():
         for policy in role.get("Policies", []):
             for statement in as_list(policy["PolicyDocument"]["Statement"]):
-                yield name, statement
+                yield from ((name, s) for s in branches(statement))
     for name, policy in resources_of(document, "AWS::IAM::Policy").items():
         for statement in as_list(policy["PolicyDocument"]["Statement"]):
-            yield name, statement
+            yield from ((name, s) for s in branches(statement))
 
 
 def iam_problems(document: dict[str, Any]) -> list[str]:
@@ -976,10 +985,52 @@ def test_the_tick_queue_invokes_one_tick_a_message_and_keeps_no_failed_tick(
     assert translated["Parameters"]["EvaluateTickMode"]["Default"] == TickMode.TICK.value
     variables = function["Environment"]["Variables"]
     assert variables["TICK_MODE"] == {"Ref": "EvaluateTickMode"}
-    assert variables["TICK_QUEUE_URL"] == {"Ref": "EvaluateTickQueue"}
+    assert variables["TICK_QUEUE_URL"] == {
+        "Fn::If": ["HasTickQueue", {"Ref": "EvaluateTickQueue"}, {"Ref": "AWS::NoValue"}]
+    }
     # AND the schedule passes its scheduled time, so a duplicate claims the same tick
     schedule = resources_of(translated, "AWS::Scheduler::Schedule")["EvaluateSchedule"]
     assert "<aws.scheduler.scheduled-time>" in schedule["Target"]["Input"]
+
+
+@pytest.mark.parametrize(
+    ("interval", "mode", "queued"),
+    [("15", "tick", True), ("30", "tick", True), ("60", "tick", False), ("15", "loop", False)],
+)
+def test_the_tick_queue_exists_only_where_a_minute_has_later_ticks(
+    template: dict[str, Any],
+    translated: dict[str, Any],
+    interval: str,
+    mode: str,
+    queued: bool,
+) -> None:
+    """At a 60 s interval the scheduled invocation is the minute's only tick, and loop mode
+    ticks inside it: neither creates the tick queue or its event source (whose idle polls are
+    billed), nor grants the role its actions, nor names it to the function."""
+    # GIVEN the stack's parameters
+    values = {**TEMPLATE_VALUES, "EvaluationIntervalSeconds": interval, "EvaluateTickMode": mode}
+    # THEN the queue, its event source and the role's statement share one condition
+    assert is_condition_true(template, "HasTickQueue", values) is queued
+    for logical_id in ("EvaluateTickQueue", "EvaluateFunctionTick"):
+        assert translated["Resources"][logical_id]["Condition"] == "HasTickQueue"
+    (conditional,) = [
+        s
+        for s in translated["Resources"]["EvaluateRole"]["Properties"]["Policies"][0][
+            "PolicyDocument"
+        ]["Statement"]
+        if "Fn::If" in s
+    ]
+    assert conditional["Fn::If"][0] == "HasTickQueue"
+    assert conditional["Fn::If"][1]["Resource"] == {"Fn::GetAtt": ["EvaluateTickQueue", "Arn"]}
+    # AND the function runs with the queue's URL exactly where the queue exists
+    environment = function_environment(template, "EvaluateFunction", values)
+    assert ("TICK_QUEUE_URL" in environment) is queued
+    # AND its settings load either way, and a minute has later ticks only where they have a
+    # queue to wait in (loop mode runs them inside the scheduled invocation)
+    settings = EvaluateSettings.from_environ(environment)
+    assert (settings.tick_queue_url is not None) is queued
+    later = tick.tick_count(settings.evaluation_interval_seconds) - 1
+    assert (later > 0 and mode == "tick") is queued
 
 
 def test_glue_job(translated: dict[str, Any]) -> None:

@@ -140,7 +140,9 @@ def function_environment(
 
     Literal values are kept as strings; `!Ref Name` becomes `values[Name]` (a parameter or a
     resource's physical name, as the caller knows it), else the parameter's Default, as
-    CloudFormation would; anything else raises ValueError.
+    CloudFormation would; `!If` takes its branch by the template's condition on those values
+    (`is_condition_true`), and a variable that comes to `AWS::NoValue` is left out; anything
+    else raises ValueError.
     """
     defaults = {
         name: parameter["Default"]
@@ -154,10 +156,18 @@ def function_environment(
     own = template["Resources"][logical_id]["Properties"].get("Environment", {})
     merged.update(own.get("Variables", {}))
     environment: dict[str, str] = {}
-    for name, value in merged.items():
+    for name, given in merged.items():
+        value = given
+        if isinstance(given, dict) and set(given) == {"Fn::If"}:
+            condition, when_true, when_false = given["Fn::If"]
+            value = when_true if is_condition_true(template, condition, values) else when_false
+        if value == {"Ref": NO_VALUE}:
+            continue
         if isinstance(value, dict):
             if set(value) != {"Ref"}:
-                raise ValueError(f"{logical_id}: {name} is {value!r}, only literals and Refs")
+                raise ValueError(
+                    f"{logical_id}: {name} is {value!r}, only literals, Refs and Fn::If"
+                )
             if value["Ref"] not in values:
                 raise KeyError(f"{logical_id}: {name} needs a value for {value['Ref']}")
             environment[name] = str(values[value["Ref"]])
@@ -168,3 +178,54 @@ def function_environment(
         environment["AWS_LAMBDA_LOG_FORMAT"] = "JSON"
         environment["AWS_LAMBDA_LOG_LEVEL"] = str(logging_config.get("ApplicationLogLevel", "INFO"))
     return environment
+
+
+NO_VALUE = "AWS::NoValue"
+
+
+def is_condition_true(template: Mapping[str, Any], name: str, values: Mapping[str, Any]) -> bool:
+    """Whether the template's condition `name` holds for these parameter values (each a
+    parameter's given value, else its Default), as CloudFormation evaluates it: Fn::Equals
+    of literals and Refs (compared as strings), Fn::Not, Fn::And, Fn::Or and Condition."""
+    conditions = template.get("Conditions", {})
+    if name not in conditions:
+        raise ValueError(f"condition {name!r} is not in the template's Conditions")
+    return _holds(conditions[name], template, values)
+
+
+def _holds(expression: Any, template: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    if not isinstance(expression, dict) or len(expression) != 1:
+        raise ValueError(f"not a condition: {expression!r}")
+    ((function, arguments),) = expression.items()
+    if function == "Condition":
+        return is_condition_true(template, arguments, values)
+    if function == "Fn::Equals":
+        left, right = (_scalar(argument, template, values) for argument in arguments)
+        return left == right
+    if function == "Fn::Not":
+        return not _holds(arguments[0], template, values)
+    if function == "Fn::And":
+        return all(_holds(argument, template, values) for argument in arguments)
+    if function == "Fn::Or":
+        return any(_holds(argument, template, values) for argument in arguments)
+    raise ValueError(f"condition function {function} is not evaluated here")
+
+
+def _scalar(value: Any, template: Mapping[str, Any], values: Mapping[str, Any]) -> str:
+    """A literal or a Ref, as the string CloudFormation compares."""
+    if isinstance(value, dict) and set(value) == {"Ref"}:
+        name = value["Ref"]
+        parameter = template.get("Parameters", {}).get(name, {})
+        if name in values:
+            value = values[name]
+        elif "Default" in parameter:
+            value = parameter["Default"]
+        else:
+            raise KeyError(f"condition needs a value for {name}")
+    if isinstance(value, (dict, list)):
+        raise ValueError(f"only literals and Refs compare in a condition, not {value!r}")
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -143,7 +143,8 @@ def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usa
             MINUTES_PER_MONTH / 1e6 * prices.scheduler_per_million_invocations,
         ),
     ]
-    if shape.evaluate_per_tick:
+    if shape.evaluate_per_tick and tick_count(workload.interval_seconds) > 1:
+        # the template's HasTickQueue: no later tick in the minute, no tick queue
         lines.append(_tick_queue(workload, prices))
     if shape.evaluate.tracing:
         lines.append(_traces("evaluate traces (one per invocation)", invocations, prices))
