@@ -144,13 +144,19 @@ def test_the_cache_keeps_peers_across_a_change_of_ours_but_never_our_runs(tmp_pa
     )  # fmt: skip
     peer = ("keda(queue_length=4,min_replicas=0)", None, None)
     ours = ("predictive", 30.0, 0.99)
+    # a core policy with a knob and an ablation are ours too: kept only for the same code
+    slower = ("hybrid(interval=30)", 30.0, 0.99)
+    ablation = ("predictive-no-orders", 30.0, 0.99)
     bound = ("reaction-bound", 30.0, None)
-    runs = {peer: {30.0: score}, ours: {30.0: score}, bound: {30.0: score}}
+    runs = {peer: {30.0: score}, bound: {30.0: score}}
+    runs |= {key: {30.0: score} for key in (ours, slower, ablation)}
     RunCache(tmp_path, ours="code-a", peers="peers-1").save(row, runs)
     assert RunCache(tmp_path, ours="code-a", peers="peers-1").load(row) == runs
     changed = RunCache(tmp_path, ours="code-b", peers="peers-1").load(row)
     assert changed == {peer: {30.0: score}, bound: {30.0: score}}  # ours re-run
-    assert RunCache(tmp_path, ours="code-a", peers="peers-2").load(row) == {ours: {30.0: score}}
+    assert RunCache(tmp_path, ours="code-a", peers="peers-2").load(row) == {
+        key: {30.0: score} for key in (ours, slower, ablation)
+    }
     more = {("hybrid", 30.0, 0.99): {30.0: score}}
     RunCache(tmp_path, ours="code-a", peers="peers-1").save(row, more)
     assert RunCache(tmp_path, ours="code-a", peers="peers-1").load(row) == {**runs, **more}

@@ -127,8 +127,11 @@ CORE_KNOBS: dict[str, Knob] = {
 }
 """What a core policy takes: how often it ticks, to judge a longer interval (say for a cheaper
 stack) against the same peers and reaction bound."""
+CORE_NAMES: frozenset[str] = frozenset((*POLICIES, *ABLATIONS))
+"""Our policies (a core policy, or predictive with a mechanism off), as against the peers and
+the diagnostics."""
 KNOBS: dict[str, dict[str, Knob]] = {
-    **{name: CORE_KNOBS for name in (*POLICIES, *ABLATIONS)},
+    **dict.fromkeys(CORE_NAMES, CORE_KNOBS),
     "keda": keda.KNOBS,
     KEDA_NO_DRAIN: keda.KNOBS,
     "target-tracking": target_tracking.KNOBS,

@@ -41,7 +41,7 @@ from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.frontier import SLAS, TARGETS, failing_static_size
 from queue_autoscale.sim.peers import keda
 from queue_autoscale.sim.policies import (
-    KNOBS,
+    CORE_NAMES,
     PolicyChoice,
     initial_workers,
     make_policy,
@@ -383,7 +383,7 @@ def is_ours(key: RunKey) -> bool:
     """A run of one of our policies (a core policy or an ablation of one), not a peer's or
     the bound's."""
     name = parse_policy(key[0]).name
-    return name not in KNOBS and name != BOUND_NAME
+    return name in CORE_NAMES
 
 
 @dataclass(frozen=True, slots=True)
