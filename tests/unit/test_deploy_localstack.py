@@ -47,6 +47,7 @@ def test_stand_ins_replace_what_localstack_lacks_and_nothing_refers_to_them() ->
         "LoadTable",
         "RecordEventsFunction",
         "EvaluateFunction",
+        "EvaluateFunctionTick",
         "GlueSecurityConfiguration",
         "DailySparkJob",
         "DailySparkTrigger",
@@ -58,6 +59,11 @@ def test_stand_ins_replace_what_localstack_lacks_and_nothing_refers_to_them() ->
     assert resources["EvaluateFunction"]["Properties"]["Name"] == {
         "Fn::Sub": "${AWS::StackName}-evaluate"
     }
+    # a mapping to a stand-in function is one too (named for its logical ID: it has no name),
+    # kept under its condition, so the stack holds what CloudFormation would create
+    tick = resources["EvaluateFunctionTick"]
+    assert tick["Properties"]["Name"] == {"Fn::Sub": "${AWS::StackName}-EvaluateFunctionTick"}
+    assert tick["Condition"] == "HasTickQueue"
     # and nothing refers to a stand-in any more, so no attribute it lacks is asked for
     for section in ("Resources", "Outputs", "Globals"):
         assert not _references(template[section]) & set(left_out), section

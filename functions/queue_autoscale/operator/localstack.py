@@ -26,7 +26,9 @@ STAND_IN_TYPE = "AWS::SSM::Parameter"
 class LeftOut:
     """A resource type LocalStack cannot create here: its name property, ARN and why."""
 
-    name_property: str
+    name_property: str | None
+    """The property holding its name (None: it has none; the stand-in is named
+    `<stack>-<logical ID>`)."""
     arn: str
     """The ARN after `arn:${AWS::Partition}:`, with NAME for the resource's name."""
     reason: str
@@ -45,6 +47,11 @@ LEFT_OUT: dict[str, LeftOut] = {
         "TableName",
         f"dynamodb:{ARN_TAIL}:table/NAME",
         "LocalStack serves DynamoDB through DynamoDB Local, a download",
+    ),
+    "AWS::Lambda::EventSourceMapping": LeftOut(
+        None,
+        f"lambda:{ARN_TAIL}:event-source-mapping:NAME",
+        "it maps a queue to a function, and the function is a stand-in here",
     ),
     "AWS::Glue::Job": LeftOut("Name", f"glue:{ARN_TAIL}:job/NAME", NO_GLUE),
     "AWS::Glue::Trigger": LeftOut("Name", f"glue:{ARN_TAIL}:trigger/NAME", NO_GLUE),
@@ -104,7 +111,8 @@ def stand_in(
         kind = LEFT_OUT.get(resource.get("Type", ""))
         if kind is None:
             continue
-        name = resource.get("Properties", {}).get(kind.name_property)
+        properties = resource.get("Properties", {})
+        name = properties.get(kind.name_property) if kind.name_property else None
         names[logical_id] = (
             _sub_text(name, logical_id) if name else f"${{AWS::StackName}}-{logical_id}"
         )
