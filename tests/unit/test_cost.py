@@ -262,7 +262,8 @@ def test_the_tick_queue_is_billed_where_the_template_creates_it(interval: int) -
         US_EAST_1,
     )
     billed = [x for x in lines if x.service == "SQS" and x.item.startswith("tick queue")]
-    assert bool(billed) is queued is (interval < 60)
+    assert queued is (interval < 60)
+    assert bool(billed) is queued
     if interval in (30, 45):
         assert billed[0].usd == pytest.approx(17 * 43_800 / 1e6 * 0.40)
 
