@@ -466,8 +466,8 @@ def plan_table(args: argparse.Namespace, sizes: list[int]) -> list[str]:
         + " |",
         "|---:|---:|---:|" + "---|" * len(sizes),
     ]
-    for memory in (512, 1769):
-        for interval in (15, 60):
+    for memory in (256, 1769):
+        for interval in sorted({args.interval, 15, 60}):
             cells = []
             capacity = 0
             for size in sizes:

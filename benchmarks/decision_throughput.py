@@ -45,7 +45,6 @@ from queue_autoscale.core import (
     TrendModel,
 )
 from queue_autoscale.sim.arrivals import SCENARIOS
-from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS
 from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy
 from queue_autoscale.sim.runner import RunSpec
@@ -184,7 +183,6 @@ def sim_cases(policy: str, rows: Sequence[str] = SIM_ROWS) -> tuple[list[Case], 
                 percentile=SIM_TARGET,
                 seed=SIM_SEED,
                 provision_jitter_seconds=JITTER_SECONDS,
-                interval_seconds=BENCH_INTERVAL_SECONDS,
             )
             settings = spec.settings()
             run = make_policy(policy, settings, counts)

@@ -29,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 
 from queue_autoscale.sim.arrivals import ArrivalError  # noqa: E402
-from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS  # noqa: E402
 from queue_autoscale.sim.policies import ABLATIONS, parse_policies  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec  # noqa: E402
 from queue_autoscale.sim.tuning import (  # noqa: E402
@@ -133,12 +132,12 @@ def main(argv: list[str]) -> int:
     suffix += ".quick" if args.quick else ""
     name = "predictive_ablation" if args.ablate else "policy_frontier"
     out = args.out or ROOT / "benchmarks" / "results" / f"{name}{suffix}.md"
-    spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS, interval_seconds=BENCH_INTERVAL_SECONDS)
+    spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS)
     setup = [
         f"- Jobs {spec.service_seconds:g} s mean (gamma, cv {spec.service_cv:g}), concurrency "
         f"{spec.concurrency}; a new worker takes jobs {spec.provision_delay_seconds} s + "
         f"uniform 0..{JITTER_SECONDS:g} s after it is ordered; fleet at most "
-        f"{spec.max_workers}; our controller every {BENCH_INTERVAL_SECONDS} s; a 600 s "
+        f"{spec.max_workers}; our controller every {spec.interval_seconds} s; a 600 s "
         "warm-up at the first 5 minutes' rate before every row (not scored); the same jobs "
         "under every policy and setting of a row.",
         f"- Trace: {args.trace.name if args.trace.is_file() else 'absent: NASA rows skipped'}.",

@@ -3,8 +3,8 @@
 Each row of the tuning or validation set (`sim/tuning.py`: scenarios whole, NASA days x10) at
 the chosen SLAs x targets: `predictive` and `hybrid` each configured for the cell's target,
 KEDA at its documented setting and the reaction bound, all on the same jobs with the bench's
-run settings (`frontier_verdict.py`'s: 60 s + 0..10 s landing, 10 s interval). This is a
-head-to-head, not the verdict: the tuned peers and the hindsight static fleet of
+run settings (`frontier_verdict.py`'s: 60 s + 0..10 s landing, the stack's default interval).
+This is a head-to-head, not the verdict: the tuned peers and the hindsight static fleet of
 `sim/verdict.py` are left out (they take most of an hour a set).
 
     nice -n 10 .venv/bin/python benchmarks/predictive_compare.py --set tuning \\
@@ -24,7 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 
-from queue_autoscale.sim.bench import BENCH_INTERVAL_SECONDS  # noqa: E402
 from queue_autoscale.sim.bound import NAME as BOUND_NAME  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec  # noqa: E402
 from queue_autoscale.sim.tuning import Row, RunKey, Runs, set_rows  # noqa: E402
@@ -121,7 +120,7 @@ def main(argv: list[str]) -> int:
     args = parse(argv)
     slas = [float(s) for s in args.slas.split(",")]
     targets = [float(t) for t in args.targets.split(",")]
-    spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS, interval_seconds=BENCH_INTERVAL_SECONDS)
+    spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS)
     started = time.perf_counter()
     done: list[tuple[Row, Runs]] = []
     out = ""

@@ -259,7 +259,8 @@ def main() -> None:
         "browser); no page found states "
         + ", ".join(f"`{name}`" for name in sorted(UNVERIFIED))
         + " (kept as transcribed on 2026-11-28); no free tier; a month is 730 hours. Workload: "
-        f"{rate:g} events/s per queue ({rate / EVENTS_PER_JOB:g} jobs/s), interval 15 s, logs "
+        f"{rate:g} events/s per queue ({rate / EVENTS_PER_JOB:g} jobs/s), interval "
+        f"{Workload(queues=1).interval_seconds:g} s, logs "
         "30 days, archive 400 days; EvaluateMemorySize as `queue-autoscale cost` derives it for "
         "the queue count (the before column: the baseline template's default). The same "
         "numbers per size come from `queue-autoscale cost --queues N --evaluate-memory MB`.",

@@ -139,7 +139,7 @@ def test_a_heavy_tailed_trace_gives_the_same_result_as_its_archive(tmp_path: Pat
     by_parquet = _simulate(["--jobs", str(parquet), "--arrival-column", "t",
                             "--duration-column", "d", *common], tmp_path / "b.json")  # fmt: skip
     by_archive = _simulate(["--archive", str(tmp_path / "archive"), "--queue", "gpu",
-                            "--interval", "15", *common], tmp_path / "c.json")  # fmt: skip
+                            *common], tmp_path / "c.json")  # fmt: skip
     # THEN every simulated row is the same, and the archive adds what really happened
     assert by_csv == by_parquet == by_archive[:2]
     assert by_csv[0]["jobs"] == 3000 and by_csv[0]["busy_seconds"] > 0

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
 from queue_autoscale.demo.template import load_template
 from queue_autoscale.operator.cost import (
     by_service,
@@ -122,7 +123,7 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
     queues: Annotated[int, typer.Option("--queues", min=1, max=1_000_000)] = 1,
     interval: Annotated[
         float, typer.Option("--interval", min=5, max=60, help="EvaluationIntervalSeconds.")
-    ] = 15.0,
+    ] = DEFAULT_EVALUATION_INTERVAL_SECONDS,
     events_per_second: Annotated[
         float,
         typer.Option(

@@ -9,6 +9,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Final
 
+from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS, PRODUCER_FLUSH_SECONDS
 
 HOURS_PER_MONTH: Final = 730.0
@@ -24,7 +25,7 @@ class Workload:
     """What the operator runs: the inputs of `queue-autoscale cost`."""
 
     queues: int
-    interval_seconds: float = 15.0
+    interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS
     events_per_second: float = 0.3
     """Per queue: each job is three events (queued, started, completed)."""
     log_retention_days: int = 30

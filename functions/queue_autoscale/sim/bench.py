@@ -43,14 +43,6 @@ from queue_autoscale.sim.quality_report import (
 from queue_autoscale.sim.runner import Comparison, RunSpec, compare
 from queue_autoscale.sim.scores import Score
 
-BENCH_INTERVAL_SECONDS = 10
-"""The bench's evaluation interval for our controller, s. Deliberately not production's default
-(`core.DEFAULT_EVALUATION_INTERVAL_SECONDS`, 15 s, the template's EvaluationIntervalSeconds):
-every bench and frontier result in benchmarks/results/ was measured at 10 s, and a bench number
-is only worth comparing with the one before it. 10 s is a setting the template accepts, and the
-report's header states it; a deployment that keeps 15 s reacts up to 5 s later than the bench.
-Changing it means re-running the whole bench and replacing every result at once (issue 13)."""
-
 
 def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
     out: Path,
@@ -179,11 +171,10 @@ class SweepOptions:
 
 def bench_spec(options: SweepOptions, seed: int) -> RunSpec:
     """The run settings every bench and frontier cell starts from (each cell sets its SLA and
-    percentile): the bench's interval and the options' start-up jitter, seconds."""
+    percentile): the options' start-up jitter, seconds, at the stack's default interval."""
     return RunSpec(
         seed=seed,
         provision_jitter_seconds=options.jitter_seconds,
-        interval_seconds=BENCH_INTERVAL_SECONDS,
     )
 
 

@@ -197,7 +197,11 @@ BASE = {"LOAD_TABLE": "table", "ARCHIVE_BUCKET": "bucket"}
             id="bad-parameter-name",
         ),
         pytest.param(
-            {"QUEUES_CONFIG_PARAMETER": "/q", "CONFIG_MAX_AGE_SECONDS": "20"},
+            {
+                "QUEUES_CONFIG_PARAMETER": "/q",
+                "CONFIG_MAX_AGE_SECONDS": "20",
+                "EVALUATION_INTERVAL_SECONDS": "15",
+            },
             "$CONFIG_MAX_AGE_SECONDS = 20 is above $EVALUATION_INTERVAL_SECONDS = 15",
             id="cache-longer-than-a-tick",
         ),
