@@ -4,7 +4,7 @@ with a GetMetricData for the queue.
 The evaluate tick asks for an SQS queue's `ApproximateAgeOfOldestMessage` only when the
 queue's depth read shows visible messages (an empty queue's age is 0), and at most once a
 minute (`adapters.cloudwatch.OldestAgeReader`: SQS publishes one datapoint a minute). This
-runs hybrid (the default policy) in the simulator at the production interval (15 s) and
+runs hybrid (the default policy) in the simulator at the production interval (the default) and
 counts the ticks that saw a visible backlog and the distinct minutes holding one: each such
 minute costs one metric of GetMetricData. `queue-autoscale cost` bills every minute of a busy
 queue (an upper bound); this says by how much that overstates a queue at each rate.
@@ -50,7 +50,8 @@ def main() -> None:
     spec = RunSpec(sla_seconds=30.0)
     out = [
         header("How many minutes read a queue's oldest-message age"),
-        "hybrid, SLA 30 s at p99.9, interval 15 s, workers land 60 s after the order (warm-up "
+        f"hybrid, SLA 30 s at p99.9, interval {spec.interval_seconds} s, workers land 60 s "
+        "after the order (warm-up "
         "ticks included). A tick asks only when the queue shows visible jobs; a minute with "
         "any such tick costs one GetMetricData metric.",
         "",

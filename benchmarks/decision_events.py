@@ -4,9 +4,9 @@ ScalingDecisionMade.
 The evaluate tick publishes ScalingDecisionMade when the decision's headline
 (`controller.tick.headline`: target, action, inputs usable, overloading / overloaded, urgency,
 breach predicted) differs from the last one published, or when it acted, has errors or lost the
-state race. This runs hybrid (the default policy) in the simulator at the production interval
-(15 s) and counts the ticks whose headline changed or whose action was a scaling (the simulator
-has no errors and no second controller).
+state race. This runs hybrid (the default policy) in the simulator at the production
+interval (the default) and counts the ticks whose headline changed or whose action was a
+scaling (the simulator has no errors and no second controller).
 
     nice -n 10 .venv/bin/python benchmarks/decision_events.py [--nasa PATH]
 
@@ -56,7 +56,8 @@ def main() -> None:
     runs = workloads(args.nasa)
     out = [
         header("How many ticks publish ScalingDecisionMade"),
-        "hybrid, SLA 30 s at p99.9, interval 15 s, workers land 60 s after the order (warm-up "
+        f"hybrid, SLA 30 s at p99.9, interval {spec.interval_seconds} s, workers land 60 s "
+        "after the order (warm-up "
         "ticks included; the first tick always publishes).",
         "",
         "| workload | ticks | ticks publishing | share | of them scalings |",

@@ -2,8 +2,8 @@
 
 The evaluate tick writes each queue's STATE item (a conditional PutItem, one write unit per KB
 begun) every tick. A write could be skipped only where the tick changed nothing a later tick
-reads. This runs hybrid (the default policy) in the simulator at the production interval (15 s)
-and compares each tick's state with the one before it:
+reads. This runs hybrid (the default policy) in the simulator at the production interval
+(the default) and compares each tick's state with the one before it:
 
 - a new sample whose values (arrival rate, visible, raw target, DLQ depth) differ from the last
   one: the trend, onset, stabilization and drain terms read them;
@@ -180,7 +180,8 @@ def main() -> None:
     runs = workloads(args.nasa)
     out = [
         header("What a tick changes in the STATE item, and the item's size"),
-        "hybrid, SLA 30 s at p99.9, interval 15 s, workers land 60 s after the order; each tick's "
+        f"hybrid, SLA 30 s at p99.9, interval {spec.interval_seconds} s, workers land 60 s "
+        "after the order; each tick's "
         "state compared with the one before it (warm-up ticks included). Item bytes by "
         "DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`), times as epoch seconds with "
         "microseconds, a 26-character queue name.",
@@ -206,9 +207,25 @@ def main() -> None:
         "skipped there only if every reader of the samples (the trend fit, the onset and "
         "recurrence extremes, the stabilization windows, seed-hybrid's last five depths) took "
         "a gap as the last sample repeated, which none does. With the samples packed "
-        "(`adapters.state_codec`) the item is under 1 KB, one write unit, on almost every "
-        "tick; each character of the queue name adds 2 bytes (the key and `queue`).",
+        "(`adapters.state_codec`) the item of a queue at up to 1 job/s is under 1 KB, one write "
+        "unit; from about 3 jobs/s its samples take it past 1 KB on most ticks (two units), "
+        "which the bill counts by rate (below). Each character of the queue name adds 2 bytes "
+        "(the key and `queue`).",
+        "",
+        "## By rate (Poisson, 2 h each)",
+        "",
+        "What `queue-autoscale cost` bills (`operator.cost_inputs.STATE_WRITE_UNITS`): the write "
+        "units a tick at the queue's rate, linear between these rows.",
+        "",
+        "| jobs/s | events/s | ticks | largest item bytes | write units a tick (mean) |",
+        "|---:|---:|---:|---:|---:|",
     ]
+    for rate, counts in poisson_sweep():
+        t = run(f"poisson {rate:g}", counts, spec)
+        out.append(
+            f"| {rate:g} | {3 * rate:g} | {t.ticks:,} | {t.max_bytes:,} | {t.units / t.ticks:.2f} |"
+        )
+        print(out[-1], flush=True)
     write(args.out, "\n".join(out))
 
 

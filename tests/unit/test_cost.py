@@ -71,16 +71,17 @@ def test_two_idle_queues_worked_by_hand() -> None:
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(gb_seconds * 0.0000133334)
     assert line(lines, "Lambda", "evaluate duration") == pytest.approx(30.80, abs=0.01)
     # 2 queues x 2 ticks x 43,800 minutes = 175,200 queue-ticks; an idle queue's age is never
-    # read (no visible message), a busy one's at most once a minute: at 0.1 jobs/s in 4.6 % of
-    # its minutes (age_reads.md), 87,600 x 0.046 = 4,029.6 metrics
+    # read (no visible message), a busy one's at most once a minute: at 0.1 jobs/s in 8.5 % of
+    # its minutes (age_reads.md), 87,600 x 0.085 = 7,446 metrics
     assert line(lines, "CloudWatch", "GetMetricData") == 0
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
-    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(4_029.6 / 1000 * 0.01)
+    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(7_446 / 1000 * 0.01)
     # and the upper bound, every minute read, is named beside it
     (read,) = [x for x in busy if x.item.startswith("GetMetricData")]
-    assert "4.6% of minutes at 0.1 jobs/s; every minute $0.88" in read.item
+    assert "8.5% of minutes at 0.1 jobs/s; every minute $0.88" in read.item
     assert line(lines, "SQS", "GetQueueAttributes") == pytest.approx(175_200 / 1e6 * 0.40)
-    # STATE: an 811-byte item (samples packed) is 1 WRU a write; the shard lock 2 writes a minute
+    # STATE: an idle queue's item (508 bytes, samples packed) is 1 WRU a write; the shard lock 2
+    # writes a minute
     assert line(lines, "DynamoDB", "STATE write") == pytest.approx((175_200 + 87_600) / 1e6 * 0.625)
     # no events: 12 metrics a queue + ConfigErrors; 6 alarms a queue + 4 fleet alarm metrics
     assert line(lines, "CloudWatch", "custom metrics") == pytest.approx(25 * 0.30)
@@ -96,9 +97,9 @@ def test_two_idle_queues_worked_by_hand() -> None:
 
 def test_decision_events_are_the_ticks_whose_headline_changed() -> None:
     """2 queues at 30 s: 175,200 queue-ticks a month. A busy queue publishes ScalingDecisionMade
-    on 1.0 % of them (decision_events.md): 1,752 events at $1.00 a million; an idle one none."""
+    on 0.6 % of them (decision_events.md): 1,051.2 events at $1.00 a million; an idle one none."""
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
-    assert line(busy, "EventBridge", "decision events") == pytest.approx(1_752 / 1e6 * 1.00)
+    assert line(busy, "EventBridge", "decision events") == pytest.approx(1_051.2 / 1e6 * 1.00)
     assert line(usage(TWO_IDLE, SHAPE, US_EAST_1), "EventBridge", "decision events") == 0
 
 
@@ -115,11 +116,15 @@ def test_a_share_is_read_between_the_rates_it_was_measured_at() -> None:
 
 
 def test_decision_events_and_age_reads_follow_the_rate() -> None:
-    """2 queues at 30 s, 3 jobs/s (9 events/s): ScalingDecisionMade on 30.9 % of 175,200
-    queue-ticks = 54,136.8 events; the age read in 82.4 % of 87,600 queue-minutes = 72,182.4."""
+    """2 queues at 30 s, 3 jobs/s (9 events/s): ScalingDecisionMade on 27.5 % of 175,200
+    queue-ticks = 48,180 events; the age read in 91.6 % of 87,600 queue-minutes = 80,241.6; the
+    STATE item (1,077 bytes at 3 jobs/s) 1.59 write units a tick on average, 278,568 units."""
     busy = usage(replace(TWO_IDLE, events_per_second=9.0), SHAPE, US_EAST_1)
-    assert line(busy, "EventBridge", "decision events") == pytest.approx(54_136.8 / 1e6 * 1.00)
-    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(72_182.4 / 1000 * 0.01)
+    assert line(busy, "EventBridge", "decision events") == pytest.approx(48_180 / 1e6 * 1.00)
+    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(80_241.6 / 1000 * 0.01)
+    # the shard lock's 87,600 writes beside them
+    state = (278_568 + 87_600) / 1e6 * 0.625
+    assert line(busy, "DynamoDB", "STATE write") == pytest.approx(state)
 
 
 def test_one_queue_record_path_worked_by_hand() -> None:
@@ -337,22 +342,23 @@ def test_cost_command_bills_the_dashboard_when_it_is_turned_on() -> None:
 
 
 def test_cost_command_bills_evaluate_traces_when_tracing_is_turned_on() -> None:
-    """One queue at 15 s, tick mode: 4 invocations a minute x 43,800 minutes = 175,200 traces at
-    $5.00 a million: $0.876 a month, and nothing without --tracing."""
+    """One queue at the default 10 s, tick mode: 6 invocations a minute x 43,800 minutes =
+    262,800 traces at $5.00 a million: $1.314 a month, and nothing without --tracing."""
     plain = CliRunner().invoke(app, ["cost", "--json"])
     opted = CliRunner().invoke(app, ["cost", "--json", "--tracing"])
     assert plain.exit_code == opted.exit_code == 0, plain.output + opted.output
     traced = [x for x in json.loads(opted.output)["lines"] if x["service"] == "X-Ray"]
     assert [x["service"] for x in json.loads(plain.output)["lines"]].count("X-Ray") == 0
-    assert [(x["quantity"], x["usd"]) for x in traced] == [(175_200, pytest.approx(0.876))]
+    assert [(x["quantity"], x["usd"]) for x in traced] == [(262_800, pytest.approx(1.314))]
 
 
 def test_lambdas_invocation_lines_are_billed_only_at_an_info_system_log_level() -> None:
-    """One queue at 15 s, tick mode: 4 evaluate invocations a minute x 43,800 minutes = 175,200,
+    """One queue at the default 10 s, tick mode: 6 evaluate invocations a minute x 43,800 minutes
+    = 262,800,
     and record batches at 0.3 events/s: a flush holds an event in 1 - e^-0.3 = 25.9 % of seconds,
     a batch of the 2 s window in 1 - e^-(2 x 0.2592) = 40.45 % of 2 s windows: 0.20225 batches
-    a second x 2,628,000 s = 531,521 a month. 706,721 invocations x 350 bytes of START, END and
-    REPORT lines = 0.24735 GB at $0.50 a GB ingested: $0.1237 a month, only with
+    a second x 2,628,000 s = 531,521 a month. 794,321 invocations x 350 bytes of START, END and
+    REPORT lines = 0.27801 GB at $0.50 a GB ingested: $0.1390 a month, only with
     FunctionSystemLogLevel=INFO; the template's WARN writes none."""
     assert template_shape().evaluate.platform_lines is False
     assert template_shape().record.platform_lines is False
@@ -364,8 +370,8 @@ def test_lambdas_invocation_lines_are_billed_only_at_an_info_system_log_level() 
     ]
     (before,) = [x for x in ingested[0].values() if x["item"].startswith("logs ingested")]
     (after,) = [x for x in ingested[1].values() if x["item"].startswith("logs ingested")]
-    assert after["quantity"] - before["quantity"] == pytest.approx(0.24735, rel=1e-4)
-    assert after["usd"] - before["usd"] == pytest.approx(0.1237, abs=1e-4)
+    assert after["quantity"] - before["quantity"] == pytest.approx(0.27801, rel=1e-4)
+    assert after["usd"] - before["usd"] == pytest.approx(0.1390, abs=1e-4)
     assert after["item"].endswith("invocation lines)")
     assert not before["item"].endswith("invocation lines)")
 

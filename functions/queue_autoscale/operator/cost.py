@@ -28,6 +28,7 @@ from queue_autoscale.operator.cost_inputs import (
     MEASURED,
     MINUTES_PER_MONTH,
     SECONDS_PER_MONTH,
+    STATE_WRITE_UNITS,
     FunctionShape,
     StackShape,
     Usage,
@@ -178,14 +179,15 @@ def _tick_calls(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     busy_seconds = lookback * -math.expm1(-workload.events_per_second)
     query_units = 0.5 * max(1, math.ceil(busy_seconds * m.counter_item_bytes / 4096))
     read_units = queue_ticks * (query_units + 2 * 0.5)  # Query + BatchGetItem STATE, MODEL
-    write_units = queue_ticks * math.ceil(m.state_item_bytes / 1024)
+    jobs_per_second = workload.events_per_second / EVENTS_PER_JOB
+    # a PutItem is at least 1 unit: an idle queue's item too
+    write_units = queue_ticks * max(1.0, share_at(STATE_WRITE_UNITS, jobs_per_second))
     if shape.evaluate_per_tick:
         write_units += shards * ticks  # each shard's tick claim
         shard_writes = "shard tick claims"
     else:
         write_units += shards * MINUTES_PER_MONTH * 2  # the shard lock: taken and released
         shard_writes = "shard locks"
-    jobs_per_second = workload.events_per_second / EVENTS_PER_JOB
     events = queue_ticks * share_at(DECISION_EVENT_SHARE, jobs_per_second)
     puts = shards * ticks
     # OldestAgeReader asks for a queue's age once per minute (SQS publishes it once a minute),
