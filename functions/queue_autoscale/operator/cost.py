@@ -67,11 +67,16 @@ def evaluate_plan(workload: Workload, shape: StackShape) -> EvaluatePlan:
         vcpus=vcpus_for_memory(memory),
     )
     per_shard = math.ceil(workload.queues / plan.count)
-    per_queue = DEFAULT_TICK_COST.per_queue_seconds(vcpus_for_memory(memory), 16)
-    tick_seconds = per_shard * per_queue + MEASURED.shard_fixed_seconds
+    vcpus = vcpus_for_memory(memory)
+    per_queue = DEFAULT_TICK_COST.per_queue_seconds(vcpus, 16)
+    fixed = (
+        MEASURED.shard_cpu_seconds / vcpus
+        + MEASURED.shard_chain_calls * DEFAULT_TICK_COST.call_seconds
+    )
+    tick_seconds = per_shard * per_queue + fixed
     ticks = tick_count(workload.interval_seconds)
     if shape.evaluate_per_tick:  # every tick billed: the shards' average share, not the largest
-        tick_seconds = workload.queues / plan.count * per_queue + MEASURED.shard_fixed_seconds
+        tick_seconds = workload.queues / plan.count * per_queue + fixed
         return EvaluatePlan(plan.count, ticks, tick_seconds + DEFAULT_TICK_COST.call_seconds)
     return EvaluatePlan(plan.count, 1, (ticks - 1) * workload.interval_seconds + tick_seconds)
 

@@ -143,8 +143,15 @@ class Measured:
     """Billed duration of one record_events batch (calls on AWS; assumed)."""
     record_event_seconds: float = 21e-6
     """CPU per event (benchmarks/results/ingest_throughput.md: ingest at 21 µs/event)."""
-    shard_fixed_seconds: float = 0.5
-    """Per shard tick, the calls made one after another (config read, decision log)."""
+    shard_cpu_seconds: float = 0.013
+    """A shard tick's own CPU beside its queues', s on one full vCPU: benchmarks/controller_tick.py
+    at one queue (moto, 2026-12-02) measured 0.02 s a steady tick, less the 7 ms of the queue
+    (`core.shard.TickCost.cpu_seconds`)."""
+    shard_chain_calls: int = 4
+    """Calls a shard tick waits for one after another (`controller/tick.py`): the config read
+    (the store's cache lasts 5 s, so every tick from a 10 s interval on), the gather (its reads
+    run at once: one call's latency), the STATE write, the decision log's PutRecordBatch. The
+    tick claim is counted apart; an SQS age read adds one in the minutes it is made."""
     glue_run_seconds: float = 120.0
     """One daily Spark run (assumed: small inputs, no Glue run timed; Glue bills at least a
     minute). The stack's one run does the SLA report and then the trend fit in one session;
