@@ -59,25 +59,23 @@ def evaluate_plan(workload: Workload, shape: StackShape) -> EvaluatePlan:
     """The evaluate function's month: the dispatcher's own shard plan, and per shard either an
     invocation per tick that lasts the tick's work (its calls, and the tick claim), or one per
     minute that ticks every interval, sleeping between ticks, then ends."""
-    memory = shape.evaluate.memory_mb
+    vcpus = vcpus_for_memory(shape.evaluate.memory_mb)
     plan = plan_shards(
         workload.queues,
         budget_seconds=DECIDE_SHARE * workload.interval_seconds,
         max_shards=shape.max_evaluate_shards,
-        vcpus=vcpus_for_memory(memory),
+        vcpus=vcpus,
     )
-    per_shard = math.ceil(workload.queues / plan.count)
-    vcpus = vcpus_for_memory(memory)
     per_queue = DEFAULT_TICK_COST.per_queue_seconds(vcpus, 16)
     fixed = (
         MEASURED.shard_cpu_seconds / vcpus
         + MEASURED.shard_chain_calls * DEFAULT_TICK_COST.call_seconds
     )
-    tick_seconds = per_shard * per_queue + fixed
     ticks = tick_count(workload.interval_seconds)
     if shape.evaluate_per_tick:  # every tick billed: the shards' average share, not the largest
         tick_seconds = workload.queues / plan.count * per_queue + fixed
         return EvaluatePlan(plan.count, ticks, tick_seconds + DEFAULT_TICK_COST.call_seconds)
+    tick_seconds = math.ceil(workload.queues / plan.count) * per_queue + fixed
     return EvaluatePlan(plan.count, 1, (ticks - 1) * workload.interval_seconds + tick_seconds)
 
 
