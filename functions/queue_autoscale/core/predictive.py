@@ -39,6 +39,7 @@ from queue_autoscale.core.models import (
     Winner,
 )
 from queue_autoscale.core.queueing import (
+    hot_workers,
     wait_exceeds_probability,
     walk_quantile,
     workers_for_sla,
@@ -98,10 +99,11 @@ def decide_predictive(
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
-    k = knobs.derive(settings)
+    k = knobs.derive(settings, off)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
     dispersion = _within_dispersion(snapshot)
+    window = snapshot.rate_window_seconds if "walk" not in off else 0.0  # 0: Erlang C alone
     sizing = _sizing(k, off)
     m = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
@@ -113,10 +115,10 @@ def decide_predictive(
     if surge is not None and surge.starts_in < k.reach_seconds and not sizing.rise_in_backlog:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
     ahead = max(rate, forecast)
-    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing.at_load)
+    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing.at_load, window)
     trend = steady  # where the backlog carries a rise, the steady state reads no forecast
     if ahead != m.arrival_rate and not sizing.rise_in_backlog:
-        trend = _steady(ahead, m, settings, dispersion, level, cap, sizing.at_load)
+        trend = _steady(ahead, m, settings, dispersion, level, cap, sizing.at_load, window)
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
@@ -143,13 +145,13 @@ def decide_predictive(
     why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
     why += _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
-    kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing.at_load)
+    kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing.at_load, window)
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     if "rise-kept" not in off:  # a worker the rise asks back before a re-order lands stays
         back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
-        returns = _steady(back, m, settings, dispersion, level, cap, sizing.at_load)
+        returns = _steady(back, m, settings, dispersion, level, cap, sizing.at_load, window)
         remembered = min(max(remembered, returns), cap)
-    held = knobs.movement_settings(settings, k)
+    held = knobs.movement_settings(settings, k, off)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
     decision = build_decision(
         snapshot=snapshot,
@@ -206,7 +208,11 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
 ) -> onsets.Onsets:
     """The recurring-burst model's reading (core/onsets.py): a rate's noise is z of its sd
     sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu
-    (`at_load`: a fleet at the load, as the steady state sizes it, `Sizing.at_load`)."""
+    (`at_load`: a fleet at the load, as the steady state sizes it, `Sizing.at_load`). The plan
+    tested against is Erlang C's alone (`_steady` with no window to walk over): its workers x mu
+    is what it serves, where a plan the random walk sized serves more than its workers x mu (it
+    runs hot, a backlog absorbing the noise), and its c mu read a quiet rate's noise as an
+    onset."""
     if "recurrence" in off:
         return onsets.Onsets(state.bursts, state.burst_ends, None)
     z = walk_quantile(settings.percentile)
@@ -215,7 +221,9 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
         return z * math.sqrt(dispersion * rate / SHORT_WINDOW_SECONDS)
 
     def serves(rate: float) -> float:
-        return _steady(rate, m, settings, dispersion, level, cap, at_load) * m.service_rate
+        return (
+            _steady(rate, m, settings, dispersion, level, cap, at_load, window=0.0) * m.service_rate
+        )
 
     return onsets.update(
         state.bursts,
@@ -249,16 +257,26 @@ def _steady(
     level: float,
     cap: int,
     at_load: bool,
+    window: float,
 ) -> int:
-    """Workers whose steady state keeps P(pickup > SLA) within `level` at `rate` jobs/s: Erlang
-    C, its wait tail's decay scaled by the Poisson variance over the measured one (2 / (1 + D)
-    near the load: Kingman's heavy-traffic scaling), so bursty arrivals ask for more. Where the
-    backlog carries the noise (`at_load`: S > L + I, so a plan is corrected within the SLA),
-    the load alone, ceil(lambda E[S] / k): the jobs its noise leaves waiting are the horizon's
+    """Workers whose steady state keeps P(pickup > SLA) within `level` at `rate` jobs/s.
+
+    Erlang C, its wait tail's decay scaled by the Poisson variance over the measured one
+    (2 / (1 + D) near the load: Kingman's heavy-traffic scaling), so bursty arrivals ask for
+    more; or fewer where the fleet may run hot ("walk", a `window` W > 0 to read the rate's
+    noise over): near rho = 1 the backlog is a random walk, and a fleet whose walk over the
+    reach L + I, drifting at the rate's upper bound lambda + z_level sqrt(D lambda / W), still
+    leaves the backlog within the SLA (`queueing.hot_workers`) holds until a correction lands.
+    Its floor is the load's lower bound: lambda less z_p of the relative error of a load read
+    over W, sqrt((D + 1) / (lambda W)) (the arrivals' counts and the mean of about lambda W
+    exponential job times, Erlang C's own service model), so the noise of the two estimates
+    does not move a fleet at the load by a worker each way. Where the backlog carries the
+    noise (`at_load`: S > L + I, so a plan is corrected within the SLA), the load alone,
+    floor(lambda E[S] / k): the jobs its noise leaves waiting are the horizon's
     (core/pickup.py), which orders for them when they would be late."""
     if at_load:
         return _load_workers(rate, m, settings, cap, math.floor)
-    return workers_for_sla(
+    erlang = workers_for_sla(
         rate,
         m.mean_job_seconds,
         settings.worker_concurrency,
@@ -266,6 +284,23 @@ def _steady(
         1.0 - level,
         max_workers=cap,
     )
+    if not window > 0 or not rate > 0:  # no window to read the rate's noise over
+        return erlang
+    error = walk_quantile(1.0 - level) * math.sqrt(dispersion * rate / window)
+    load_error = math.sqrt((dispersion + 1.0) * rate / window)  # the counts' and the mean's
+    least = rate - walk_quantile(settings.percentile) * load_error
+    walk = hot_workers(
+        arrival_rate=rate + error,
+        least_rate=least if least > 0 else 0.0,
+        backlog=float(m.visible),
+        service_rate_per_worker=m.service_rate,
+        sla_seconds=settings.sla_seconds,
+        reaction_seconds=knobs.derive(settings).reach_seconds,
+        percentile=1.0 - level,
+        max_workers=cap,
+        dispersion=dispersion,
+    )
+    return min(erlang, walk)
 
 
 def _load_workers(
@@ -291,6 +326,7 @@ def _kept(
     level: float,
     cap: int,
     at_load: bool,
+    window: float,
 ) -> int:
     """The sustained need the delayed off remembers, workers: the steady state at the measured
     rate raised by the percentile's normal quantile of that rate's own noise, sd
@@ -300,7 +336,8 @@ def _kept(
     the load (below that the backlog grows and orders it back: a flap). A fleet goes up at the
     measured rate and comes down only below what a rate within its noise asks for: the rate's
     noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
-    orders it back. Not the drain: workers ordered for a backlog are not needed once it is gone."""
+    orders it back. Not the drain: workers ordered for a backlog are not needed once it is gone.
+    `window`: the steady state's walk window (`_steady`; 0 for Erlang C alone)."""
     rate = m.arrival_rate
     if not rate > 0:
         return 0
@@ -308,7 +345,7 @@ def _kept(
         return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
-    return _steady(high, m, settings, dispersion, level, cap, at_load)
+    return _steady(high, m, settings, dispersion, level, cap, at_load, window)
 
 
 def _within_dispersion(snapshot: QueueSnapshot) -> float:

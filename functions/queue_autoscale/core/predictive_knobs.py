@@ -31,6 +31,9 @@ MECHANISMS: tuple[str, ...] = (
     "load-steady",
     "orders",
     "rise-kept",
+    "walk",
+    "mean-landing",
+    "release-now",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -42,14 +45,21 @@ burst model's onset and end tests then read (off: Erlang C with its noise margin
 each pending order's own landing time (core/orders.py; off: every pending worker lands a lead
 after the last scale-up); "rise-kept" has the delayed off keep what a rise asks back before a
 re-order could land (`predictive.rise_slope`; off: the kept need and the trend at the reach
-alone)."""
+alone); "walk" lets the steady state run hot where the backlog's random walk over the reach
+stays within the SLA (`predictive._steady`; off: Erlang C alone); "mean-landing" counts ordered
+workers from their mean landing L + I / 2 (off: from L); "release-now" lets a release follow
+another without the configured scale-down cooldown (off: the cooldown holds)."""
 
 
 class Knobs(NamedTuple):
     """The knobs of one tick, derived once from the queue's settings (seconds)."""
 
     landing_seconds: float
-    """L: when workers ordered now start taking jobs."""
+    """L + I / 2: when workers ordered now start taking jobs, on average ("mean-landing"; L
+    with it off). The plan credits an order's workers from here, and the reach below is why:
+    the controller reads the queue once an interval, so it cannot tell within one when they
+    started; with nothing to place them within the interval after the lead, their mean is its
+    middle. Counted from L, an onset's order was sized for workers not all there yet."""
     reach_seconds: float
     """L + I: the earliest deadline the plan sizes for. Workers ordered now land after L, and
     the controller reads the queue once an interval, so it cannot see within one when they
@@ -75,13 +85,14 @@ class Knobs(NamedTuple):
     need size at the load."""
 
 
-def derive(settings: QueueSettings) -> Knobs:
-    """The tick's knobs from the queue's settings."""
+def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
+    """The tick's knobs from the queue's settings (`off`: mechanisms switched off)."""
     lead = settings.provisioning_lead_seconds
-    reach = lead + settings.evaluation_interval_seconds
+    interval = settings.evaluation_interval_seconds
+    reach = lead + interval
     budget = max(0.0, 1.0 - settings.percentile)
     return Knobs(
-        landing_seconds=lead,
+        landing_seconds=lead + interval / 2.0 if "mean-landing" not in off else lead,
         reach_seconds=reach,
         horizon_seconds=reach + settings.sla_seconds,
         delayed_off_seconds=reach,
@@ -105,13 +116,21 @@ def chance_level(budget: float, started: float, late: float, floor: float) -> fl
     return level if level > floor else floor
 
 
-def movement_settings(settings: QueueSettings, knobs: Knobs) -> QueueSettings:
+def movement_settings(
+    settings: QueueSettings, knobs: Knobs, off: frozenset[str] = frozenset()
+) -> QueueSettings:
     """The settings `constraints.movement` applies to this policy's plan, made once per tick:
     the stabilization window is the delayed off, and a release goes at once (no step limit:
-    the plan already priced what the release costs, and scale-in drains). Cooldowns, the
-    deployment guard and the fleet-stuck stop are the configured ones."""
+    the plan already priced what the release costs, and scale-in drains), with no scale-down
+    cooldown ("release-now"): the delayed off already keeps what the last L + I asked for, so a
+    cooldown after a release only holds workers the plan no longer needs (after a drain, the
+    in-flight floor it left goes a tick later, not a cooldown later). The scale-up cooldown,
+    the deployment guard and the fleet-stuck stop are the configured ones."""
     return replace(
         settings,
         stabilization_window_seconds=knobs.delayed_off_seconds,
         scale_down_percent=100.0,
+        scale_down_cooldown_seconds=(
+            0.0 if "release-now" not in off else settings.scale_down_cooldown_seconds
+        ),
     )
