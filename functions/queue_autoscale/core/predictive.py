@@ -90,11 +90,10 @@ def decide_predictive(
     off: frozenset[str] = frozenset(),
 ) -> Evaluation:
     """One tick of the predictive controller for one queue; `off` names mechanisms
-    (`knobs.MECHANISMS`) switched off for an ablation (none in production).
-
-    Bounded work for every finite input: two Erlang C walks stopped past the cap M (about 8 M k
-    float steps each, see queueing.servers_for_sla) and O(log M) evaluations of the plan's miss
-    share, each over `COHORT_POINTS` cohorts."""
+    (`knobs.MECHANISMS`) switched off for an ablation (none in production). Bounded work for
+    every finite input: Erlang C walks and random-walk sizes stopped past the cap M (about 8 M k
+    float steps each, queueing.servers_for_sla and hot_workers) and O(log M) evaluations of the
+    plan's miss share, each over `COHORT_POINTS` cohorts."""
     m = measure(snapshot, settings)
     problems = input_problems(snapshot, settings, now)
     if problems:
