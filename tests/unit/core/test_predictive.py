@@ -303,6 +303,8 @@ def test_workers_ordered_for_a_drained_backlog_are_released_without_the_delayed_
 def test_rate_noise_alone_does_not_release_a_worker(off: tuple[str, ...], kept: int) -> None:
     # GIVEN 20 jobs/s measured over 300 s, 1 s jobs, SLA 1 s at p99, the fleet at 25: Erlang C
     # asks 24 at 20 jobs/s and 25 at 20 + z x sqrt(20 / 300) = 20.6 jobs/s; the walk 23 at both
+    # (at 20.6 + 0.6: 22 workers leave (21.2 - 22) x 70 + 2.33 sqrt(43.2 x 70) = 72 jobs > 22 x 1 s,
+    # 23 leave 3 <= 23)
     cfg = settings(sla_seconds=1.0, percentile=0.99, scale_down_cooldown_seconds=0.0)
     assert workers_for_sla(20.0, 1.0, 1, 1.0, 0.99) == 24
     steady = {"arrival_rate": 20.0, "completion_rate": 20.0, "in_flight": 20}
@@ -430,7 +432,8 @@ def test_the_delayed_off_keeps_what_a_rise_asks_back_before_a_reorder_lands() ->
     alone = ablated("rise-kept")(ramp, cfg, state, NOW).state.samples[-1].raw_target
     # THEN it keeps the steady state at the rate the rise reaches by the delayed off's end plus
     # a lead, read from the long window's middle: 30 + 0.01 x (150 + 90 + 60) = 33 jobs/s; 33
-    # workers running hot there, Erlang C's 34 with the walk off
+    # workers running hot there (the floor 33 - 1.645 sqrt(66 / 300) = 32.2; their backlog
+    # 0.55 x 70 + 1.645 sqrt(66.5 x 70) = 150 jobs <= 33 x 30 s), Erlang C's 34 with the walk off
     erlang = ablated("walk")(ramp, cfg, state, NOW).state.samples[-1].raw_target
     assert kept == 33 > alone
     assert erlang == workers_for_sla(33.0, 1.0, 1, 30.0, 0.95) == 34
