@@ -133,8 +133,9 @@ def robust_mean_job_seconds(busy: list[int], jobs: list[int]) -> float | None:
 
 
 def pickup_seconds(rows: Iterable[CounterRow]) -> tuple[tuple[int, int, int], ...]:
-    """(second, started, pickup ms) of every row with starts: the snapshot's `pickups`."""
-    return tuple([(r.second, r.started, r.pickup_ms) for r in rows if r.started > 0])
+    """(second, started, pickup ms) of every row with starts, in time order: the snapshot's
+    `pickups` (the SLA loop selects the seconds it counts by bisection)."""
+    return tuple(sorted([(r.second, r.started, r.pickup_ms) for r in rows if r.started > 0]))
 
 
 def counters_oldest_age(now: float, visible: int, rows: Sequence[CounterRow]) -> float | None:

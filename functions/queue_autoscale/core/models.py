@@ -236,7 +236,7 @@ class QueueSnapshot:
     """Length of the long window the rates were measured over (a setting, not a measure)."""
     pickups: tuple[tuple[int, int, int], ...] = ()
     """(epoch second, jobs started, summed pickup ms) per counter second with starts in the
-    long window: what the SLA loop reads realized compliance from."""
+    long window, in time order: what the SLA loop reads realized compliance from."""
     arrival_dispersion: float | None = None
     """Index of dispersion of the per-second arrivals over the long window (variance / mean:
     1 for Poisson traffic, more for bursty; None if unknown): the hot size's random walk."""

@@ -178,18 +178,34 @@ def miss_share(
     help, so only a smaller plan changes its fate, and it counts only the jobs
     holding the fleet would serve in time (`hold_late`: its late jobs at the current count) and
     the ones of those the plan makes late. 0 with no job due."""
+    total = _reachable(due, hold_late, outlook.reach_seconds)
+    return _late(plan, fleet, outlook, due, hold_late) / total if total > 0 else 0.0
+
+
+def _reachable(due: Sequence[Cohort], hold_late: Sequence[float], reach: float) -> float:
+    """`miss_share`'s denominator, jobs: the same for every plan."""
+    total = 0.0
+    for cohort, held in zip(due, hold_late, strict=True):
+        if cohort.deadline < reach:
+            total += cohort.jobs - held
+        else:
+            total += cohort.jobs
+    return total
+
+
+def _late(
+    plan: int, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort], hold_late: Sequence[float]
+) -> float:
+    """`miss_share`'s numerator, jobs: the late jobs `plan` adds to what no order can help."""
     mu, landing, reach = outlook.service_rate, outlook.landing_seconds, outlook.reach_seconds
-    late = total = 0.0
+    late = 0.0
     for cohort, held in zip(due, hold_late, strict=True):
         lost = late_jobs(cohort, starts_by(plan, fleet, mu, landing, cohort.deadline))
         if cohort.deadline < reach:
-            total += cohort.jobs - held
             lost -= held
-        else:
-            total += cohort.jobs
         if lost > 0:
             late += lost
-    return late / total if total > 0 else 0.0
+    return late
 
 
 def hold_late(fleet: Fleet, outlook: Outlook, due: Sequence[Cohort]) -> tuple[float, ...]:
@@ -219,9 +235,10 @@ def smallest_plan(
     # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of miss_share
     kept = [(c, h) for c, h in zip(due, hold, strict=True) if c.high or c.low or c.arrivals or h]
     live, live_hold = [c for c, _ in kept], [h for _, h in kept]
+    total = _reachable(live, live_hold, outlook.reach_seconds)  # the same for every plan
 
     def share(c: int) -> float:
-        return miss_share(c, fleet, outlook, live, live_hold)
+        return _late(c, fleet, outlook, live, live_hold) / total if total > 0 else 0.0
 
     guess = min(max(guess, floor), cap)
     at_guess = share(guess)

@@ -8,6 +8,7 @@ workload. docs/decision.md explains each with its formula.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import NamedTuple
 
 from queue_autoscale.core.models import QueueSettings
@@ -126,11 +127,16 @@ def movement_settings(
     cooldown after a release only holds workers the plan no longer needs (after a drain, the
     in-flight floor it left goes a tick later, not a cooldown later). The scale-up cooldown,
     the deployment guard and the fleet-stuck stop are the configured ones."""
+    return _moving(settings, knobs.delayed_off_seconds, "release-now" not in off)
+
+
+@lru_cache(maxsize=4096)
+def _moving(settings: QueueSettings, delayed_off: float, release_now: bool) -> QueueSettings:
+    """`movement_settings`, made once per queue's settings (memoized: a queue's settings stay
+    the same from tick to tick, and `replace` costs about 7 µs)."""
     return replace(
         settings,
-        stabilization_window_seconds=knobs.delayed_off_seconds,
+        stabilization_window_seconds=delayed_off,
         scale_down_percent=100.0,
-        scale_down_cooldown_seconds=(
-            0.0 if "release-now" not in off else settings.scale_down_cooldown_seconds
-        ),
+        scale_down_cooldown_seconds=0.0 if release_now else settings.scale_down_cooldown_seconds,
     )

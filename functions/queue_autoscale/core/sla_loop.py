@@ -63,7 +63,9 @@ in tests/sim/test_sla_loop_sim.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
@@ -77,6 +79,7 @@ WINDOW_LEADS = 20.0
 """W = this x (provisioning lead + SLA)."""
 COMFORT_SHARE = 0.25
 """Below this share of the miss budget the loop gives headroom back."""
+_SECOND = itemgetter(0)
 
 
 class LoopReading(NamedTuple):
@@ -181,13 +184,14 @@ def late_starts(
 
 def update(
     state: ControllerState,
-    pickups: Iterable[tuple[int, int, int]],
+    pickups: Sequence[tuple[int, int, int]],
     settings: QueueSettings,
     now: float,
     onset_at: float | None = None,
     surge_at: float | None = None,
 ) -> LoopReading:
-    """Count the newly settled seconds, decay the sums, move the headroom.
+    """Count the newly settled seconds, decay the sums, move the headroom. `pickups` is the
+    snapshot's, in time order.
 
     `onset_at` is the last burst onset (epoch s, core/recurrence.py): within W of it the
     headroom does not rise. Late starts within `reaction_seconds` of it, or of `surge_at` (the
@@ -199,11 +203,9 @@ def update(
     settle = settings.evaluation_interval_seconds
     until = math.floor(now - settle)
     through = state.realized_through
-    # the seconds counted now, (through, until], in one pass: the counts below read only these
-    if through is None:
-        rows = tuple([r for r in pickups if r[0] <= until])
-    else:
-        rows = tuple([r for r in pickups if r[0] <= until and not r[0] <= through])
+    # the seconds counted now, (through, until]: the counts below read only these
+    first = 0 if through is None else bisect_right(pickups, through, key=_SECOND)
+    rows = tuple(pickups[first : bisect_right(pickups, until, key=_SECOND)])
     started, late = late_starts(rows, through, until, settings.sla_seconds)
     excused = _excused(rows, through, until, (onset_at, surge_at), settings) if late > 0 else 0
     last = state.samples[-1].at if state.samples else None

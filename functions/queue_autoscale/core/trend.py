@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from queue_autoscale.core.models import QueueSettings, Sample, TrendModel
@@ -74,12 +75,10 @@ def _window_sums(
     """Running sums for a least-squares line over the samples within the window and the point
     now: (points counting the point now, sum x, y0 + sum y, sum x^2, sum xy, the earliest x),
     x the sample time minus now (s, <= 0), y its rate (jobs/s); the earliest x is 0 with no
-    sample in the window. Samples are oldest first, so the window's are a suffix; no point list
-    (this runs every tick). `y0` is where the sum of y starts: the callers keep the order their
-    float additions had."""
-    first = 0
-    while first < len(samples) and samples[first].at - now < -window_seconds:
-        first += 1
+    sample in the window. Samples are oldest first, so the window's are a suffix, found by
+    bisection; no point list (this runs every tick). `y0` is where the sum of y starts: the
+    callers keep the order their float additions had."""
+    first = bisect_left(samples, -window_seconds, key=lambda s: s.at - now)
     n, sx, sy, sxx, sxy = 1 + len(samples) - first, 0.0, y0, 0.0, 0.0
     earliest = samples[first].at - now if first < len(samples) else 0.0
     for sample in samples[first:]:

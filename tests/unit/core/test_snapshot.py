@@ -15,6 +15,7 @@ from queue_autoscale.core import (
     Readings,
     build_snapshot,
     decide,
+    sla_loop,
 )
 from queue_autoscale.core.snapshot import counter_lookback_seconds
 from tests.unit.core.builders import NOW, settings
@@ -134,3 +135,21 @@ def test_an_unknown_dlq_is_unknown_and_does_not_hold() -> None:
 @pytest.mark.parametrize(("sla", "seconds"), [(30.0, 300), (600.0, 1200), (86_400.0, 3600)])
 def test_the_counter_lookback_reaches_twice_the_sla(sla: float, seconds: int) -> None:
     assert counter_lookback_seconds(sla) == seconds
+
+
+def test_pickups_are_in_time_order_whatever_order_the_rows_came_in() -> None:
+    # (age s, pickup ms), newest last in neither order
+    ages = ((5, 1_000), (40, 45_000), (12, 1_000), (300, 2_000), (1, 1_000))
+    rows = [CounterRow(second=SECOND - a, started=1, pickup_ms=ms) for a, ms in ages]
+    snap = build_snapshot("jobs", NOW, replace(all_read(), rows=rows))
+    assert snap.pickups == (
+        (SECOND - 300, 1, 2_000),
+        (SECOND - 40, 1, 45_000),
+        (SECOND - 12, 1, 1_000),
+        (SECOND - 5, 1, 1_000),
+        (SECOND - 1, 1, 1_000),
+    )
+    # the SLA loop selects the seconds it counts by bisection on that order: settled are those
+    # at least an interval (30 s) old, 300 s (picked up in 2 s) and 40 s (45 s, past the 30 s SLA)
+    reading = sla_loop.update(ControllerState("jobs"), snap.pickups, settings(), NOW)
+    assert (reading.started, reading.late, reading.through) == (2.0, 1.0, NOW - 30.0)
