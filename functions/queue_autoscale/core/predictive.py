@@ -71,13 +71,23 @@ class Sizing(NamedTuple):
     the workers that serve it: a fleet a worker short of the load builds a backlog the plan
     orders for before its jobs are due. The burst model tests its onsets and ends against
     what this steady plan serves."""
+    walk_seconds: float
+    """"walk": the window W the rate's noise is read over where the steady state may run hot
+    (`_steady`; 0: Erlang C alone)."""
+    band_seconds: float
+    """"load-band", where `at_load`: the window W the load's lower bound is read over, so that
+    its noise neither orders a worker nor keeps one (0: the load as measured)."""
 
 
-def _sizing(k: knobs.Knobs, off: frozenset[str]) -> Sizing:
-    """The tick's sizing mechanisms, each on where its test holds and it is not switched off."""
+def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
+    """The tick's sizing mechanisms, each on where its test holds and it is not switched off;
+    `window` is the long rate window W, s."""
+    at_load = k.correctable and "load-steady" not in off
     return Sizing(
         rise_in_backlog=k.correctable and "backlog-rise" not in off,
-        at_load=k.correctable and "load-steady" not in off,
+        at_load=at_load,
+        walk_seconds=window if "walk" not in off else 0.0,
+        band_seconds=window if at_load and "load-band" not in off else 0.0,
     )
 
 
@@ -102,22 +112,20 @@ def decide_predictive(
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
     dispersion = _within_dispersion(snapshot)
-    window = snapshot.rate_window_seconds if "walk" not in off else 0.0  # 0: Erlang C alone
-    sizing = _sizing(k, off)
+    sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
-    at_load = sizing.at_load  # the burst model tests against the steady plan as sized
-    reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, at_load)
+    reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, sizing)
     surge = reading.surge
     if surge is not None and surge.starts_in < k.reach_seconds and not sizing.rise_in_backlog:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
     ahead = max(rate, forecast)
-    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing.at_load, window)
+    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing)
     trend = steady  # where the backlog carries a rise, the steady state reads no forecast
     if ahead != m.arrival_rate and not sizing.rise_in_backlog:
-        trend = _steady(ahead, m, settings, dispersion, level, cap, sizing.at_load, window)
+        trend = _steady(ahead, m, settings, dispersion, level, cap, sizing)
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
@@ -144,11 +152,11 @@ def decide_predictive(
     why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
     why += _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
-    kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing.at_load, window)
+    kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing)
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     if "rise-kept" not in off:  # a worker the rise asks back before a re-order lands stays
         back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
-        returns = _steady(back, m, settings, dispersion, level, cap, sizing.at_load, window)
+        returns = _steady(back, m, settings, dispersion, level, cap, sizing)
         remembered = min(max(remembered, returns), cap)
     held = knobs.movement_settings(settings, k, off)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
@@ -203,11 +211,11 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     k: knobs.Knobs,
     now: float,
     off: frozenset[str],
-    at_load: bool,
+    sizing: Sizing,
 ) -> onsets.Onsets:
     """The recurring-burst model's reading (core/onsets.py): a rate's noise is z of its sd
     sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu
-    (`at_load`: a fleet at the load, as the steady state sizes it, `Sizing.at_load`). The plan
+    (`Sizing.at_load`: a fleet at the load as measured, the steady state's sizing). The plan
     tested against is Erlang C's alone (`_steady` with no window to walk over): its workers x mu
     is what it serves, where a plan the random walk sized serves more than its workers x mu (it
     runs hot, a backlog absorbing the noise), and its c mu read a quiet rate's noise as an
@@ -219,10 +227,10 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     def noise(rate: float) -> float:
         return z * math.sqrt(dispersion * rate / SHORT_WINDOW_SECONDS)
 
+    plain = sizing._replace(walk_seconds=0.0, band_seconds=0.0)
+
     def serves(rate: float) -> float:
-        return (
-            _steady(rate, m, settings, dispersion, level, cap, at_load, window=0.0) * m.service_rate
-        )
+        return _steady(rate, m, settings, dispersion, level, cap, plain) * m.service_rate
 
     return onsets.update(
         state.bursts,
@@ -255,26 +263,28 @@ def _steady(
     dispersion: float,
     level: float,
     cap: int,
-    at_load: bool,
-    window: float,
+    sizing: Sizing,
 ) -> int:
     """Workers whose steady state keeps P(pickup > SLA) within `level` at `rate` jobs/s.
 
     Erlang C, its wait tail's decay scaled by the Poisson variance over the measured one
     (2 / (1 + D) near the load: Kingman's heavy-traffic scaling), so bursty arrivals ask for
-    more; or fewer where the fleet may run hot ("walk", a `window` W > 0 to read the rate's
-    noise over): near rho = 1 the backlog is a random walk, and a fleet whose walk over the
-    reach L + I, drifting at the rate's upper bound lambda + z_level sqrt(D lambda / W), still
-    leaves the backlog within the SLA (`queueing.hot_workers`) holds until a correction lands.
-    Its floor is the load's lower bound: lambda less z_p of the relative error of a load read
-    over W, sqrt((D + 1) / (lambda W)) (the arrivals' counts and the mean of about lambda W
-    exponential job times, Erlang C's own service model), so the noise of the two estimates
-    does not move a fleet at the load by a worker each way. Where the backlog carries the
-    noise (`at_load`: S > L + I, so a plan is corrected within the SLA), the load alone,
-    floor(lambda E[S] / k): the jobs its noise leaves waiting are the horizon's
-    (core/pickup.py), which orders for them when they would be late."""
-    if at_load:
-        return _load_workers(rate, m, settings, cap, math.floor)
+    more; or fewer where the fleet may run hot ("walk", `Sizing.walk_seconds` W > 0 to read
+    the rate's noise over): near rho = 1 the backlog is a random walk, and a fleet whose walk
+    over the reach L + I, drifting at the rate's upper bound lambda + z_level sqrt(D lambda /
+    W), still leaves the backlog within the SLA (`queueing.hot_workers`) holds until a
+    correction lands.
+    Its floor is the load's lower bound (`_least_rate`), so the noise of the rate and job time
+    estimates does not move a fleet at the load by a worker each way. Where the backlog carries
+    the noise (`Sizing.at_load`: S > L + I, so a plan is corrected within the SLA), the load
+    alone, floor(lambda E[S] / k), at the load's lower bound ("load-band", read over
+    `Sizing.band_seconds`): the jobs its noise leaves waiting are the horizon's
+    (core/pickup.py), which orders for them when they would be late, and noise alone orders no
+    worker."""
+    if sizing.at_load:
+        low = _least_rate(rate, dispersion, sizing.band_seconds, settings.percentile)
+        return _load_workers(low, m, settings, cap, math.floor)
+    window = sizing.walk_seconds
     erlang = workers_for_sla(
         rate,
         m.mean_job_seconds,
@@ -286,11 +296,9 @@ def _steady(
     if not window > 0 or not rate > 0:  # no window to read the rate's noise over
         return erlang
     error = walk_quantile(1.0 - level) * math.sqrt(dispersion * rate / window)
-    load_error = math.sqrt((dispersion + 1.0) * rate / window)  # the counts' and the mean's
-    least = rate - walk_quantile(settings.percentile) * load_error
     walk = hot_workers(
         arrival_rate=rate + error,
-        least_rate=least if least > 0 else 0.0,
+        least_rate=_least_rate(rate, dispersion, window, settings.percentile),
         backlog=float(m.visible),
         service_rate_per_worker=m.service_rate,
         sla_seconds=settings.sla_seconds,
@@ -300,6 +308,17 @@ def _steady(
         dispersion=dispersion,
     )
     return min(erlang, walk)
+
+
+def _least_rate(rate: float, dispersion: float, window: float, percentile: float) -> float:
+    """The load's lower bound, jobs/s (>= 0): `rate` less z_p of the error of a load read over
+    `window` W seconds, sqrt((D + 1) lambda / W): the arrivals' counts (D lambda / W) and the
+    mean of about lambda W exponential job times (Erlang C's own service model). `rate` itself
+    with no window (0) or no rate."""
+    if not window > 0 or not rate > 0:
+        return rate
+    least = rate - walk_quantile(percentile) * math.sqrt((dispersion + 1.0) * rate / window)
+    return least if least > 0 else 0.0
 
 
 def _load_workers(
@@ -324,27 +343,32 @@ def _kept(
     dispersion: float,
     level: float,
     cap: int,
-    at_load: bool,
-    window: float,
+    sizing: Sizing,
 ) -> int:
     """The sustained need the delayed off remembers, workers: the steady state at the measured
     rate raised by the percentile's normal quantile of that rate's own noise, sd
-    sqrt(D lambda / W) over the long window W. Where the backlog carries the noise (`at_load`)
-    the workers that serve the load, ceil(lambda E[S] / k): the plan sizes at the floor and
-    orders more when the backlog asks, and a worker is stopped only while the rest still serve
-    the load (below that the backlog grows and orders it back: a flap). A fleet goes up at the
+    sqrt(D lambda / W) over the long window W. Where the backlog carries the noise
+    (`Sizing.at_load`) the workers that serve the load, ceil(lambda E[S] / k): the plan sizes
+    at the floor and orders more when the backlog asks, and a worker is stopped only while the
+    rest still serve the load (below that the backlog grows and orders it back: a flap). With
+    no job waiting longer than an interval the fleet is not short of the load, and that load
+    is its lower bound ("load-band"): a worker goes once the rest serve it, so the fleet follows
+    a falling load down at its estimate's error rather than a worker above it, while a noise
+    that stops a worker must then also order it back past the same bound. A fleet goes up at the
     measured rate and comes down only below what a rate within its noise asks for: the rate's
     noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
     orders it back. Not the drain: workers ordered for a backlog are not needed once it is gone.
-    `window`: the steady state's walk window (`_steady`; 0 for Erlang C alone)."""
+    """
     rate = m.arrival_rate
     if not rate > 0:
         return 0
-    if at_load:  # a worker goes only while the rest still serve the load
+    if sizing.at_load:
+        if m.oldest_age_seconds <= settings.evaluation_interval_seconds:
+            rate = _least_rate(rate, dispersion, sizing.band_seconds, settings.percentile)
         return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
-    return _steady(high, m, settings, dispersion, level, cap, at_load, window)
+    return _steady(high, m, settings, dispersion, level, cap, sizing)
 
 
 def _within_dispersion(snapshot: QueueSnapshot) -> float:

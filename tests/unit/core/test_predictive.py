@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
@@ -339,13 +338,35 @@ def test_where_a_plan_is_corrected_within_the_sla_the_backlog_carries_the_noise(
     carried = _decide(cfg=loose, **load)
     erlang = ablated("load-steady")(snapshot(**load), loose, ControllerState("jobs"), NOW).decision
     held = _decide(cfg=tight, **load)
-    # THEN the first sizes at the load (20 busy workers; the half worker's jobs wait in the
-    # backlog); switched off, and at 60 s, the steady state reads Erlang C's model and runs hot
-    # at the load's lower bound, 20.5 - 1.645 sqrt(2 x 20.5 / 300) = 19.9 jobs/s: 20 workers
-    assert carried.raw_target == 20 and "the backlog carries the noise" in carried.reason
+    # THEN the first sizes at the load's lower bound, 20.5 - 1.645 sqrt(2 x 20.5 / 300) = 19.89
+    # jobs/s: 19 busy workers (the rest of the load waits in the backlog, which the horizon's
+    # plan orders for); switched off, and at 60 s, the steady state reads Erlang C's model and
+    # runs hot at that lower bound: 20 workers
+    assert carried.raw_target == 19 and "the backlog carries the noise" in carried.reason
     assert erlang.raw_target == 20 < workers_for_sla(20.5, 1.0, 1, 300.0, 0.95)
     assert "(Erlang C)" in erlang.reason
     assert held.raw_target == 20 and "(Erlang C)" in held.reason
+
+
+def test_where_the_backlog_carries_the_noise_the_kept_need_is_the_loads_lower_bound() -> None:
+    # GIVEN 20.5 jobs/s of 1 s jobs on 21 workers at SLA 300 s (> lead 60 s + interval 10 s)
+    cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
+    load = {"arrival_rate": 20.5, "completion_rate": 20.5, "running": 21, "desired": 21}
+    waiting = {"visible": 400, "oldest_age_seconds": 20.0}  # waited longer than an interval
+
+    def kept(*off: str, **snap: Any) -> int:
+        """The need the delayed off remembers for the tick (what it stops workers below)."""
+        evaluation = ablated(*off)(snapshot(**load, **snap), cfg, ControllerState("jobs"), NOW)
+        return evaluation.state.samples[-1].raw_target
+
+    # WHEN no job has waited an interval, and when one has
+    # THEN with nothing waiting the delayed off keeps ceil(19.89) = 20 (the load's lower bound,
+    # 20.5 - 1.645 sqrt(2 x 20.5 / 300)), so a worker can go; with "load-band" off it keeps
+    # ceil(20.5) = 21; with jobs waiting longer than an interval the fleet may be short of the
+    # load, and it keeps 21 as measured
+    assert kept() == 20
+    assert kept("load-band") == 21
+    assert kept(**waiting) == 21
 
 
 def test_where_the_backlog_carries_the_noise_a_rise_is_read_in_the_backlog_a_fall_at_once() -> None:
@@ -355,7 +376,9 @@ def test_where_the_backlog_carries_the_noise_a_rise_is_read_in_the_backlog_a_fal
     up = _decide(cfg=cfg, arrival_rate=20.0, arrival_rate_short=30.0, **base)
     # a short window half the long one: sized on
     down = _decide(cfg=cfg, arrival_rate=20.0, arrival_rate_short=10.0, **base)
-    assert up.raw_target == 20 and down.raw_target == 10
+    # each at the load's lower bound: 20 - 1.645 sqrt(2 x 20 / 300) = 19.40 and
+    # 10 - 1.645 sqrt(2 x 10 / 300) = 9.58 jobs/s
+    assert up.raw_target == 19 and down.raw_target == 9
 
 
 def test_each_use_of_the_correctable_test_is_its_own_mechanism() -> None:
@@ -368,10 +391,13 @@ def test_each_use_of_the_correctable_test_is_its_own_mechanism() -> None:
         return ablated(*off)(snap, cfg, state, NOW).decision.raw_target
 
     # WHEN one mechanism is switched off at a time
-    # THEN only "backlog-rise" off reads the rise (30 jobs/s at the load: 30 workers), and only
-    # "load-steady" off sizes by Erlang C's model (at 20 jobs/s 21 workers, or 20 running hot)
-    assert plan() == 20
-    assert plan("backlog-rise") == 30
+    # THEN only "backlog-rise" off reads the rise (30 jobs/s at the load's lower bound,
+    # 30 - 1.645 sqrt(2 x 30 / 300) = 29.26: 29 workers), only "load-band" off sizes at the load
+    # as measured (20), and only "load-steady" off sizes by Erlang C's model (at 20 jobs/s 21
+    # workers, or 20 running hot)
+    assert plan() == 19
+    assert plan("backlog-rise") == 29
+    assert plan("load-band") == 20
     assert plan("load-steady", "walk") == workers_for_sla(20.0, 1.0, 1, 300.0, 0.95) == 21
     assert plan("load-steady") == 20
 
@@ -450,8 +476,9 @@ def test_where_the_backlog_carries_a_rise_the_steady_state_reads_no_forecast() -
     d = decide_predictive(snapshot(**load, completion_rate=50.0), cfg, state, NOW).decision
     off = ablated("backlog-rise")(snapshot(**load, completion_rate=50.0), cfg, state, NOW)
     # THEN the forecast extrapolates the ramp to 59.2 jobs/s, and only the horizon's plan reads
-    # it: the steady state stays at the load (50 workers), where with backlog-rise off the
-    # trend term sizes for the forecast
+    # it: the steady state stays at the load's lower bound, 50 - 1.645 sqrt(2 x 50 / 300) =
+    # 49.05 jobs/s (49 workers), where with backlog-rise off the trend term sizes for the
+    # forecast's, 59.2 - 1.645 sqrt(2 x 59.2 / 300) = 58.17 (58)
     assert d.forecast_rate == pytest.approx(59.2, abs=0.01)
-    assert d.terms.trend == d.terms.steady == 50 and d.raw_target == 50
-    assert off.decision.terms.trend == math.floor(off.decision.forecast_rate) == 59
+    assert d.terms.trend == d.terms.steady == 49 and d.raw_target == 49
+    assert off.decision.terms.trend == 58
