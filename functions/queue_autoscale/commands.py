@@ -24,6 +24,7 @@ from queue_autoscale.config import (
 )
 from queue_autoscale.core import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
+    DEFAULT_POLICY,
     POLICIES,
     AgeSource,
     ControllerState,
@@ -293,8 +294,8 @@ def explain(
     model: Annotated[Path | None, typer.Option("--model", help="Trend model JSON.")] = None,
     policy: Annotated[
         str,
-        typer.Option("--policy", help="A core policy (hybrid, seed-hybrid, predictive) or a peer."),
-    ] = "hybrid",
+        typer.Option("--policy", help="A core policy (predictive, hybrid, seed-hybrid) or a peer."),
+    ] = DEFAULT_POLICY,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     examples: Annotated[
         Path | None,

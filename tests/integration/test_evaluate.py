@@ -17,7 +17,7 @@ from queue_autoscale.constants import (
     QUEUE_METRICS,
     SILENT_WHEN_ZERO_METRICS,
 )
-from queue_autoscale.core import AgeSource, ControllerState, decide
+from queue_autoscale.core import DEFAULT_POLICY, POLICIES, AgeSource, ControllerState
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
 from tests.unit.core.builders import snapshot as build
@@ -130,12 +130,16 @@ def expected_backlog_target(world: World) -> int:
         oldest_age_source=AgeSource.COUNTERS,
         arrival_rate=120 / 300,
         arrival_rate_short=120 / 60,
+        # per-second counts of 6 for 20 s and 0 for 280 s: variance 36 * 20 / 300 - 0.4^2 =
+        # 2.24 over the mean 0.4
+        arrival_dispersion=5.6,
         mean_job_seconds=1.0,
         completion_rate=280 / 300,
         running=2,
         desired=2,
     )
-    return decide(snapshot, settings, ControllerState(queue=world.queue), NOW).decision.target
+    decide = POLICIES[DEFAULT_POLICY]
+    return decide(snapshot, settings, ControllerState(queue=world.queue), NOW, None).decision.target
 
 
 def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
@@ -151,12 +155,12 @@ def test_a_backlog_scales_the_service_and_a_broken_queue_does_not_stop_it(
     missing = {"queue": kit.name("ghost"), "cluster": world.cluster}
     world.runtime(missing)
     expected = expected_backlog_target(world)
-    # By hand: the drain term wins. The 2 running workers keep pace with the 2 jobs/s arriving
-    # (short window), so when new workers land (60 s lead) the 120 waiting are the last minute's
-    # arrivals. The default recovery horizon (SLA / 3 = 10 s) is shorter than the 30 s interval,
-    # so the drain orders the fleet that empties them within one interval while serving the
-    # arrivals (core/drain_plan.py): 2 + 120 / 30 = 6 jobs/s, 6 workers of 1 job/s.
-    assert expected == 6
+    # By hand: the plan is the fewest workers whose predicted share of late jobs, among those
+    # due within lead + interval + SLA (120 s), fits the 95 % target's 5 % budget. The 2
+    # running workers only keep pace with the 2 jobs/s arriving (short window), so the 120
+    # waiting wait for workers ordered now: 6 workers leave 5.06 % of those jobs late, 7 leave
+    # 1.25 % (the same world as tests/unit/handlers/test_evaluate_handler.py).
+    assert expected == 7
 
     # WHEN one tick runs
     answer = evaluate.handler({"once": True}, lambda_context)

@@ -67,7 +67,7 @@ def test_events_from_the_client_drive_the_scaling_decision(
     ingest = record_events.handler(sqs_event(batch, kit.queue_arn(events_url)), lambda_context)
     answer = evaluate.handler({"once": True}, lambda_context)
 
-    # THEN every event was accepted, and the controller saw 50 waiting jobs arriving at 1/s
+    # THEN every event was accepted, and the controller saw 50 waiting jobs
     assert ingest == {"batchItemFailures": []}
     assert kit.receive_all(dlq_url) == []
     (decision,) = answer["decisions"]
@@ -77,12 +77,15 @@ def test_events_from_the_client_drive_the_scaling_decision(
         for key in kit.archive_keys(environment["ARCHIVE_BUCKET"], "decisions/")
         for record in _records(clients, environment["ARCHIVE_BUCKET"], key)
     ]
-    assert line["arrival_rate"] == pytest.approx(1.0)  # 60 queued in the 60 s short window
+    # The 60 arrived within a second: the short window's 1/s differs from the long window's
+    # 60 / 300 s = 0.2/s by less than the noise of such bursty counts (dispersion about 59), so
+    # the plan sizes on the long window's rate and the backlog carries the burst
+    assert line["arrival_rate"] == pytest.approx(0.2)
     assert line["service_rate"] == pytest.approx(0.5)  # 2 s jobs, one at a time per worker
     assert line["oldest_age_source"] == "counters"
     assert line["running"] == 1
-    # 50 waiting, lambda = 1/s, mu = 0.5/s, just under 30 s left: (50 + 1 * T) / (0.5 * T) > 5
-    assert line["terms"]["drain"] >= 6
+    # 50 waiting with just under 30 s left, mu = 0.5/s: more than 50 / (0.5 * 30) > 3 workers
+    assert line["terms"]["drain"] >= 4
     # AND the service was scaled to the decision's target
     assert decision["action"] == "up" and decision["applied"] is True
     service = clients.ecs.describe_services(cluster=cluster, services=[queue])["services"][0]

@@ -12,7 +12,6 @@ from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
 from queue_autoscale.sim.policies import (
     ABLATIONS,
-    CANDIDATES,
     DIAGNOSTICS,
     POLICY_HELP,
     POLICY_NAMES,
@@ -172,6 +171,6 @@ def test_each_predictive_mechanism_has_an_ablation_that_runs_with_it_off() -> No
 def test_the_help_names_every_policy_the_parser_accepts() -> None:
     """`simulate --policy` runs the candidate, its ablations and the diagnostics by name: the
     help says so, from the same names (it once listed only `all`'s)."""
-    names = (*POLICY_NAMES, *CANDIDATES, *ABLATIONS, *DIAGNOSTICS)
+    names = (*POLICY_NAMES, *ABLATIONS, *DIAGNOSTICS)
     assert [name for name in names if name not in POLICY_HELP] == []
     assert [label for name in names for label in parse_policies(name)] == list(names)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from queue_autoscale.cli import app
 from queue_autoscale.commands import load_config, pick_queue, read_snapshot, read_state
-from queue_autoscale.core import decide_predictive, decision_to_dict
+from queue_autoscale.core import DEFAULT_POLICY, decide_predictive, decision_to_dict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "infra" / "examples"
 runner = CliRunner()
@@ -21,9 +21,38 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def test_explain_runs_the_controllers_default_policy() -> None:
+    # GIVEN seed 001's spike: 200 waiting (oldest 15 s), 20 workers of 0.5 jobs/s, the backlog
+    # grown since the last tick as 60 jobs/s would
+    code, out, _ = run(
+        "explain",
+        "--config",
+        str(EXAMPLES / "seed001-spike-1002.config.json"),
+        "--snapshot",
+        str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
+        "--state",
+        str(EXAMPLES / "seed001-spike-1002.state.json"),
+        "--interval",
+        "30",
+        "--json",
+    )
+    # WHEN explain runs with no --policy, THEN the controller's own policy decides: the plan
+    # for the jobs due within lead + interval + SLA (90 s) is the largest term, and its
+    # predicted miss share is within the 95 % target's 5 % budget
+    assert code == 0
+    data = json.loads(out)
+    assert data["policy"] == DEFAULT_POLICY == "predictive"
+    assert data["terms"] == {"steady": 99, "trend": 118, "drain": 194}
+    assert (data["current"], data["target"], data["action"]) == (20, 194, "up")
+    assert "plan 194 (predicted miss share 4.01% of the jobs due within 90 s" in data["reason"]
+    assert "budget 5.00%" in data["reason"]
+
+
 def test_explain_json_has_the_documented_keys() -> None:
     code, out, _ = run(
         "explain",
+        "--policy",
+        "hybrid",
         "--config",
         str(EXAMPLES / "seed001-spike-1002.config.json"),
         "--snapshot",
@@ -307,6 +336,8 @@ def test_explain_reads_the_snapshots_queue_from_trend_fits_model_file(tmp_path: 
     # WHEN hybrid explains the snapshot with it (the file was read as one model: KeyError)
     code, out, err = run(
         "explain",
+        "--policy",
+        "hybrid",
         "--config",
         str(EXAMPLES / "seed000-ex1-normal.config.json"),
         "--snapshot",

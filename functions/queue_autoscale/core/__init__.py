@@ -67,7 +67,7 @@ POLICIES: dict[str, Policy] = {
     "seed-hybrid": decide_seed_hybrid,
     "predictive": decide_predictive,
 }
-DEFAULT_POLICY = "hybrid"
+DEFAULT_POLICY = "predictive"
 """The policy the controller runs when none is named (a key of `POLICIES`)."""
 
 __all__ = [

@@ -150,6 +150,7 @@ def decide_predictive(
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
         share = pickup.miss_share(raw, fleet, outlook, due, hold)
     why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
+    why += _fleet_words(fleet)
     why += _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
     kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing)
@@ -549,6 +550,15 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
         f"{m.service_rate:.3g} jobs/s per worker{m.prior_note}; steady-state P(pickup > "
         f"{settings.sla_seconds:g} s) {tail:.2%} at those arrivals"
     )
+
+
+def _fleet_words(fleet: pickup.Fleet) -> str:
+    """The fleet the plan starts from, when workers ordered earlier are still on their way:
+    each order's workers and the seconds until they take jobs."""
+    if not fleet.landing:
+        return ""
+    landing = ", ".join(f"{workers} in {seconds:.0f} s" for workers, seconds in fleet.landing)
+    return f"; fleet: {fleet.running} running, ordered earlier and landing: {landing}"
 
 
 def _steady_tail(

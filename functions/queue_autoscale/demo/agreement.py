@@ -2,10 +2,10 @@
 
 This is `queue-autoscale simulate --archive`'s fidelity line on the demo's archive (each job's
 own arrival and duration, the queue's config, the decision log's tick gap and starting fleet,
-`hybrid` against the "as run" row, `sim/as_run.py`): one measure, computed once. Worker-seconds
-on both sides are billed from a task's order to its stop (as run: the logged desired count
-until the next tick). The tolerance is the demo's own run-to-run spread, measured by
-benchmarks/demo_agreement.py on the same measure.
+the policy the decision log names against the "as run" row, `sim/as_run.py`): one measure, computed
+once. Worker-seconds on both sides are billed from a task's order to its stop (as run: the
+logged desired count until the next tick). The tolerance is the demo's own run-to-run
+spread, measured by benchmarks/demo_agreement.py on the same measure.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from queue_autoscale.config import QueueConfig
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.as_run import Tolerance, from_first, within_one
 
 __all__ = [
@@ -75,13 +76,15 @@ def logged_targets(archive: Path, queue: str) -> list[tuple[float, int]]:
 
 
 def simulate_archive(archive: Path, config: QueueConfig) -> Agreement:
-    """Replay the archive's jobs of `config`'s queue under hybrid, as `simulate --archive`
-    does, and return its fidelity against the run."""
+    """Replay the archive's jobs of `config`'s queue under the policy that decided them, as
+    `simulate --archive` does, and return its fidelity against the run."""
     from queue_autoscale.sim.replay import archive_input, run_replay  # noqa: PLC0415 (numpy)
     from queue_autoscale.sim.runner import RunSpec  # noqa: PLC0415
 
     replay_input = archive_input(archive, config.queue, (None, None), RunSpec(), config)
-    replay = run_replay(replay_input, ["hybrid"])
+    recorded = replay_input.recorded
+    policy = recorded.policy if recorded is not None else DEFAULT_POLICY
+    replay = run_replay(replay_input, [policy])
     (score,) = replay.comparison.scores
     gap, as_run = replay.fidelity, replay.as_run
     if gap is None or as_run is None:

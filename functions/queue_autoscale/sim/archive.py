@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from queue_autoscale.core import DEFAULT_POLICY, POLICIES
 from queue_autoscale.events import Event
 from queue_autoscale.sim.jobs import JobTrace
 from queue_autoscale.sim.workload import Floats
@@ -53,11 +54,12 @@ MAX_REASONS = 20
 @dataclass(frozen=True, slots=True)
 class Tick:
     """One decision of the recorded controller: epoch s, the workers billed (running, else
-    current) and the desired count it set."""
+    current), the desired count it set and the policy that decided (None: not logged)."""
 
     at: float
     workers: int
     target: int
+    policy: str | None = None
 
 
 @dataclass
@@ -77,6 +79,13 @@ class Recorded:
     """Lines, files or attempts left out, by reason."""
     end_epoch: float = 0.0
     """The latest event time read, epoch s."""
+
+    @property
+    def policy(self) -> str:
+        """The policy that made most of the recorded decisions, as the decision log names it
+        (the controller's default where it names none)."""
+        named = Counter(tick.policy for tick in self.ticks if tick.policy)
+        return named.most_common(1)[0][0] if named else DEFAULT_POLICY
 
 
 @dataclass(slots=True)
@@ -319,9 +328,10 @@ def read_ticks(
                 workers = data.get("running")
                 if not isinstance(workers, int):
                     workers = data.get("current")
-                target = data.get("target")
+                target, policy = data.get("target"), data.get("policy")
                 if isinstance(workers, int) and isinstance(target, int):
-                    ticks.append(Tick(float(at), workers, target))
+                    named = policy if isinstance(policy, str) and policy in POLICIES else None
+                    ticks.append(Tick(float(at), workers, target, named))
                 else:
                     sink.skip("no whole running/current and target")
     ticks.sort(key=lambda tick: tick.at)

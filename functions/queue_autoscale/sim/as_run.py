@@ -1,5 +1,6 @@
 """The "as run" row of a replay: what the recorded controller's fleet really did, scored like a
-simulated run (`sim/scores.Score`), and how far the simulated "hybrid" row is from it."""
+simulated run (`sim/scores.Score`), and how far the simulated row of the policy that ran is
+from it."""
 
 from __future__ import annotations
 
@@ -167,10 +168,12 @@ class Tolerance:
 
 @dataclass(frozen=True, slots=True)
 class Fidelity:
-    """How far the simulated "hybrid" row is from "as run" (simulated minus recorded): the one
-    agreement measure, shown by `simulate --archive`, the demo summary and
+    """How far the simulated row of the recorded policy is from "as run" (simulated minus
+    recorded): the one agreement measure, shown by `simulate --archive`, the demo summary and
     benchmarks/demo_agreement.py."""
 
+    policy: str
+    """The simulated row compared: the policy the recorded controller ran."""
     compliance_points: float
     """Percentage points of SLA compliance."""
     worker_seconds_share: float
@@ -193,8 +196,9 @@ class Fidelity:
         """One line for the console."""
         ticks = self.ticks_within_one
         return (
-            f"simulator fidelity (hybrid - as run): compliance {self.compliance_points:+.2f} "
-            f"points, worker-seconds {self.worker_seconds_share:+.1%}, "
+            f"simulator fidelity ({self.policy} - as run): compliance "
+            f"{self.compliance_points:+.2f} points, "
+            f"worker-seconds {self.worker_seconds_share:+.1%}, "
             f"p99 pickup {self.p99_pickup_seconds:+.2f} s"
             + ("" if ticks is None else f", targets within +-1 on {ticks:.0%} of ticks")
         )
@@ -221,10 +225,12 @@ def within_one(ours: Sequence[tuple[float, int]], theirs: Sequence[tuple[float, 
 
 
 def fidelity(simulated: Score, recorded: Score, ticks_within_one: float | None = None) -> Fidelity:
-    """`simulated` (the hybrid row replayed with the recorded controller's settings) against
-    the "as run" row; `ticks_within_one` from `within_one` when the decisions were kept."""
+    """`simulated` (the recorded controller's policy replayed with its settings) against the
+    "as run" row; `ticks_within_one` from `within_one` when the
+    decisions were kept."""
     base = recorded.worker_seconds
     return Fidelity(
+        policy=simulated.policy,
         compliance_points=100.0 * (simulated.sla_compliance - recorded.sla_compliance),
         worker_seconds_share=(simulated.worker_seconds - base) / base if base else 0.0,
         p99_pickup_seconds=simulated.p99_pickup_seconds - recorded.p99_pickup_seconds,

@@ -32,10 +32,15 @@ from queue_autoscale.sim.peers import (
 from queue_autoscale.sim.peers.keda import NAME_NO_DRAIN as KEDA_NO_DRAIN
 from queue_autoscale.sim.peers.knobs import Knob, KnobError
 
-POLICY_NAMES: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracking", "static")
-CANDIDATES: tuple[str, ...] = ("predictive",)
-"""Runnable by name, not part of `all`: a policy that joins the comparison once it beats
-hybrid on the validation set (core/predictive.py)."""
+POLICY_NAMES: tuple[str, ...] = (
+    "predictive",
+    "hybrid",
+    "seed-hybrid",
+    "keda",
+    "target-tracking",
+    "static",
+)
+"""The policies of `all`: the controller's default (core/predictive.py) first."""
 ABLATIONS: dict[str, str] = {f"predictive-no-{m}": m for m in MECHANISMS}
 """Runnable by name, not part of `all`: predictive with one mechanism switched off
 (`core.predictive.ablated`), by name -> mechanism, for the ablation on the validation set."""
@@ -102,7 +107,7 @@ def sim_settings(
 POLICY_GRAMMAR = (
     "POLICIES is 'all' or a comma-separated list of POLICY; POLICY is NAME or "
     "NAME(KNOB=VALUE,...), e.g. "
-    "'hybrid,keda,keda(queue_length=120,min_replicas=0)'. "
+    "'predictive,keda,keda(queue_length=120,min_replicas=0)'. "
     "Knobs: hybrid, seed-hybrid, predictive and its ablations: interval (s between ticks); "
     "keda and keda-no-drain: queue_length, scale_down_stabilization (s), min_replicas; "
     "target-tracking: target_value, scale_in_cooldown (s), min_capacity; static: size. "
@@ -110,8 +115,8 @@ POLICY_GRAMMAR = (
 )
 """The `--policy` grammar, as `simulate --help` states it."""
 POLICY_HELP = (
-    f"Policies: {', '.join(POLICY_NAMES)} or all; also, by name only, the candidate "
-    f"{', '.join(CANDIDATES)}, its ablations ({', '.join(ABLATIONS)}), {BOUND_NAME} and "
+    f"Policies: {', '.join(POLICY_NAMES)} or all; also, by name only, predictive's "
+    f"ablations ({', '.join(ABLATIONS)}), {BOUND_NAME} and "
     f"{KEDA_NO_DRAIN} (stopped mid-job on scale-in). " + POLICY_GRAMMAR
 )
 """`simulate --policy`'s help, from the same names `parse_policies` accepts."""
@@ -188,10 +193,10 @@ def parse_policy(text: str) -> PolicyChoice:
     """One POLICY of the grammar, validated (ArrivalError in one line)."""
     name, opened, rest = text.partition("(")
     name = name.strip()
-    if name not in (*POLICY_NAMES, *CANDIDATES, *ABLATIONS, *DIAGNOSTICS):
+    if name not in (*POLICY_NAMES, *ABLATIONS, *DIAGNOSTICS):
         raise ArrivalError(
             f"unknown policy {name!r}: choose from {', '.join(POLICY_NAMES)} (or all), "
-            f"the candidates {', '.join(CANDIDATES)}, the ablations {', '.join(ABLATIONS)}, "
+            f"the ablations {', '.join(ABLATIONS)}, "
             f"or the diagnostics {', '.join(DIAGNOSTICS)}"
         )
     if not opened:

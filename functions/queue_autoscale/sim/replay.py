@@ -32,8 +32,6 @@ from queue_autoscale.sim.runner import Comparison, Progress, RunSpec, compare_wo
 from queue_autoscale.sim.scores import Score
 from queue_autoscale.sim.workload import FleetSpec, Floats
 
-HYBRID = "hybrid"
-
 
 @dataclass(frozen=True, slots=True)
 class ReplayInput:
@@ -136,10 +134,10 @@ def _ticks_within_one(
     decisions: Mapping[str, Sequence[Decision]],
     start: int,
 ) -> float | None:
-    """Share of the recorded ticks whose simulated hybrid target is within +-1 worker, both in
-    seconds from the replay's start (the log's epoch `start`, the simulation's `base_epoch`);
-    None without simulated decisions."""
-    simulated = decisions.get(HYBRID)
+    """Share of the recorded ticks whose simulated target (the recorded policy's) is within
+    +-1 worker, both in seconds from the replay's start (the log's epoch `start`, the
+    simulation's `base_epoch`); None without simulated decisions."""
+    simulated = decisions.get(recorded.policy)
     if not simulated:
         return None
     ours = [(tick.at - start, tick.target) for tick in recorded.ticks]
@@ -174,10 +172,10 @@ def run_replay(
     )
     seconds = max((r.end_seconds for r in comparison.results), default=0)
     fleet = fleet_series(recorded, start, seconds)
-    hybrid = next((s for s in comparison.scores if s.policy == HYBRID), None)
+    ours = next((s for s in comparison.scores if s.policy == recorded.policy), None)
     gap = (
-        fidelity(hybrid, as_run, _ticks_within_one(recorded, comparison.decisions, start))
-        if hybrid is not None and replay.settings
+        fidelity(ours, as_run, _ticks_within_one(recorded, comparison.decisions, start))
+        if ours is not None and replay.settings
         else None
     )
     arrived = recorded.trace.arrivals - start

@@ -63,39 +63,39 @@ def test_parse_request(event: dict[str, Any], max_ticks: int | None, once: bool)
 def test_the_scheduled_minute_runs_a_tick_every_interval(
     installed: Any, load_event: Any, lambda_context: Any
 ) -> None:
-    # GIVEN a 30 s interval and a backlog the drain term sizes at 6 workers
+    # GIVEN a 30 s interval and a backlog the plan sizes at 7 workers
     runtime = installed(build(interval=30))
 
     # WHEN the canonical scheduler event arrives
     answer = evaluate.handler(load_event("scheduler_evaluate.json"), lambda_context)
 
-    # THEN two ticks ran 30 s apart. The first scaled 2 -> 6: the 2 running workers keep pace
-    # with the 2 jobs/s arriving, so when new workers land (60 s lead) the 120 waiting are the
-    # last minute's arrivals. The default horizon (10 s) is shorter than the 30 s interval, so
-    # the drain orders the fleet that empties them within one interval while serving the
-    # arrivals: 2 + 120 / 30 = 6 jobs/s, 6 workers.
+    # THEN two ticks ran 30 s apart. The first scaled 2 -> 7: the plan is the fewest workers
+    # whose predicted share of late jobs, among those due within lead + interval + SLA
+    # (120 s), fits the 95 % target's 5 % budget. 120 wait and 2 jobs/s arrive (dispersion 4);
+    # the 2 running workers only keep pace, so the backlog waits for workers ordered now, which
+    # take jobs 75 s later: 6 workers leave 5.06 % of those jobs late, 7 leave 1.25 %.
     assert answer["ticks"] == 2
     assert runtime.sleep.__self__.naps == [30.0]
-    assert runtime.ecs.updates == [(ORDERS, 6)]
+    assert runtime.ecs.updates == [(ORDERS, 7)]
     first, second = answer["decisions"]
     assert (first["current"], first["target"], first["action"], first["applied"]) == (
         2,
-        6,
+        7,
         "up",
         True,
     )
+    assert "plan 7 (predicted miss share 1.25% of the jobs due within 120 s" in first["reason"]
     # In this frozen world nothing drained, so at the second tick the oldest job is 50 s old.
-    # The 4 workers ordered at the first tick land in 30 s; they clear the queue before anything
-    # ordered now could land, and are still needed when they do: hold at 6.
-    assert (second["current"], second["target"], second["action"]) == (6, 6, "hold")
-    assert "SLA breached (oldest 50.0 s > 30 s)" in second["reason"]
-    assert "after the 4 ordered earlier (in 30 s)" in second["reason"]
-    assert "keeping the workers already ordered" in second["reason"]
+    # The plan counts the 5 workers ordered at the first tick, 45 s from taking jobs; with
+    # them, no job that can still be on time is late: hold at 7.
+    assert (second["current"], second["target"], second["action"]) == (7, 7, "hold")
+    assert "120 waiting (oldest 50 s)" in second["reason"]
+    assert "fleet: 2 running, ordered earlier and landing: 5 in 45 s" in second["reason"]
     # AND each tick published a decision event, the first also WorkersScaled
     kinds = [event.detail_type for event in runtime.events.published]
     assert kinds.count("ScalingDecisionMade") == 2
     scaled = [e.detail for e in runtime.events.published if e.detail_type == "WorkersScaled"]
-    assert [(d["from"], d["to"]) for d in scaled] == [(2, 6)]
+    assert [(d["from"], d["to"]) for d in scaled] == [(2, 7)]
     # AND every event and the decision log carry the SLA aimed at and the predicted pickup
     decided = [e.detail for e in runtime.events.published if e.detail_type != "WorkersScaled"]
     for detail in [*scaled, *decided, *(log[0] for log in runtime.archive.logs)]:
@@ -121,7 +121,7 @@ def test_dry_run_decides_and_publishes_but_never_updates(
     runtime = installed(build(global_dry_run=True))
     answer = evaluate.handler({"once": True}, lambda_context)
     (decision,) = answer["decisions"]
-    assert (decision["target"], decision["applied"], decision["dry_run"]) == (6, False, True)
+    assert (decision["target"], decision["applied"], decision["dry_run"]) == (7, False, True)
     assert runtime.ecs.updates == []
 
 
