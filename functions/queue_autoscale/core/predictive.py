@@ -77,6 +77,8 @@ class Sizing(NamedTuple):
     band_seconds: float
     """"load-band", where `at_load`: the window W the load's lower bound is read over, so that
     its noise neither orders a worker nor keeps one (0: the load as measured)."""
+    reach_seconds: float
+    """The reach L + I the walk holds a fleet over until a correction lands, s."""
 
 
 def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
@@ -88,6 +90,7 @@ def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
         at_load=at_load,
         walk_seconds=window if "walk" not in off else 0.0,
         band_seconds=window if at_load and "load-band" not in off else 0.0,
+        reach_seconds=k.reach_seconds,
     )
 
 
@@ -157,7 +160,11 @@ def decide_predictive(
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     if "rise-kept" not in off:  # a worker the rise asks back before a re-order lands stays
         back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
-        returns = _steady(back, m, settings, dispersion, level, cap, sizing)
+        returns = (
+            steady
+            if back == m.arrival_rate  # no rise: the steady state already sized
+            else _steady(back, m, settings, dispersion, level, cap, sizing)
+        )
         remembered = min(max(remembered, returns), cap)
     held = knobs.movement_settings(settings, k, off)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
@@ -303,7 +310,7 @@ def _steady(
         backlog=float(m.visible),
         service_rate_per_worker=m.service_rate,
         sla_seconds=settings.sla_seconds,
-        reaction_seconds=knobs.derive(settings).reach_seconds,
+        reaction_seconds=sizing.reach_seconds,
         percentile=1.0 - level,
         max_workers=cap,
         dispersion=dispersion,
