@@ -151,7 +151,7 @@ def decide_predictive(
     terms = Terms(steady=steady, trend=trend, drain=transient)
     raw, winner = largest_term(terms)
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
-        share = pickup.miss_share(raw, fleet, outlook, due, hold)
+        share = pickup.miss_share(min(raw, cap), fleet, outlook, due, hold)
     why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
     why += _fleet_words(fleet)
     why += _surge_words(surge)
@@ -536,7 +536,8 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
     sizing: Sizing,
 ) -> str:
     """The reason in words: the plan, its predicted miss share against the level and budget,
-    what bound it, and what was forecast."""
+    what bound it, and what was forecast; a plan past the fleet's cap (`max_allowed`) is
+    quoted at the cap, the most the decision can order."""
     realized = "none counted yet" if compliance is None else f"realized {compliance:.2%}"
     model = (
         "the load: the backlog carries the noise, SLA > lead + interval"
@@ -548,9 +549,12 @@ def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once
         "trend": f"the steady state at the forecast rate ({model})",
         "steady": f"the steady state at the measured rate ({model})",
     }.get(str(winner), "nothing waiting or arriving")
-    tail = _steady_tail(plan, m, outlook.rate, settings, outlook.dispersion)
+    cap = max_allowed(settings)
+    shown = plan if plan <= cap else cap  # a plan past the cap is judged at the cap
+    head = f"plan {plan} (" if plan <= cap else f"plan more than the {cap} allowed (at {cap}: "
+    tail = _steady_tail(shown, m, outlook.rate, settings, outlook.dispersion)
     return (
-        f"plan {plan} (predicted miss share {share:.2%} of the jobs due within "
+        f"{head}predicted miss share {share:.2%} of the jobs due within "
         f"{k.horizon_seconds:g} s, level {level:.2%}: budget {k.budget:.2%}, {realized}); "
         f"bound by {binding}; forecast: arrivals {outlook.rate:.2f} jobs/s, dispersion "
         f"{outlook.dispersion:.2f}, {m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "

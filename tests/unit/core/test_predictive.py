@@ -124,6 +124,11 @@ def test_the_cap_binds_and_says_so() -> None:
         completion_rate=8.0,
     )
     assert d.target == 8 and Constraint.MAX_WORKERS in d.constraints
+    # the plan past the cap is quoted at the cap, the most the decision can order: 8 workers
+    # starting 8 jobs/s behind 3,000 waiting, with 20 arriving, leave most jobs due late
+    assert d.raw_target == 9
+    assert "plan more than the 8 allowed (at 8: predicted miss share 93.75%" in d.reason
+    assert "capped at max_workers 8 (wanted more than 8)" in d.reason
 
 
 @pytest.mark.parametrize(
