@@ -1,8 +1,10 @@
 """Shared pieces of the benchmark scripts: the header of their tables (machine, date, versions and
-the command that made them), and the bench command's own defaults."""
+the command that made them), the policy a measurement runs, and the bench command's own
+defaults."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import inspect
 import os
@@ -61,6 +63,27 @@ def write(name: str, text: str) -> Path:
     root = RESULTS.parent.parent
     print(f"written to {path.relative_to(root) if path.is_relative_to(root) else path}")
     return path
+
+
+def add_policy_option(parser: argparse.ArgumentParser) -> None:
+    """`--policy`: the core policy a measurement runs in the simulator, by default the one the
+    controller runs (`core.DEFAULT_POLICY`), so what is measured is what ships."""
+    from queue_autoscale.core import DEFAULT_POLICY, POLICIES
+
+    parser.add_argument(
+        "--policy",
+        choices=sorted(POLICIES),
+        default=DEFAULT_POLICY,
+        help=f"the core policy to run (default: the controller's, {DEFAULT_POLICY})",
+    )
+
+
+def policy_words(policy: str) -> str:
+    """The policy as a results table names it: 'predictive (the controller's default policy)'
+    when it is the default."""
+    from queue_autoscale.core import DEFAULT_POLICY
+
+    return f"{policy} (the controller's default policy)" if policy == DEFAULT_POLICY else policy
 
 
 def bench_trace_defaults() -> dict[str, object]:

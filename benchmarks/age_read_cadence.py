@@ -2,7 +2,8 @@
 
 The evaluate function's `OldestAgeReader` asks CloudWatch for each queue's
 `ApproximateAgeOfOldestMessage` once per minute and answers the minute's other ticks from that
-read (the lag recomputed). This runs hybrid in the simulator twice on the same jobs: once
+read (the lag recomputed). This runs the controller's default policy (predictive; `--policy`
+names another) in the simulator twice on the same jobs: once
 reading the simulated CloudWatch datapoint at every tick (as before), once through the real
 `OldestAgeReader` over a CloudWatch stand-in that serves the simulator's datapoints. It counts
 the ticks whose decision (target) differs and scores both runs. The datapoint's publication lag
@@ -10,7 +11,7 @@ is a setting: 60 s puts each new datapoint on a minute boundary (where the per-m
 lands), 75 and 105 s put it between ticks of the minute.
 
     nice -n 10 .venv/bin/python benchmarks/age_read_cadence.py \\
-        [--scenarios spike,bursty --lags 60,75]
+        [--scenarios spike,bursty --lags 60,75 --policy NAME]
 
 Writes benchmarks/results/age_read_cadence.md.
 """
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _report import header, write  # noqa: E402
+from _report import add_policy_option, header, policy_words, write  # noqa: E402
 
 from queue_autoscale.adapters.cloudwatch import OldestAgeReader  # noqa: E402
 from queue_autoscale.core import OldestAge  # noqa: E402
@@ -83,17 +84,17 @@ def read_once_a_minute() -> Iterator[SimCloudWatch]:
         engine.FleetView.oldest_age = original  # type: ignore[method-assign]
 
 
-def row(name: str, lag: int) -> str:
+def row(name: str, lag: int, policy: str) -> str:
     """One scenario at one lag: differing decisions, compliance and worker-seconds of both."""
     spec = RunSpec(sla_seconds=30.0, cloudwatch_lag_seconds=lag, provision_jitter_seconds=10.0)
     counts = scenario(name).counts()
-    every = compare(name, counts, ["hybrid"], spec, record_decisions=True)
+    every = compare(name, counts, [policy], spec, record_decisions=True)
     with read_once_a_minute() as cloudwatch:
-        minute = compare(name, counts, ["hybrid"], spec, record_decisions=True)
+        minute = compare(name, counts, [policy], spec, record_decisions=True)
     blind = compare(
-        name, counts, ["hybrid"], replace(spec, cloudwatch_age=False), record_decisions=True
+        name, counts, [policy], replace(spec, cloudwatch_age=False), record_decisions=True
     )
-    a, b, c = (run.decisions["hybrid"] for run in (every, minute, blind))
+    a, b, c = (run.decisions[policy] for run in (every, minute, blind))
     differ = sum(1 for x, y in zip(a, b, strict=True) if x.target != y.target)
     unread = sum(1 for x, y in zip(a, c, strict=True) if x.target != y.target)
     sa, sb = (score(c.results[0], spec.sla_seconds) for c in (every, minute))
@@ -110,10 +111,13 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--lags", default=",".join(map(str, LAGS)))
     parser.add_argument("--out", default="age_read_cadence.md")
+    add_policy_option(parser)
     args = parser.parse_args()
+    interval = RunSpec().interval_seconds
     out = [
         header("The SQS age read once a minute: what changes in the decisions"),
-        "hybrid, SLA 30 s at p99.9, interval 15 s, workers land 60 s + 0..10 s after the "
+        f"{policy_words(args.policy)}, SLA 30 s at p99.9, interval {interval} s, workers "
+        "land 60 s + 0..10 s after the "
         "order; the same jobs in both runs. 'every tick' reads the newest published "
         "datapoint at each tick; 'once a minute' goes through `OldestAgeReader`. The control "
         "column runs without any CloudWatch age (the counters' FIFO estimate alone): where it "
@@ -129,7 +133,7 @@ def main() -> None:
     ]
     for name in args.scenarios.split(","):
         for lag in (int(x) for x in args.lags.split(",")):
-            out.append(row(name, lag))
+            out.append(row(name, lag, args.policy))
             print(out[-1], flush=True)
     write(args.out, "\n".join(out))
 

@@ -4,11 +4,11 @@ ScalingDecisionMade.
 The evaluate tick publishes ScalingDecisionMade when the decision's headline
 (`controller.tick.headline`: target, action, inputs usable, overloading / overloaded, urgency,
 breach predicted) differs from the last one published, or when it acted, has errors or lost the
-state race. This runs hybrid (the default policy) in the simulator at the production
-interval (the default) and counts the ticks whose headline changed or whose action was a
-scaling (the simulator has no errors and no second controller).
+state race. This runs the controller's default policy (predictive; `--policy` names another) in
+the simulator at the production interval (the default) and counts the ticks whose headline
+changed or whose action was a scaling (the simulator has no errors and no second controller).
 
-    nice -n 10 .venv/bin/python benchmarks/decision_events.py [--nasa PATH]
+    nice -n 10 .venv/bin/python benchmarks/decision_events.py [--nasa PATH] [--policy NAME]
 
 Writes benchmarks/results/decision_events.md.
 """
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _report import header, write  # noqa: E402
+from _report import add_policy_option, header, policy_words, write  # noqa: E402
 from state_writes import NASA, poisson_sweep, workloads  # noqa: E402
 
 from queue_autoscale.controller.tick import headline  # noqa: E402
@@ -32,10 +32,10 @@ from queue_autoscale.sim.arrivals import Counts  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec, compare  # noqa: E402
 
 
-def shares(label: str, counts: Counts, spec: RunSpec) -> tuple[int, int, int]:
-    """(ticks, ticks publishing ScalingDecisionMade, of those the scalings) of hybrid's run."""
-    run = compare(label, counts, ["hybrid"], spec, record_decisions=True)
-    decisions = run.decisions["hybrid"]
+def shares(label: str, counts: Counts, spec: RunSpec, policy: str) -> tuple[int, int, int]:
+    """(ticks, ticks publishing ScalingDecisionMade, of those the scalings) of `policy`'s run."""
+    run = compare(label, counts, [policy], spec, record_decisions=True)
+    decisions = run.decisions[policy]
     published = scalings = 0
     last: list[object] | None = None
     for decision in decisions:
@@ -51,12 +51,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nasa", type=Path, default=NASA, help="the NASA per-second trace")
     parser.add_argument("--out", default="decision_events.md")
+    add_policy_option(parser)
     args = parser.parse_args()
     spec = RunSpec(sla_seconds=30.0)
     runs = workloads(args.nasa)
     out = [
         header("How many ticks publish ScalingDecisionMade"),
-        f"hybrid, SLA 30 s at p99.9, interval {spec.interval_seconds} s, workers land 60 s "
+        f"{policy_words(args.policy)}, SLA 30 s at p99.9, interval {spec.interval_seconds} s, "
+        "workers land 60 s "
         "after the order (warm-up "
         "ticks included; the first tick always publishes).",
         "",
@@ -64,7 +66,7 @@ def main() -> None:
         "|---|---:|---:|---:|---:|",
     ]
     for label, counts in runs:
-        ticks, published, scalings = shares(label, counts, spec)
+        ticks, published, scalings = shares(label, counts, spec, args.policy)
         out.append(
             f"| {label} | {ticks:,} | {published:,} | {published / ticks:.1%} | {scalings:,} |"
         )
@@ -80,7 +82,7 @@ def main() -> None:
         "|---:|---:|---:|---:|---:|---:|",
     ]
     for rate, counts in poisson_sweep():
-        ticks, published, scalings = shares(f"poisson {rate:g}", counts, spec)
+        ticks, published, scalings = shares(f"poisson {rate:g}", counts, spec, args.policy)
         out.append(
             f"| {rate:g} | {3 * rate:g} | {ticks:,} | {published:,} | {published / ticks:.1%} "
             f"| {scalings:,} |"

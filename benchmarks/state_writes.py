@@ -2,13 +2,14 @@
 
 The evaluate tick writes each queue's STATE item (a conditional PutItem, one write unit per KB
 begun) every tick. A write could be skipped only where the tick changed nothing a later tick
-reads. This runs hybrid (the default policy) in the simulator at the production interval
-(the default) and compares each tick's state with the one before it:
+reads. This runs the controller's default policy (predictive; `--policy` names another) in the
+simulator at the production interval (the default) and compares each tick's state with the one
+before it:
 
 - a new sample whose values (arrival rate, visible, raw target, DLQ depth) differ from the last
   one: the trend, onset, stabilization and drain terms read them;
 - any other field changed but the SLA loop's clock (`realized_through`): scaling times, bursts,
-  the settled load, headroom, the decayed sums of the SLA loop;
+  the pending orders, the settled load, headroom, the decayed sums of the SLA loop;
 - only the clock moved: the ticks a write could skip if every reader took a missing sample as
   the last one repeated (none does today).
 
@@ -16,7 +17,7 @@ It also sizes the item the controller writes (`state_to_dict` plus shard, tick t
 the last published headline, as the adapter's `state_item` makes it: the samples packed; times as
 epoch seconds) by DynamoDB's rules (`item_bytes`).
 
-    nice -n 10 .venv/bin/python benchmarks/state_writes.py [--nasa PATH]
+    nice -n 10 .venv/bin/python benchmarks/state_writes.py [--nasa PATH] [--policy NAME]
 
 Writes benchmarks/results/state_writes.md.
 """
@@ -34,7 +35,7 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from _report import header, write  # noqa: E402
+from _report import add_policy_option, header, policy_words, write  # noqa: E402
 
 from queue_autoscale.adapters.dynamodb import item_bytes, state_item  # noqa: E402
 from queue_autoscale.core import ControllerState, state_to_dict  # noqa: E402
@@ -97,6 +98,7 @@ def _epoch(state: ControllerState) -> ControllerState:
         else float(math.floor(state.realized_through + EPOCH)),
         bursts=tuple(b._replace(at=b.at + EPOCH) for b in state.bursts),
         burst_ends=tuple(at + EPOCH for at in state.burst_ends),
+        orders=tuple(o._replace(at=o.at + EPOCH) for o in state.orders),
         settled=None
         if settled is None
         else settled._replace(since=settled.since + EPOCH, at=settled.at + EPOCH),
@@ -114,8 +116,8 @@ def item_size(state: ControllerState, now: float, version: int) -> int:
     return item_bytes(state_item(QUEUE, document))
 
 
-def run(label: str, counts: Counts, spec: RunSpec) -> Tally:
-    """Hybrid on `counts`, every tick's state compared with the one before."""
+def run(label: str, counts: Counts, spec: RunSpec, policy: str) -> Tally:
+    """`policy` on `counts`, every tick's state compared with the one before."""
     tally = Tally()
     original = policies.CorePolicy.decide
 
@@ -136,7 +138,7 @@ def run(label: str, counts: Counts, spec: RunSpec) -> Tally:
 
     policies.CorePolicy.decide = decide  # type: ignore[method-assign]
     try:
-        compare(label, counts, ["hybrid"], spec)
+        compare(label, counts, [policy], spec)
     finally:
         policies.CorePolicy.decide = original  # type: ignore[method-assign]
     return tally
@@ -171,16 +173,50 @@ def workloads(nasa: Path) -> list[tuple[str, Counts]]:
     return runs
 
 
+def _reading(busy: Tally, sweep: list[tuple[float, Tally]]) -> str:
+    """The tables in words: `busy` is the 0.1 jobs/s run; the sizes from the Poisson rows."""
+    within = [rate for rate, t in sweep if t.max_bytes <= 1024]
+    beyond = [(rate, t) for rate, t in sweep if t.max_bytes > 1024]
+    sizes = [t.max_bytes for _, t in sweep]
+    size = (
+        f"With the samples packed (`adapters.state_codec`) the largest item at the Poisson rates "
+        f"is {min(sizes):,} to {max(sizes):,} bytes: "
+    )
+    if within:
+        size += f"up to {max(within):g} jobs/s within 1 KB, one write unit a tick; "
+    if beyond:
+        units = [t.units / t.ticks for _, t in beyond]
+        size += (
+            f"from {beyond[0][0]:g} jobs/s its samples take it past 1 KB on some ticks "
+            f"({min(units):.2f} to {max(units):.2f} write units a tick), "
+        )
+    return (
+        "A busy queue's tick changes the sample on most ticks and the rest of the state (the "
+        "SLA loop's decayed sums, bursts, orders) on nearly every one (the 0.1 jobs/s row: "
+        f"{busy.sample / busy.ticks:.1%} and {busy.other / busy.ticks:.1%}): the STATE item is "
+        "written every tick. An idle queue's tick moves only the clock (its sample repeats; its "
+        "decayed sums stay 0 here, but decay every tick for a queue that was busy before): a "
+        "write could be skipped there only if every reader of the samples (the trend fit, the "
+        "onset and recurrence extremes, the stabilization windows, seed-hybrid's last five "
+        "depths) took a gap as the last sample repeated, which none does. "
+        + size
+        + "which the bill counts by rate (above). Each character of the queue name adds 2 bytes "
+        "(the key and `queue`)."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nasa", type=Path, default=NASA, help="the NASA per-second trace")
     parser.add_argument("--out", default="state_writes.md")
+    add_policy_option(parser)
     args = parser.parse_args()
     spec = RunSpec(sla_seconds=30.0)
     runs = workloads(args.nasa)
     out = [
         header("What a tick changes in the STATE item, and the item's size"),
-        f"hybrid, SLA 30 s at p99.9, interval {spec.interval_seconds} s, workers land 60 s "
+        f"{policy_words(args.policy)}, SLA 30 s at p99.9, interval {spec.interval_seconds} s, "
+        "workers land 60 s "
         "after the order; each tick's "
         "state compared with the one before it (warm-up ticks included). Item bytes by "
         "DynamoDB's sizing rules (`adapters.dynamodb.item_bytes`), times as epoch seconds with "
@@ -190,8 +226,10 @@ def main() -> None:
         "largest item bytes | write units a tick (mean) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
+    tallies = []
     for label, counts in runs:
-        t = run(label, counts, spec)
+        t = run(label, counts, spec, args.policy)
+        tallies.append(t)
         out.append(
             f"| {label} | {t.ticks:,} | {t.sample / t.ticks:.1%} | {t.other / t.ticks:.1%} | "
             f"{t.clock_only / t.ticks:.1%} | {t.max_bytes:,} | "
@@ -199,18 +237,6 @@ def main() -> None:
         )
         print(out[-1], flush=True)
     out += [
-        "",
-        "A busy queue's tick changes the sample on most ticks and the SLA loop's decayed sums on "
-        "every one (the 0.1 jobs/s row: 78.5 % and 99.8 %): the STATE item is written every "
-        "tick. An idle queue's tick moves only the clock (its sample repeats; its decayed sums "
-        "stay 0 here, but decay every tick for a queue that was busy before): a write could be "
-        "skipped there only if every reader of the samples (the trend fit, the onset and "
-        "recurrence extremes, the stabilization windows, seed-hybrid's last five depths) took "
-        "a gap as the last sample repeated, which none does. With the samples packed "
-        "(`adapters.state_codec`) the item of a queue at up to 1 job/s is under 1 KB, one write "
-        "unit; from about 3 jobs/s its samples take it past 1 KB on most ticks (two units), "
-        "which the bill counts by rate (below). Each character of the queue name adds 2 bytes "
-        "(the key and `queue`).",
         "",
         "## By rate (Poisson, 2 h each)",
         "",
@@ -220,12 +246,15 @@ def main() -> None:
         "| jobs/s | events/s | ticks | largest item bytes | write units a tick (mean) |",
         "|---:|---:|---:|---:|---:|",
     ]
+    sweep = []
     for rate, counts in poisson_sweep():
-        t = run(f"poisson {rate:g}", counts, spec)
+        t = run(f"poisson {rate:g}", counts, spec, args.policy)
+        sweep.append((rate, t))
         out.append(
             f"| {rate:g} | {3 * rate:g} | {t.ticks:,} | {t.max_bytes:,} | {t.units / t.ticks:.2f} |"
         )
         print(out[-1], flush=True)
+    out += ["", "## What it says", "", _reading(tallies[1], sweep)]
     write(args.out, "\n".join(out))
 
 
