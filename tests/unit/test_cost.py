@@ -98,9 +98,10 @@ def test_two_idle_queues_worked_by_hand() -> None:
 
 def test_decision_events_are_the_ticks_whose_headline_changed() -> None:
     """2 queues at 30 s: 175,200 queue-ticks a month. A busy queue publishes ScalingDecisionMade
-    on 0.6 % of them (decision_events.md): 1,051.2 events at $1.00 a million; an idle one none."""
+    on 0.1 % of them (decision_events.md, predictive): 175.2 events at $1.00 a million; an idle
+    one none."""
     busy = usage(replace(TWO_IDLE, events_per_second=0.3), SHAPE, US_EAST_1)
-    assert line(busy, "EventBridge", "decision events") == pytest.approx(1_051.2 / 1e6 * 1.00)
+    assert line(busy, "EventBridge", "decision events") == pytest.approx(175.2 / 1e6 * 1.00)
     assert line(usage(TWO_IDLE, SHAPE, US_EAST_1), "EventBridge", "decision events") == 0
 
 
@@ -117,14 +118,15 @@ def test_a_share_is_read_between_the_rates_it_was_measured_at() -> None:
 
 
 def test_decision_events_and_age_reads_follow_the_rate() -> None:
-    """2 queues at 30 s, 3 jobs/s (9 events/s): ScalingDecisionMade on 27.5 % of 175,200
-    queue-ticks = 48,180 events; the age read in 91.6 % of 87,600 queue-minutes = 80,241.6; the
-    STATE item (1,077 bytes at 3 jobs/s) 1.59 write units a tick on average, 278,568 units."""
+    """2 queues at 30 s, 3 jobs/s (9 events/s), predictive's measured shares: ScalingDecisionMade
+    on 19.2 % of 175,200 queue-ticks = 33,638.4 events; the age read in 89.3 % of 87,600
+    queue-minutes = 78,226.8; the STATE item (1,089 bytes at 3 jobs/s) 1.64 write units a tick
+    on average, 287,328 units."""
     busy = usage(replace(TWO_IDLE, events_per_second=9.0), SHAPE, US_EAST_1)
-    assert line(busy, "EventBridge", "decision events") == pytest.approx(48_180 / 1e6 * 1.00)
-    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(80_241.6 / 1000 * 0.01)
+    assert line(busy, "EventBridge", "decision events") == pytest.approx(33_638.4 / 1e6 * 1.00)
+    assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(78_226.8 / 1000 * 0.01)
     # the shard lock's 87,600 writes beside them
-    state = (278_568 + 87_600) / 1e6 * 0.625
+    state = (287_328 + 87_600) / 1e6 * 0.625
     assert line(busy, "DynamoDB", "STATE write") == pytest.approx(state)
 
 

@@ -123,10 +123,11 @@ class Measured:
     decision_record_bytes: float = 770.0
     """The queue's decision record as a JSON line, before GZIP: what the decisions stream
     ingests (stack_cost.py, 2026-12-02)."""
-    state_item_bytes: float = 909.0
+    state_item_bytes: float = 858.0
     """The STATE item DynamoDB stores (its storage), by DynamoDB's sizing rules
-    (`adapters.dynamodb.item_bytes`), its samples packed (`adapters.state_codec`): hybrid's
-    largest at 0.1 jobs/s and 10 s with a 26-character queue name, each more character 2 bytes
+    (`adapters.dynamodb.item_bytes`), its samples packed (`adapters.state_codec`): the largest
+    the controller's default policy (predictive) wrote at 0.1 jobs/s and 10 s in the simulator
+    with a 26-character queue name, each more character 2 bytes
     (benchmarks/results/state_writes.md). Its rewrite each tick is billed by
     STATE_WRITE_UNITS."""
     counter_item_bytes: float = 120.0
@@ -176,47 +177,50 @@ queue's rate linearly between them, and the nearest end's outside them."""
 AGE_READ_SHARE: Final[RateCurve] = (
     (0.03, 0.000),
     (0.1, 0.085),
-    (0.3, 0.392),
-    (1.0, 0.577),
-    (3.0, 0.916),
-    (10.0, 0.938),
-    (30.0, 0.939),
+    (0.3, 0.423),
+    (1.0, 0.592),
+    (3.0, 0.893),
+    (10.0, 0.985),
+    (30.0, 0.962),
 )
 """Of a busy queue's minutes, those in which a tick sees visible messages and so asks
 CloudWatch for the queue's age (one GetMetricData metric): benchmarks/results/age_reads.md's
-Poisson rows (hybrid in the simulator at the default 10 s, 2 h a rate, seed 0). In production
+Poisson rows (the controller's default policy, predictive, in the simulator at the default
+10 s, 2 h a rate, seed 0). In production
 the share also depends on the job's length and the fleet's slack, so the bill shows every minute
 read (the upper bound) beside it."""
 
 DECISION_EVENT_SHARE: Final[RateCurve] = (
     (0.03, 0.001),
-    (0.1, 0.006),
+    (0.1, 0.001),
     (0.3, 0.006),
-    (1.0, 0.021),
-    (3.0, 0.275),
-    (10.0, 0.283),
-    (30.0, 0.229),
+    (1.0, 0.014),
+    (3.0, 0.192),
+    (10.0, 0.324),
+    (30.0, 0.214),
 )
 """EventBridge entries per busy queue and tick: ScalingDecisionMade is published when the
-decision's headline changes (benchmarks/results/decision_events.md's Poisson rows, hybrid in the
-simulator at the default 10 s; 27 to 36 % on its steady, bursty and NASA runs; an idle queue
-publishes on 1 tick in 780, counted as none). WorkersScaled and breach events are rarer still."""
+decision's headline changes (benchmarks/results/decision_events.md's Poisson rows, the
+controller's default policy, predictive, in the simulator at the default 10 s; 25 to 47 % on
+its steady, bursty and NASA runs; an idle queue publishes on 1 tick in 780, counted as none).
+WorkersScaled and breach events are rarer still."""
 
 
 STATE_WRITE_UNITS: Final[RateCurve] = (
     (0.03, 1.00),
     (0.1, 1.00),
     (0.3, 1.00),
-    (1.0, 1.00),
-    (3.0, 1.59),
-    (10.0, 1.89),
-    (30.0, 1.91),
+    (1.0, 1.03),
+    (3.0, 1.64),
+    (10.0, 1.93),
+    (30.0, 1.93),
 )
 """Write units of a busy queue's STATE PutItem a tick (1 WRU per KB begun):
-benchmarks/results/state_writes.md's Poisson rows (hybrid in the simulator at the default 10 s;
-the item's samples grow with the rate, 909 bytes at 0.1 jobs/s, 1,077 to 1,174 from 3 jobs/s;
-an idle queue's 508 bytes is 1 unit). Every tick changes what the next one reads (the sample;
-the SLA loop's clock and decayed sums), so each tick writes it."""
+benchmarks/results/state_writes.md's Poisson rows (the controller's default policy, predictive,
+in the simulator at the default 10 s; the item's samples grow with the rate, 858 bytes at
+0.1 jobs/s, 1,003 at 0.3, 1,046 to 1,228 from 1 jobs/s; an idle queue's 508 bytes is 1 unit).
+Every tick changes what the next one reads (the sample; the SLA loop's clock and decayed sums),
+so each tick writes it."""
 
 
 def share_at(curve: RateCurve, jobs_per_second: float) -> float:
