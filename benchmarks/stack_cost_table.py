@@ -222,7 +222,8 @@ def by_rate_section(current: StackShape, queues: int) -> list[str]:
         f"## By rate, at {queues:,} queues",
         "",
         "GetMetricData bills the share of minutes with visible messages measured at the rate "
-        "(`benchmarks/results/age_reads.md`, hybrid in the simulator), and the decision events "
+        "(`benchmarks/results/age_reads.md`, predictive, the controller's default policy, in the "
+        "simulator), and the decision events "
         "the share of ticks publishing (`decision_events.md`); the upper bound bills every busy "
         "minute's age read. USD per queue-month.",
         "",
