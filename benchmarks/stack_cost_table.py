@@ -69,6 +69,8 @@ def baseline_shape(revision: str) -> StackShape:
         old = replace(old, idle_silent_metrics=0, healthy_silent_metrics=0)
     if "FLEET_METRICS" not in constants_text:  # ConfigErrors was the one fleet-wide metric
         old = replace(old, fleet_metrics=1, fleet_silent_metrics=0, fleet_healthy_silent_metrics=0)
+    if old.queue_metrics == 0:  # PerQueueMetrics off by default there: none is published
+        return old
     constants = ast.parse(constants_text)
     for node in ast.walk(constants):
         if (
