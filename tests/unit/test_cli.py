@@ -21,21 +21,29 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_explain_runs_the_controllers_default_policy() -> None:
-    # GIVEN seed 001's spike: 200 waiting (oldest 15 s), 20 workers of 0.5 jobs/s, the backlog
-    # grown since the last tick as 60 jobs/s would
-    code, out, _ = run(
+def explain_spike(*policy: str) -> tuple[int, str, str]:
+    """`explain --json` on seed 001's worked spike example (which evaluates every 30 s), with
+    `policy` ("--policy", NAME) if given."""
+    name = "seed001-spike-1002"
+    return run(
         "explain",
+        *policy,
         "--config",
-        str(EXAMPLES / "seed001-spike-1002.config.json"),
+        str(EXAMPLES / f"{name}.config.json"),
         "--snapshot",
-        str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
+        str(EXAMPLES / f"{name}.snapshot.json"),
         "--state",
-        str(EXAMPLES / "seed001-spike-1002.state.json"),
+        str(EXAMPLES / f"{name}.state.json"),
         "--interval",
         "30",
         "--json",
     )
+
+
+def test_explain_runs_the_controllers_default_policy() -> None:
+    # GIVEN seed 001's spike: 200 waiting (oldest 15 s), 20 workers of 0.5 jobs/s, the backlog
+    # grown since the last tick as 60 jobs/s would
+    code, out, _ = explain_spike()
     # WHEN explain runs with no --policy, THEN the controller's own policy decides: the plan
     # for the jobs due within lead + interval + SLA (90 s) is the largest term, and its
     # predicted miss share is within the 95 % target's 5 % budget
@@ -49,20 +57,7 @@ def test_explain_runs_the_controllers_default_policy() -> None:
 
 
 def test_explain_json_has_the_documented_keys() -> None:
-    code, out, _ = run(
-        "explain",
-        "--policy",
-        "hybrid",
-        "--config",
-        str(EXAMPLES / "seed001-spike-1002.config.json"),
-        "--snapshot",
-        str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
-        "--state",
-        str(EXAMPLES / "seed001-spike-1002.state.json"),
-        "--interval",
-        "30",  # the seed's worked example evaluates every 30 s
-        "--json",
-    )
+    code, out, _ = explain_spike("--policy", "hybrid")
     assert code == 0
     data = json.loads(out)
     for key in (
@@ -88,20 +83,7 @@ def test_explain_json_has_the_documented_keys() -> None:
 
 
 def test_explain_seed_hybrid_policy() -> None:
-    code, out, _ = run(
-        "explain",
-        "--policy",
-        "seed-hybrid",
-        "--json",
-        "--config",
-        str(EXAMPLES / "seed001-spike-1002.config.json"),
-        "--snapshot",
-        str(EXAMPLES / "seed001-spike-1002.snapshot.json"),
-        "--state",
-        str(EXAMPLES / "seed001-spike-1002.state.json"),
-        "--interval",
-        "30",  # the seed's worked example evaluates every 30 s
-    )
+    code, out, _ = explain_spike("--policy", "seed-hybrid")
     assert code == 0
     assert json.loads(out)["terms"] == {"steady": 100, "trend": 120, "drain": 27}
 
@@ -415,20 +397,7 @@ def test_explain_reproduces_a_predictive_decision_exactly() -> None:
     config = pick_queue(load_config(EXAMPLES / f"{name}.config.json"), snapshot.queue, EXAMPLES)
     direct = decide_predictive(snapshot, config.settings(30.0), state, snapshot.taken_at)
     # WHEN explain decides the same files with --policy predictive
-    code, out, _ = run(
-        "explain",
-        "--policy",
-        "predictive",
-        "--json",
-        "--config",
-        str(EXAMPLES / f"{name}.config.json"),
-        "--snapshot",
-        str(EXAMPLES / f"{name}.snapshot.json"),
-        "--state",
-        str(EXAMPLES / f"{name}.state.json"),
-        "--interval",
-        "30",
-    )
+    code, out, _ = explain_spike("--policy", "predictive")
     # THEN every field of the record is the same, reason included
     assert code == 0
     assert json.loads(out) == json.loads(json.dumps(decision_to_dict(direct.decision)))
