@@ -64,4 +64,8 @@ def test_explain_takes_the_stacks_interval() -> None:
     fast, slow = explain(5), explain(60)
     # THEN the trend looks one 30 s provisioning lead plus that interval ahead: 35 s or 90 s
     assert (fast["forecast_rate"], slow["forecast_rate"]) == (55.833333, 65.0)
-    assert (fast["winner"], slow["winner"]) == ("drain", "trend")
+    terms = (fast["terms"], slow["terms"])
+    assert (terms[0]["trend"], terms[1]["trend"]) == (110, 128)  # type: ignore[index]
+    # AND the plan judges the jobs due within lead + interval + SLA: 65 s or 120 s
+    assert "of the jobs due within 65 s" in str(fast["reason"])
+    assert "of the jobs due within 120 s" in str(slow["reason"])
