@@ -125,10 +125,13 @@ def decide_predictive(
     if surge is not None and surge.starts_in < k.reach_seconds and not sizing.rise_in_backlog:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
     ahead = max(rate, forecast)
-    steady = _steady(m.arrival_rate, m, settings, dispersion, level, cap, sizing)
+    size = partial(  # the steady state at a rate, with the tick's measures and sizing
+        _steady, m=m, settings=settings, dispersion=dispersion, level=level, cap=cap, sizing=sizing
+    )
+    steady = size(m.arrival_rate)
     trend = steady  # where the backlog carries a rise, the steady state reads no forecast
     if ahead != m.arrival_rate and not sizing.rise_in_backlog:
-        trend = _steady(ahead, m, settings, dispersion, level, cap, sizing)
+        trend = size(ahead)
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
@@ -153,18 +156,13 @@ def decide_predictive(
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
         share = pickup.miss_share(min(raw, cap), fleet, outlook, due, hold)
     why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
-    why += _fleet_words(fleet)
-    why += _surge_words(surge)
+    why += _fleet_words(fleet) + _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
     kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing)
     remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
     if "rise-kept" not in off:  # a worker the rise asks back before a re-order lands stays
         back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
-        returns = (
-            steady
-            if back == m.arrival_rate  # no rise: the steady state already sized
-            else _steady(back, m, settings, dispersion, level, cap, sizing)
-        )
+        returns = steady if back == m.arrival_rate else size(back)  # no rise: already sized
         remembered = min(max(remembered, returns), cap)
     held = knobs.movement_settings(settings, k, off)
     target, moves = movement(recommendation, m.current, snapshot, state, held, now)
@@ -183,13 +181,12 @@ def decide_predictive(
         policy=POLICY,
         realized_compliance=loop.compliance,
     )
-    unreachable = pickup.missing_anyway(due, hold, k.reach_seconds)
     loop_state = {
         "realized_started": loop.started,
         "realized_late": loop.late,
         "realized_excused": loop.excused,
         "realized_through": loop.through,
-        "surge_at": now if unreachable else state.surge_at,
+        "surge_at": now if pickup.missing_anyway(due, hold, k.reach_seconds) else state.surge_at,
         "bursts": reading.bursts,
         "burst_ends": reading.ends,
         "orders": orders.placed(state.orders, fleet.pending, m.current, target, now),
