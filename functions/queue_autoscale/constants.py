@@ -60,6 +60,14 @@ FLEET_METRICS: Final[dict[str, str]] = {
 FLEET_DIMENSION: Final = "Stack"
 # Of FLEET_METRICS, the ones every reader takes a missing value as 0 (as SILENT_WHEN_ZERO_METRICS).
 FLEET_SILENT_WHEN_ZERO: Final[frozenset[str]] = frozenset(FLEET_METRICS) - {"MaxLoadRatio"}
+# Of FLEET_SILENT_WHEN_ZERO, the ones only one alarm reads when the dashboard is off (Maximum
+# over 60 s >= the named template parameter, missing data not breaching): below that threshold
+# a missing datapoint and a datapoint count alike, so without the dashboard they stay plain
+# fields of the line below it too (`controller.runtime.fleet_floors`).
+FLEET_SILENT_BELOW_THRESHOLD: Final[dict[str, str]] = {
+    "MaxSlaUsage": "SlaUsageThreshold",
+    "MaxFleetUsage": "FleetUsageThreshold",
+}
 # Published by record_events (field Queue, a metric only with PerQueueMetrics; the queue is
 # "unknown" when it could not be read).
 INGEST_METRICS: Final[dict[str, str]] = {"RejectedEvents": "Count", "AcceptedEvents": "Count"}

@@ -156,6 +156,9 @@ class EvaluateSettings(HandlerSettings):
         "memory_mb": "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
         "tick_mode": "TICK_MODE",
         "tick_queue_url": "TICK_QUEUE_URL",
+        "sla_usage_threshold": "SLA_USAGE_THRESHOLD",
+        "fleet_usage_threshold": "FLEET_USAGE_THRESHOLD",
+        "dashboard": "DASHBOARD_ENABLED",
     }
 
     load_table: str = Field(min_length=3, max_length=255)
@@ -179,6 +182,15 @@ class EvaluateSettings(HandlerSettings):
     tick_mode: TickMode = TickMode.TICK
     tick_queue_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     """The tick queue (tick mode): the scheduled invocation queues the minute's later ticks."""
+    sla_usage_threshold: float | None = Field(default=None, gt=0)
+    """The SLA-breach alarm's threshold, oldest age / SLA (template: SlaUsageThreshold; its
+    default is the one default). None: unknown, so MaxSlaUsage is a metric every tick."""
+    fleet_usage_threshold: float | None = Field(default=None, gt=0, le=1)
+    """The fleet-near-max alarm's threshold, running / max_workers (template:
+    FleetUsageThreshold). None: unknown, so MaxFleetUsage is a metric every tick."""
+    dashboard: bool = False
+    """The stack has its dashboard (template: DashboardEnabled), which charts every fleet
+    metric: none stays a plain field below its alarm's threshold."""
 
     @model_validator(mode="after")
     def _fresh_within_a_tick(self) -> EvaluateSettings:

@@ -33,6 +33,14 @@ Clock = Callable[[], float]
 """Returns epoch seconds."""
 
 
+Floors = Mapping[str, float]
+"""Metric name -> the value below which it stays a plain field of the EMF line, not a metric
+(0.0: only a 0 does). Only for a metric every reader of which takes a missing value as one
+below its floor (constants.py: SILENT_WHEN_ZERO_METRICS, FLEET_SILENT_BELOW_THRESHOLD)."""
+QUEUE_FLOORS: Floors = dict.fromkeys(SILENT_WHEN_ZERO_METRICS, 0.0)
+FLEET_ZERO_FLOORS: Floors = dict.fromkeys(FLEET_SILENT_WHEN_ZERO, 0.0)
+"""The fleet metrics' floors whatever the stack's settings: FLEET_SILENT_WHEN_ZERO at 0."""
+
 MetricsSink = Callable[[str, Mapping[str, float]], None]
 """Publishes one queue's metrics: (queue, {metric name: value}); units come from constants.py."""
 FleetSink = Callable[[Mapping[str, float]], None]
@@ -80,14 +88,15 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
     if not per_queue_metrics():
         print(json.dumps({METRIC_DIMENSION: queue, **{k: float(v) for k, v in values.items()}}))
         return
-    _emf(METRIC_DIMENSION, queue, values, SILENT_WHEN_ZERO_METRICS)
+    _emf(METRIC_DIMENSION, queue, values, QUEUE_FLOORS)
 
 
-def emf_fleet_metrics(values: Mapping[str, float]) -> None:
+def emf_fleet_metrics(values: Mapping[str, float], floors: Floors = FLEET_ZERO_FLOORS) -> None:
     """Print one tick's FLEET_METRICS as an EMF document with dimension Stack=<stack name>:
-    what the stack's alarms read, a handful of metrics whatever the queue count.
-    FLEET_SILENT_WHEN_ZERO values stay plain fields of the line while 0."""
-    _emf(FLEET_DIMENSION, stack_name(), values, FLEET_SILENT_WHEN_ZERO)
+    what the stack's alarms read, a handful of metrics whatever the queue count. A value below
+    its floor (`floors`; the evaluate function's come from `controller.runtime.fleet_floors`)
+    stays a plain field of the line."""
+    _emf(FLEET_DIMENSION, stack_name(), values, floors)
 
 
 def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
@@ -96,14 +105,20 @@ def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
     _emf(CONFIG_DIMENSION, source, values)
 
 
+def below_floor(name: str, number: float, floors: Floors) -> bool:
+    """Whether `name`'s value stays a plain field: it has a floor and is 0 or below it."""
+    floor = floors.get(name)
+    return floor is not None and (number == 0 or number < floor)
+
+
 def _emf(
     dimension: str,
     value: str,
     values: Mapping[str, float],
-    silent_when_zero: frozenset[str] = frozenset(),
+    floors: Floors | None = None,
 ) -> None:
-    """One EMF document: `values` with one dimension. Logged-only names, and `silent_when_zero`
-    names at 0, are plain fields; nothing is printed when no value would be a metric.
+    """One EMF document: `values` with one dimension. Logged-only names, and names below their
+    floor (`below_floor`), are plain fields; nothing is printed when no value would be a metric.
     `service=""` stops Powertools from adding a `service` dimension taken from
     POWERTOOLS_SERVICE_NAME (which the functions set for logs and traces)."""
     if not values:
@@ -114,7 +129,7 @@ def _emf(
     extracted = 0
     for name, number in values.items():
         unit = metric_unit(name)  # an undeclared name fails here, extracted or not
-        if name in LOGGED_ONLY_METRICS or (number == 0 and name in silent_when_zero):
+        if name in LOGGED_ONLY_METRICS or below_floor(name, number, floors or {}):
             metrics.add_metadata(key=name, value=float(number))
         else:
             metrics.add_metric(name=name, unit=unit, value=float(number))

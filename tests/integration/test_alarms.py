@@ -3,8 +3,9 @@
 LocalStack evaluates plain metric alarms (metric name + dimensions) on a schedule; moto
 stores alarms but never evaluates them, so this test skips on the embedded server.
 
-The metrics come from the project's own publishing path: `emf_fleet_metrics` prints EMF under
-the evaluate function's environment from template.yaml. On AWS, CloudWatch Logs turns
+The metrics come from the project's own publishing path: the evaluate function's fleet
+publisher, wired by `build_runtime` from its environment in template.yaml (the stack's name,
+the alarms' thresholds, no dashboard), prints EMF. On AWS, CloudWatch Logs turns
 those lines into metrics; here `put_emf` does the equivalent PutMetricData, datum for
 datum (namespace, dimensions, names, units and timestamp as the document declares them).
 """
@@ -20,11 +21,13 @@ from typing import Any
 import pytest
 
 from infra.template import load_template, translate
-from queue_autoscale.constants import FLEET_METRICS, FLEET_SILENT_WHEN_ZERO
+from queue_autoscale.constants import FLEET_METRICS
 from queue_autoscale.demo.direct import create_direct
 from queue_autoscale.demo.emulator import session
 from queue_autoscale.demo.intrinsics import Resolver
-from queue_autoscale.telemetry import emf_config_metrics, emf_fleet_metrics
+from queue_autoscale.handlers import evaluate
+from queue_autoscale.settings import EvaluateSettings
+from queue_autoscale.telemetry import FleetSink, emf_config_metrics
 from tests.integration.conftest import REGION, emf_documents
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("alarms")]
@@ -52,7 +55,8 @@ HEALTHY = {
     "QueueErrors": 0.0,
     "UndecidedQueues": 0.0,
 }
-"""Under every threshold (the two zeros are plain fields of the line, not datapoints)."""
+"""Under every threshold: only MaxLoadRatio is a datapoint (the two zeros, and the SLA and fleet
+usage below their alarms' thresholds, are plain fields of the line)."""
 IDLE = dict.fromkeys(HEALTHY, 0.0)
 """A tick that decided nothing to scale (no load): its only datum is MaxLoadRatio 0, the
 heartbeat the controller-silent alarm counts."""
@@ -86,15 +90,20 @@ def put_emf(cloudwatch: Any, document: dict[str, Any]) -> int:
     return sent
 
 
-def publish(cloudwatch: Any, values: dict[str, float], capsys: Any) -> dict[str, Any]:
-    """Publish one tick's fleet metrics through emf_fleet_metrics and deliver its EMF."""
+def publish(
+    cloudwatch: Any, sink: FleetSink, values: dict[str, float], capsys: Any
+) -> dict[str, Any]:
+    """Publish one tick's fleet metrics through the function's `sink` and deliver its EMF."""
     capsys.readouterr()
-    emf_fleet_metrics(values)
+    sink(values)
     (document,) = emf_documents(capsys.readouterr().out)
-    # a 0 of FLEET_SILENT_WHEN_ZERO stays a plain field of the line: not a datum
-    metrics = [k for k, v in values.items() if not (v == 0 and k in FLEET_SILENT_WHEN_ZERO)]
-    assert put_emf(cloudwatch, document) == len(metrics)
+    assert put_emf(cloudwatch, document) == len(declared(document))
     return document
+
+
+def declared(document: dict[str, Any]) -> list[str]:
+    """The metrics an EMF document declares (its other values are plain fields)."""
+    return [m["Name"] for d in document["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]]
 
 
 def states(cloudwatch: Any, names: list[str]) -> dict[str, dict[str, Any]]:
@@ -139,7 +148,9 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
         pytest.skip("the embedded moto server stores alarms but never evaluates them")
     queue, stack = f"orders-{suffix}", f"qa-alarms-{suffix}"
     # GIVEN the evaluate function's environment from template.yaml for this stack's name
-    function_environ("EvaluateFunction", **{"AWS::StackName": stack})
+    environment = function_environ("EvaluateFunction", **{"AWS::StackName": stack})
+    settings = EvaluateSettings.from_environ(environment)
+    sink = evaluate.build_runtime(settings, clients).publish_fleet_metrics
     # AND the template's alarms on the fleet metrics, one-minute windows so the test is short
     parameters = one_queue_parameters(queue, AlarmEvaluationMinutes="1", SilentAlarmMinutes="1")
     translated = translate(load_template(), parameters)
@@ -172,11 +183,15 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
         }
 
         # WHEN ticks publish a fleet whose worst queue breaches every condition
-        document = publish(cloudwatch, BREACHING, capsys)
+        document = publish(cloudwatch, sink, BREACHING, capsys)
         assert document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack"]]
+        assert sorted(declared(document)) == sorted(BREACHING)
         wanted = {**dict.fromkeys(conditions, "ALARM"), silent: "OK"}
         alarms = wait_for(
-            cloudwatch, wanted, ALARM_DEADLINE * 2, lambda: publish(cloudwatch, BREACHING, capsys)
+            cloudwatch,
+            wanted,
+            ALARM_DEADLINE * 2,
+            lambda: publish(cloudwatch, sink, BREACHING, capsys),
         )
         # THEN each condition alarm fires on the published value, and the heartbeat ends the
         # silence
@@ -188,13 +203,19 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
             else:  # QueueErrors, a Sum of the minute's ticks
                 assert all(point >= BREACHING[alarm["MetricName"]] for point in points), name
 
-        # WHEN ticks publish a healthy fleet and an idle one (every value 0)
-        # THEN every alarm is OK once the breach has aged out: an idle tick still beats
+        # WHEN ticks publish a healthy fleet and an idle one (every value 0): only the
+        # heartbeat is a datapoint
+        assert declared(publish(cloudwatch, sink, HEALTHY, capsys)) == ["MaxLoadRatio"]
+        # THEN every alarm is OK once the breach has aged out (sla-breach and fleet-near-max on
+        # no datapoint at all): an idle tick still beats
         wait_for(
             cloudwatch,
             dict.fromkeys(names.values(), "OK"),
             OK_DEADLINE,
-            lambda: (publish(cloudwatch, HEALTHY, capsys), publish(cloudwatch, IDLE, capsys)),
+            lambda: (
+                publish(cloudwatch, sink, HEALTHY, capsys),
+                publish(cloudwatch, sink, IDLE, capsys),
+            ),
         )
     finally:
         cloudwatch.delete_alarms(AlarmNames=list(names.values()))

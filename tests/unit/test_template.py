@@ -29,6 +29,7 @@ from infra.template import (
     translate,
 )
 from queue_autoscale.adapters import s3 as s3_keys
+from queue_autoscale.adapters.aws import make_clients, make_session
 from queue_autoscale.adapters.dynamodb import (
     COUNTER_FIELDS,
     LoadTable,
@@ -42,6 +43,7 @@ from queue_autoscale.constants import (
     CONFIG_METRICS,
     FLEET_DIMENSION,
     FLEET_METRICS,
+    FLEET_SILENT_BELOW_THRESHOLD,
     FLEET_SILENT_WHEN_ZERO,
     INGEST_METRICS,
     LOGGED_ONLY_METRICS,
@@ -62,7 +64,7 @@ from queue_autoscale.handlers import evaluate
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS
 from queue_autoscale.operator.live import DECISION_LOOKBACK_SECONDS
 from queue_autoscale.settings import EvaluateSettings, RecordSettings, TickMode
-from queue_autoscale.telemetry import emf_fleet_metrics, emf_metrics
+from queue_autoscale.telemetry import FleetSink, emf_metrics
 
 PER_QUEUE = (set(QUEUE_METRICS) - LOGGED_ONLY_METRICS) | set(INGEST_METRICS)
 """Extracted into CloudWatch metrics with dimension Queue, only with PerQueueMetrics."""
@@ -545,16 +547,13 @@ def test_fleet_metrics_are_emitted_as_the_fleet_alarms_query(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # GIVEN the evaluate function's environment from template.yaml (service name, stack name)
-    for name in list(os.environ):
-        if name.startswith("POWERTOOLS_"):
-            monkeypatch.delenv(name)
+    # GIVEN the evaluate function's publisher as its environment from template.yaml wires it
+    # (service name, stack name, the alarms' thresholds)
     environment = function_environment(template, "EvaluateFunction", TEMPLATE_VALUES)
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
+    publish = template_fleet_sink(environment, monkeypatch)
     capsys.readouterr()
     # WHEN a tick's fleet metrics go through the real publishing path, each at 1
-    emf_fleet_metrics(dict.fromkeys(FLEET_METRICS, 1.0))
+    publish(dict.fromkeys(FLEET_METRICS, 1.0))
     (document,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     (declared,) = document["_aws"]["CloudWatchMetrics"]
     # THEN every fleet metric is extracted once, in the namespace, with dimension Stack only
@@ -571,7 +570,7 @@ def test_fleet_metrics_are_emitted_as_the_fleet_alarms_query(
     # AND a tick of an idle fleet (every value 0) still extracts one metric, the one the
     # controller-silent alarm counts: silence means no tick, not an idle fleet
     capsys.readouterr()
-    emf_fleet_metrics(tick.fleet_metrics([]))
+    publish(tick.fleet_metrics([]))
     (idle,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     (declared,) = idle["_aws"]["CloudWatchMetrics"]
     silent = resources_of(expanded, "AWS::CloudWatch::Alarm")["ControllerSilentAlarm"]
@@ -580,6 +579,117 @@ def test_fleet_metrics_are_emitted_as_the_fleet_alarms_query(
     # AND the dashboard's charts read them on the same dimension
     charted = {metric: dims for _, metric, dims, _ in dashboard_metrics()}
     assert charted and all(dims == {"Stack"} for dims in charted.values())
+
+
+def template_fleet_sink(environment: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> FleetSink:
+    """The evaluate function's fleet-metrics publisher as `build_runtime` wires it from
+    `environment` (set in the process too: the stack's name and Powertools read it)."""
+    for name in list(os.environ):
+        if name.startswith("POWERTOOLS_"):
+            monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    session = make_session("us-east-1", {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"})
+    settings = EvaluateSettings.from_environ(environment)
+    sink = evaluate.build_runtime(settings, make_clients(session=session)).publish_fleet_metrics
+    return sink
+
+
+def extracted(out: str) -> dict[str, float]:
+    """The metrics one printed EMF document declares, with their values; {} when none."""
+    documents = [json.loads(line) for line in out.splitlines()]
+    return {
+        metric["Name"]: document[metric["Name"]]
+        for document in documents
+        for declared in document["_aws"]["CloudWatchMetrics"]
+        for metric in declared["Metrics"]
+    }
+
+
+@pytest.mark.parametrize("metric", sorted(FLEET_SILENT_BELOW_THRESHOLD))
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(("false", "1", 1.0, 0.999), id="default-threshold"),
+        pytest.param(("false", "0.6", 0.6, 0.59), id="given-threshold"),
+        pytest.param(("true", "1", 1.0, 0.05), id="dashboard"),
+    ],
+)
+def test_sla_and_fleet_usage_are_metrics_only_at_their_alarm_threshold_without_the_dashboard(
+    template: dict[str, Any],
+    expanded: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    metric: str,
+    case: tuple[str, str, float, float],
+) -> None:
+    """Without the dashboard MaxSlaUsage and MaxFleetUsage are read only by their alarm, which
+    takes a missing datapoint as one below its threshold: below it they stay plain fields of the
+    line (no metric-hour billed); with the dashboard (which charts them) they are metrics.
+    `case`: DashboardEnabled, the threshold parameter, a value at it, a value below it."""
+    dashboard, threshold, above, below = case
+    parameter = FLEET_SILENT_BELOW_THRESHOLD[metric]
+    alarm = next(
+        a
+        for a in resources_of(expanded, "AWS::CloudWatch::Alarm").values()
+        if a.get("MetricName") == metric
+    )
+    assert alarm["Threshold"] == {"Ref": parameter}
+    # GIVEN the evaluate function's environment from template.yaml with the threshold parameter
+    # and DashboardEnabled as given
+    values = {**TEMPLATE_VALUES, parameter: threshold, "DashboardEnabled": dashboard}
+    environment = function_environment(template, "EvaluateFunction", values)
+    publish = template_fleet_sink(environment, monkeypatch)
+    heartbeat = {"MaxLoadRatio": 0.5}
+    for value, wanted in [(above, True), (below, dashboard == "true")]:
+        capsys.readouterr()
+        # WHEN a tick's worst queue is at `value`
+        publish({**heartbeat, metric: value})
+        out = capsys.readouterr().out
+        # THEN the line always carries the value, as a metric only at or above the threshold
+        (document,) = [json.loads(line) for line in out.splitlines()]
+        assert document[metric] in (value, [value])
+        assert extracted(out) == {"MaxLoadRatio": [0.5], **({metric: [value]} if wanted else {})}
+    # AND a 0 stays a plain field whatever the dashboard (FLEET_SILENT_WHEN_ZERO)
+    capsys.readouterr()
+    publish({**heartbeat, metric: 0.0})
+    assert extracted(capsys.readouterr().out) == {"MaxLoadRatio": [0.5]}
+
+
+def test_the_fleet_thresholds_reach_the_function_from_the_alarms_parameters(
+    template: dict[str, Any], expanded: dict[str, Any]
+) -> None:
+    # GIVEN template.yaml's defaults WHEN the evaluate function's settings are read
+    environment = function_environment(template, "EvaluateFunction", TEMPLATE_VALUES)
+    settings = EvaluateSettings.from_environ(environment)
+    parameters = expanded["Parameters"]
+    # THEN each threshold is its alarm's parameter's default, one source, and the dashboard off
+    assert settings.sla_usage_threshold == float(parameters["SlaUsageThreshold"]["Default"])
+    assert settings.fleet_usage_threshold == float(parameters["FleetUsageThreshold"]["Default"])
+    assert settings.dashboard is (parameters["DashboardEnabled"]["Default"] == "true") is False
+    variables = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]
+    assert {
+        name: variables["Variables"][name]
+        for name in ("SLA_USAGE_THRESHOLD", "FLEET_USAGE_THRESHOLD", "DASHBOARD_ENABLED")
+    } == {
+        "SLA_USAGE_THRESHOLD": {"Ref": "SlaUsageThreshold"},
+        "FLEET_USAGE_THRESHOLD": {"Ref": "FleetUsageThreshold"},
+        "DASHBOARD_ENABLED": {"Ref": "DashboardEnabled"},
+    }
+    # AND each of those metrics' alarms is a Maximum over 60 s, >= that parameter, missing
+    # data not breaching: a missing datapoint and one below the threshold count alike
+    alarms = resources_of(expanded, "AWS::CloudWatch::Alarm").values()
+    for metric, parameter in FLEET_SILENT_BELOW_THRESHOLD.items():
+        (alarm,) = [a for a in alarms if metric in {m for _, m, _ in metrics_named(a)}]
+        assert (alarm["Statistic"], alarm["Period"], alarm["ComparisonOperator"]) == (
+            "Maximum",
+            60,
+            "GreaterThanOrEqualToThreshold",
+        )
+        assert (alarm["Threshold"], alarm["TreatMissingData"]) == (
+            {"Ref": parameter},
+            "notBreaching",
+        )
 
 
 @pytest.mark.parametrize(
@@ -600,7 +710,7 @@ def test_config_errors_are_emitted_as_the_config_alarm_queries(
     # GIVEN the function's settings from template.yaml's environment, and a store that fails
     from botocore.stub import Stubber
 
-    from queue_autoscale.adapters.aws import make_client, make_session
+    from queue_autoscale.adapters.aws import make_client
 
     environment = function_environment(template, logical_id, TEMPLATE_VALUES)
     for name in list(os.environ):

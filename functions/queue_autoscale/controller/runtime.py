@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from queue_autoscale.adapters.aws import AwsClients
 from queue_autoscale.adapters.cloudwatch import OldestAgeReader
@@ -15,6 +16,7 @@ from queue_autoscale.adapters.firehose import archive_writer
 from queue_autoscale.adapters.lambdas import FunctionInvoker
 from queue_autoscale.adapters.sqs import SqsQueues, TickQueue
 from queue_autoscale.config import QueueConfig
+from queue_autoscale.constants import FLEET_SILENT_BELOW_THRESHOLD
 from queue_autoscale.controller.config_loader import QueueConfigLoader, build_loader
 from queue_autoscale.controller.ports import (
     DecisionArchive,
@@ -29,8 +31,10 @@ from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.settings import EvaluateSettings
 from queue_autoscale.sources import Sources
 from queue_autoscale.telemetry import (
+    FLEET_ZERO_FLOORS,
     Clock,
     FleetSink,
+    Floors,
     MetricsSink,
     emf_fleet_metrics,
     emf_metrics,
@@ -79,6 +83,23 @@ class EvaluateRuntime:
         return self.config.load(now)
 
 
+def fleet_floors(settings: EvaluateSettings) -> Floors:
+    """The fleet metrics' floors: 0 for FLEET_SILENT_WHEN_ZERO and, without the dashboard, the
+    alarm's threshold for each of FLEET_SILENT_BELOW_THRESHOLD (its one reader, an alarm that
+    takes a missing datapoint as one below it): a healthy stack sends neither, and CloudWatch
+    bills a metric only for the hours it is sent."""
+    if settings.dashboard:
+        return FLEET_ZERO_FLOORS
+    thresholds = {
+        "SlaUsageThreshold": settings.sla_usage_threshold,
+        "FleetUsageThreshold": settings.fleet_usage_threshold,
+    }
+    below = {
+        metric: thresholds[parameter] for metric, parameter in FLEET_SILENT_BELOW_THRESHOLD.items()
+    }
+    return {**FLEET_ZERO_FLOORS, **{k: v for k, v in below.items() if v is not None}}
+
+
 def build_runtime(
     settings: EvaluateSettings,
     clients: AwsClients,
@@ -100,6 +121,7 @@ def build_runtime(
         config=build_loader(settings, clients),
         invoker=FunctionInvoker(clients.lambda_) if clients.lambda_ is not None else None,
         ticks=TickQueue(sqs, tick_url) if tick_url else None,
+        publish_fleet_metrics=partial(emf_fleet_metrics, floors=fleet_floors(settings)),
         clock=clock,
         sleep=sleep,
     )

@@ -22,6 +22,9 @@ def test_evaluate_defaults() -> None:
         False,
         "default",
     )
+    # no alarm threshold known: MaxSlaUsage and MaxFleetUsage are metrics every tick
+    assert (settings.sla_usage_threshold, settings.fleet_usage_threshold) == (None, None)
+    assert settings.dashboard is False
 
 
 def test_record_defaults() -> None:
@@ -42,6 +45,16 @@ def test_record_defaults() -> None:
             {"DRY_RUN": "maybe"},
             '$DRY_RUN = "maybe": Input should be a valid boolean, unable to interpret input',
             id="bad-boolean",
+        ),
+        pytest.param(
+            {"SLA_USAGE_THRESHOLD": "0"},
+            '$SLA_USAGE_THRESHOLD = "0": Input should be greater than 0',
+            id="threshold-zero",
+        ),
+        pytest.param(
+            {"FLEET_USAGE_THRESHOLD": "1.5"},
+            '$FLEET_USAGE_THRESHOLD = "1.5": Input should be less than or equal to 1',
+            id="fleet-threshold-over-one",
         ),
         pytest.param(
             {"QUEUES_CONFIG": "[{"},
