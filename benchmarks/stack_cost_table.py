@@ -266,7 +266,11 @@ def main() -> None:
         f"{Workload(queues=1).interval_seconds:g} s, logs "
         "30 days, archive 400 days; EvaluateMemorySize as `queue-autoscale cost` derives it for "
         "the queue count (the before column: the baseline template's default). The same "
-        "numbers per size come from `queue-autoscale cost --queues N --evaluate-memory MB`.",
+        "numbers per size come from `queue-autoscale cost --queues N --evaluate-memory MB`. "
+        "Without the dashboard MaxSlaUsage and MaxFleetUsage are billed for the hours they are "
+        "sent, at or above their alarm's threshold: the share of a queue's hours measured at its "
+        "rate (`alarm_metric_hours.md`: none at 0.1 jobs/s in a week of Poisson arrivals), "
+        "1 - (1 - share)^N for N queues.",
         "",
         "## The bill by size",
         "",

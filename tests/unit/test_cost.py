@@ -216,6 +216,46 @@ def test_an_idle_queue_bills_only_the_metrics_it_publishes_while_zero() -> None:
     )
 
 
+def test_the_alarm_only_fleet_metrics_are_billed_for_the_hours_they_are_sent() -> None:
+    """A busy fleet sends MaxLoadRatio every tick; MaxSlaUsage and MaxFleetUsage (without the
+    dashboard) only in hours at their alarm's threshold. At 3 jobs/s (9 events/s) a queue's
+    fleet is at FleetUsageThreshold in 0.6 % of its hours, its SLA usage never: 1 queue bills
+    1.006 metrics; 1,000 queues 1 + (1 - 0.994^1000) = 1.9976 (some queue near max in almost
+    every hour)."""
+    threshold = replace(
+        SHAPE,
+        queue_metrics=0,
+        ingest_metrics_per_queue=0,
+        fleet_metrics=3,
+        fleet_threshold_metrics=frozenset({"MaxSlaUsage", "MaxFleetUsage"}),
+    )
+    one = Workload(queues=1, events_per_second=9.0)
+    (item,) = [x for x in usage(one, threshold, US_EAST_1) if x.item.startswith("custom metrics")]
+    assert item.quantity == pytest.approx(1.006)
+    assert item.usd == pytest.approx(1.006 * 0.30)
+    assert "MaxFleetUsage 0.6%, MaxSlaUsage 0.0%" in item.item
+    many = replace(one, queues=1_000)
+    (item,) = [x for x in usage(many, threshold, US_EAST_1) if x.item.startswith("custom metrics")]
+    assert item.quantity == pytest.approx(2 - 0.994**1000)
+    # AND sent every tick (the dashboard on, or a template from before), all three count
+    every = replace(threshold, fleet_threshold_metrics=frozenset())
+    assert line(usage(one, every, US_EAST_1), "CloudWatch", "custom metrics") == (
+        pytest.approx(3 * 0.30)
+    )
+
+
+def test_the_template_sends_the_usages_at_their_threshold_only_without_the_dashboard() -> None:
+    # GIVEN template.yaml, which passes the evaluate function both alarms' thresholds
+    assert template_shape().fleet_threshold_metrics == {"MaxSlaUsage", "MaxFleetUsage"}
+    # WHEN the dashboard charts them THEN they are sent every tick
+    assert template_shape(dashboard=True).fleet_threshold_metrics == frozenset()
+    # AND a template whose function gets no threshold (before the change) sends them every tick
+    template = load_template()
+    variables = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]
+    del variables["Variables"]["SLA_USAGE_THRESHOLD"]
+    assert shape_of(template).fleet_threshold_metrics == {"MaxFleetUsage"}
+
+
 @pytest.mark.parametrize(
     ("metrics", "usd"),
     [

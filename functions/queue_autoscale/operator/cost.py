@@ -21,6 +21,7 @@ from queue_autoscale.core.snapshot import counter_lookback_seconds
 from queue_autoscale.operator.cost_archive import archive_objects, decision_log, event_archive
 from queue_autoscale.operator.cost_inputs import (
     AGE_READ_SHARE,
+    ALARM_METRIC_HOUR_SHARE,
     DAYS_PER_MONTH,
     DECISION_EVENT_SHARE,
     EVENTS_PER_JOB,
@@ -34,6 +35,7 @@ from queue_autoscale.operator.cost_inputs import (
     Usage,
     Workload,
     share_at,
+    stack_hour_share,
 )
 from queue_autoscale.operator.cost_record import IngestRates, ingest_rates
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
@@ -334,6 +336,32 @@ def _storage(workload: Workload, shape: StackShape, prices: Prices) -> list[Usag
     ]
 
 
+def _custom_metrics(workload: Workload, shape: StackShape) -> tuple[int, float, str]:
+    """(metrics per queue, fleet-wide metrics, the line item's words): a metric counts for the
+    share of the month's hours in which it is sent."""
+    if workload.events_per_second <= 0:  # an idle queue scaled to zero: its zeros are not metrics
+        per_queue = shape.queue_metrics - shape.idle_silent_metrics
+        fleet = shape.fleet_metrics - shape.fleet_silent_metrics
+        return per_queue, fleet, f"custom metrics ({per_queue} per queue, {fleet} fleet-wide)"
+    # AcceptedEvents; a healthy controller has no errors
+    per_queue = shape.queue_metrics - shape.healthy_silent_metrics + shape.ingest_metrics_per_queue
+    always = shape.fleet_metrics - shape.fleet_healthy_silent_metrics
+    item = f"custom metrics ({per_queue} per queue, "
+    if not shape.fleet_threshold_metrics:
+        return per_queue, always, item + f"{always} fleet-wide)"
+    always -= len(shape.fleet_threshold_metrics)
+    jobs_per_second = workload.events_per_second / EVENTS_PER_JOB
+    shares = {
+        name: stack_hour_share(
+            share_at(ALARM_METRIC_HOUR_SHARE[name], jobs_per_second), workload.queues
+        )
+        for name in sorted(shape.fleet_threshold_metrics)
+    }
+    sent = ", ".join(f"{name} {share:.1%}" for name, share in shares.items())
+    item += f"{always} fleet-wide; {len(shares)} only in hours at an alarm's threshold: {sent})"
+    return per_queue, always + sum(shares.values()), item
+
+
 def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     m = MEASURED
     month = evaluate_plan(workload, shape)
@@ -350,24 +378,11 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     ingested = logged / GB
     platform_lines = shape.evaluate.platform_lines or shape.record.platform_lines
     stored = ingested * m.log_compression * workload.log_retention_days / DAYS_PER_MONTH
-    if workload.events_per_second > 0:  # AcceptedEvents; a healthy controller has no errors
-        per_queue = (
-            shape.queue_metrics - shape.healthy_silent_metrics + shape.ingest_metrics_per_queue
-        )
-        fleet = shape.fleet_metrics - shape.fleet_healthy_silent_metrics
-    else:  # an idle queue scaled to zero: its zeros are not metrics
-        per_queue = shape.queue_metrics - shape.idle_silent_metrics
-        fleet = shape.fleet_metrics - shape.fleet_silent_metrics
+    per_queue, fleet, item = _custom_metrics(workload, shape)
     metrics = workload.queues * per_queue + fleet
     alarms = workload.queues * shape.alarms_per_queue + shape.fleet_alarm_metrics
     return [
-        Usage(
-            "CloudWatch",
-            f"custom metrics ({per_queue} per queue, {fleet} fleet-wide)",
-            metrics,
-            "metrics",
-            metrics_month_usd(metrics, prices),
-        ),
+        Usage("CloudWatch", item, metrics, "metrics", metrics_month_usd(metrics, prices)),
         Usage(
             "CloudWatch",
             f"alarms ({shape.alarms_per_queue} per queue, {shape.fleet_alarm_metrics} fleet-wide)",

@@ -86,6 +86,9 @@ class StackShape:
     """Of `fleet_metrics`, those not extracted while 0 in a healthy fleet scaled to zero."""
     fleet_healthy_silent_metrics: int = 0
     """Of those, the ones 0 in a busy, healthy fleet (QueueErrors, UndecidedQueues)."""
+    fleet_threshold_metrics: frozenset[str] = frozenset()
+    """Of the fleet metrics a busy, healthy fleet sends, those sent only in the hours a value
+    reaches its alarm's threshold (FLEET_SILENT_BELOW_THRESHOLD, without the dashboard)."""
     record_window_seconds: float = EVENTS_BATCHING_WINDOW_SECONDS
     """The events queue's batching window (MaximumBatchingWindowInSeconds), s."""
     producer_flush_seconds: float = PRODUCER_FLUSH_SECONDS
@@ -221,6 +224,46 @@ in the simulator at the default 10 s; the item's samples grow with the rate, 858
 0.1 jobs/s, 1,003 at 0.3, 1,046 to 1,228 from 1 jobs/s; an idle queue's 508 bytes is 1 unit).
 Every tick changes what the next one reads (the sample; the SLA loop's clock and decayed sums),
 so each tick writes it."""
+
+
+SLA_ALARM_HOUR_SHARE: Final[RateCurve] = (
+    (0.03, 0.0),
+    (0.1, 0.0),
+    (0.3, 0.0),
+    (1.0, 0.0),
+    (3.0, 0.0),
+    (10.0, 0.0),
+    (30.0, 0.0),
+)
+"""Of a busy queue's hours, those holding a tick at SlaUsage >= SlaUsageThreshold (the default,
+1.0): without the dashboard MaxSlaUsage is a metric only then.
+benchmarks/results/alarm_metric_hours.md's Poisson rows (the controller's default policy,
+predictive, in the simulator at the default 10 s, a week a rate): no hour at any rate. Bursts
+beyond what the fleet absorbs breach and are billed as they happen, not here."""
+
+FLEET_ALARM_HOUR_SHARE: Final[RateCurve] = (
+    (0.03, 0.0),
+    (0.1, 0.0),
+    (0.3, 0.0),
+    (1.0, 0.0),
+    (3.0, 0.006),
+)
+"""Of a busy queue's hours, those holding a tick at FleetUsage >= FleetUsageThreshold (the
+default, 0.8): the same runs with the balanced profile's 1..10 workers, up to 3 jobs/s (the
+nearest end's share above: the share depends on how far above the load max_workers is set)."""
+
+ALARM_METRIC_HOUR_SHARE: Final[dict[str, RateCurve]] = {
+    "MaxSlaUsage": SLA_ALARM_HOUR_SHARE,
+    "MaxFleetUsage": FLEET_ALARM_HOUR_SHARE,
+}
+"""Each of FLEET_SILENT_BELOW_THRESHOLD's metrics: its queue's share of hours at its alarm's
+threshold."""
+
+
+def stack_hour_share(share: float, queues: int) -> float:
+    """Of a stack's hours, those in which some of its `queues` queues is at its alarm's
+    threshold, each `share` of its hours (the queues taken as independent)."""
+    return 1.0 - (1.0 - share) ** queues
 
 
 def share_at(curve: RateCurve, jobs_per_second: float) -> float:

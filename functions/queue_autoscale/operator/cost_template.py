@@ -12,6 +12,7 @@ from typing import Any
 from queue_autoscale.constants import (
     CONFIG_METRICS,
     FLEET_METRICS,
+    FLEET_SILENT_BELOW_THRESHOLD,
     FLEET_SILENT_WHEN_ZERO,
     LOGGED_ONLY_METRICS,
     QUEUE_METRICS,
@@ -103,6 +104,22 @@ def _stream(resources: Mapping[str, Any], logical_id: str) -> StreamBuffer | Non
     return StreamBuffer(float(hints["IntervalInSeconds"]), float(hints["SizeInMBs"]))
 
 
+def _threshold_metrics(template: Mapping[str, Any], overrides: Mapping[str, Any]) -> frozenset[str]:
+    """FLEET_SILENT_BELOW_THRESHOLD's metrics the evaluate function sends only at their alarm's
+    threshold: each whose threshold parameter the template passes it, when no dashboard is
+    deployed (a template from before passes none: sent every tick)."""
+    dashboard = template["Resources"].get("Dashboard")
+    if dashboard is not None and _deployed(template, dashboard, overrides):
+        return frozenset()
+    variables = template["Resources"]["EvaluateFunction"]["Properties"].get("Environment", {})
+    passed = {json.dumps(v) for v in variables.get("Variables", {}).values()}
+    return frozenset(
+        metric
+        for metric, parameter in FLEET_SILENT_BELOW_THRESHOLD.items()
+        if json.dumps({"Ref": parameter}) in passed
+    )
+
+
 def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> StackShape:
     """The StackShape of a loaded template (`demo.template.load_template`); `overrides` maps
     parameter names to values other than their defaults."""
@@ -156,6 +173,7 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
             FLEET_SILENT_WHEN_ZERO & {"QueueErrors", "UndecidedQueues"}
         )
         + len(CONFIG_METRICS),
+        fleet_threshold_metrics=_threshold_metrics(template, given),
         events_stream=_stream(resources, "EventsDeliveryStream"),
         decisions_stream=_stream(resources, "DecisionsDeliveryStream"),
         evaluate_per_tick="EvaluateTickMode" in template["Parameters"]
