@@ -22,11 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import header, write
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.runner import RunSpec, compare, load_arrivals
 from queue_autoscale.sim.scores import Score
 
 SCENARIOS = ("steady", "spike", "ramp", "bursty", "flash-crowd")
-POLICY = "hybrid"
+POLICY = DEFAULT_POLICY
 
 
 def run(name: str, delay: int, sla: float, seed: int) -> Score:

@@ -2,16 +2,16 @@
 
 `queue-autoscale bench` sweeps every workload at every profile's SLA and writes the verdicts;
 this prints the same cells for the workloads and SLAs you name, in about a minute for every
-workload with `--hybrid-only` (hybrid at each target and the reaction bound, no peers), so a
-change to the controller can be compared cell by cell before the bench is regenerated. The
-cells, windows, run settings and verdicts are the bench's own (`sim.bench`'s workloads and
+workload with `--ours-only` (the default policy at each target and the reaction bound, no
+peers), so a change to the controller can be compared cell by cell before the bench is
+regenerated. The cells, windows, run settings and verdicts are the bench's own (`sim.bench`'s workloads and
 `bench_spec`, `sim.frontier`'s window, settings and `goal_verdict`). The tables of cells that
 moved in benchmarks/results/hybrid_experiments.md were made with it.
 
-    .venv/bin/python benchmarks/frontier_cells.py all --hybrid-only > before.txt
+    .venv/bin/python benchmarks/frontier_cells.py all --ours-only > before.txt
     .venv/bin/python benchmarks/frontier_cells.py steady,nasa --slas 30,60 --seed 3
 
-With the peers (no `--hybrid-only`) each line ends with the goal's verdict, as in
+With the peers (no `--ours-only`) each line ends with the goal's verdict, as in
 results/policy_frontier.md. Workloads: the scenario names and `nasa` (the NASA x10 day).
 Prints to standard output; writes no results file.
 """
@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import bench_workloads  # noqa: E402
 
+from queue_autoscale.core import DEFAULT_POLICY  # noqa: E402
 from queue_autoscale.sim.arrivals import ArrivalError, Counts  # noqa: E402
 from queue_autoscale.sim.bench import SweepOptions, bench_spec, parse_slas  # noqa: E402
 from queue_autoscale.sim.bound import NAME as BOUND_NAME  # noqa: E402
@@ -40,7 +41,7 @@ from queue_autoscale.sim.frontier import (  # noqa: E402
     WINDOW_SECONDS,
     Frontier,
     goal_verdict,
-    hybrid_for,
+    ours_for,
     run_setting,
     sweep,
     sweep_settings,
@@ -69,18 +70,18 @@ def chosen_workloads(names: str, seed: int) -> list[tuple[str, Counts]]:
     return picked
 
 
-def cell_frontier(label: str, counts: Counts, spec: RunSpec, hybrid_only: bool) -> Frontier:
-    """One workload at one SLA: the bench's sweep, or hybrid at each target and the bound."""
+def cell_frontier(label: str, counts: Counts, spec: RunSpec, ours_only: bool) -> Frontier:
+    """One workload at one SLA: the bench's sweep, or ours at each target and the bound."""
     workload = build_workload(
         label, counts, spec.fleet(), seed=spec.seed, warmup_seconds=spec.warmup_seconds
     )
-    if not hybrid_only:
+    if not ours_only:
         return sweep(label, counts, spec, False, honest_scores, workload)
     settings = spec.settings()
     points = tuple(
         run_setting(workload, counts, setting, spec, honest_scores)
         for setting in sweep_settings(settings, counts, False)
-        if setting.policy == "hybrid"
+        if setting.policy == DEFAULT_POLICY
     )
     bound = make_policy(BOUND_NAME, settings, counts)
     start = initial_workers(bound, settings, float(counts[:300].mean()))
@@ -95,7 +96,7 @@ def main() -> None:
     parser.add_argument(
         "--slas", default=",".join(f"{sla:g}" for sla in SLAS), help="seconds, comma-separated"
     )
-    parser.add_argument("--hybrid-only", action="store_true", help="no peers, no verdict")
+    parser.add_argument("--ours-only", action="store_true", help="no peers, no verdict")
     parser.add_argument("--seed", type=int, default=0, help="the bench's --seed (default 0)")
     args = parser.parse_args()
     try:  # the bench's own rule, before any workload is loaded or run
@@ -107,16 +108,14 @@ def main() -> None:
     for label, full in chosen_workloads(args.workloads, args.seed):
         counts, _ = sweep_window(full, WINDOW_SECONDS)
         for sla in slas:
-            frontier = cell_frontier(
-                label, counts, replace(spec0, sla_seconds=sla), args.hybrid_only
-            )
+            frontier = cell_frontier(label, counts, replace(spec0, sla_seconds=sla), args.ours_only)
             bound = frontier.bound
             for target in TARGETS:
-                point = hybrid_for(frontier.points, target)
+                point = ours_for(frontier.points, target)
                 if point is None or bound is None:
                     continue
                 s = point.score
-                verdict = "" if args.hybrid_only else goal_verdict(frontier, target)
+                verdict = "" if args.ours_only else goal_verdict(frontier, target)
                 print(
                     f"{label:12s} sla {sla:>5g} p{target:<6g} ws {s.worker_seconds:>11,.0f} "
                     f"comp {s.sla_compliance:.4%} util {s.utilization:.3f} "

@@ -8,7 +8,7 @@ times and start-up jitter (the NASA day's arrivals are the trace's own, so there
 times and the jitter change), each peer's cheapest meeting setting found anew per seed. It
 writes, per seed, the cells met and those not; and, for every cell whose verdict differs
 between seeds or whose slack (`sim.frontier.goal_slack`: how far inside the goal's tightest
-limit hybrid sits) is thin on any seed, the verdict and the slack on each seed.
+limit ours sits) is thin on any seed, the verdict and the slack on each seed.
 
     .venv/bin/python benchmarks/frontier_seeds.py                       # seeds 1 2 3
     .venv/bin/python benchmarks/frontier_seeds.py --seeds 0 1 2 3       # with the bench's own
@@ -57,7 +57,7 @@ Cell = tuple[str, float, float]
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One cell on one seed: the goal's verdict and hybrid's slack against its tightest limit."""
+    """One cell on one seed: the goal's verdict and our slack against its tightest limit."""
 
     verdict: str
     slack: Slack | None
@@ -128,7 +128,7 @@ def report(
         "- What a seed changes: the scenarios' Poisson draws, every job's time and every "
         "worker's start-up jitter; the NASA day's arrivals are the trace's own. Every cell is "
         "swept anew per seed, so each peer's cheapest meeting setting is per seed.",
-        "- Slack: how far inside the goal's tightest limit hybrid sits "
+        "- Slack: how far inside the goal's tightest limit ours sits "
         "(`sim.frontier.goal_slack`), as a share of the room that limit gives: a peer's "
         "worker-seconds (less 20 % on bursty and NASA), the target's miss budget (1 - target), "
         "the bound's 0.5 points, or half the bound's worker-seconds. Negative: beyond it, not "

@@ -1,14 +1,14 @@
 """The yardstick: each judged policy's verdict on every cell of the tuning or validation set.
 
 Every row of the set (scenarios whole, NASA days whole) at SLA 10/30/60/300 s x target
-95/99/99.9 %: the judged policies (`--policy`, default the controller's default, hybrid and
+95/99/99.9 %: the judged policies (`--policy`, default the controller's default and
 seed-hybrid) each configured for the cell, the reaction bound, and KEDA,
 target tracking and a static fleet each tuned with hindsight to the cheapest setting that
 meets the cell (`sim/tuning.py`), judged by `sim/verdict.py`. The results file is rewritten
 after every row, so an interrupted run keeps the rows it finished.
 
     nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py --set validation
-    nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py --policy predictive,hybrid \\
+    nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py --policy predictive,seed-hybrid \\
         --cache /work/verdict-cache     # a second run re-runs only the judged policies
     .venv/bin/python benchmarks/frontier_verdict.py --quick     # one row, one seed
 

@@ -1,8 +1,8 @@
 """How cheap could any fleet be on the bench's NASA x10 window at a tight SLA? (issue 15)
 
-The frontier cells NASA x10 at SLA 10 s and 30 s ask hybrid for the target share of jobs picked
-up within the SLA at <= 80 % of the cheapest peer setting that meets it (a static size there; see
-`results/policy_frontier.md`). This measures yardsticks that are handed the future, none of them
+The frontier cells NASA x10 at SLA 10 s and 30 s ask the controller for the target share of jobs
+picked up within the SLA at <= 80 % of the cheapest peer setting that meets it (a static size
+there; see `results/policy_frontier.md`). This measures yardsticks that are handed the future, none of them
 a policy, on the bench's jobs (the 4-hour window around the busiest minute, seed 0, 60 s +
 uniform 0..10 s start-up, 10 s ticks):
 

@@ -1,4 +1,5 @@
-"""A week of 1M jobs a day replayed from a raw archive under hybrid and KEDA (goal: minutes).
+"""A week of 1M jobs a day replayed from a raw archive under the default policy and KEDA
+(goal: minutes).
 
 Writes a synthetic archive (queued, started and completed events per job, each with its
 event_id as the ingest function archives it, one gzip file per hour, diurnal arrivals,
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import RESULTS, header, write
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.archive import read_archive
 from queue_autoscale.sim.as_run import median_tick_gap
 from queue_autoscale.sim.replay import ReplayInput, replay_spec, run_replay
@@ -102,7 +104,7 @@ def main() -> None:
     spec = RunSpec(sla_seconds=30.0, percentile=0.95, max_workers=1000)
     spec, _ = replay_spec(spec, recorded.trace, None, median_tick_gap(recorded.ticks))
     began, cpu = time.perf_counter(), time.process_time()
-    run = run_replay(ReplayInput(recorded.trace, spec, None, recorded), ["hybrid", "keda"])
+    run = run_replay(ReplayInput(recorded.trace, spec, None, recorded), [DEFAULT_POLICY, "keda"])
     simulated, simulated_cpu = time.perf_counter() - began, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows = [

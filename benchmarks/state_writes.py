@@ -9,7 +9,7 @@ before it:
 - a new sample whose values (arrival rate, visible, raw target, DLQ depth) differ from the last
   one: the trend, onset, stabilization and drain terms read them;
 - any other field changed but the SLA loop's clock (`realized_through`): scaling times, bursts,
-  the pending orders, the settled load, headroom, the decayed sums of the SLA loop;
+  the pending orders, the decayed sums of the SLA loop;
 - only the clock moved: the ticks a write could skip if every reader took a missing sample as
   the last one repeated (none does today).
 
@@ -56,7 +56,6 @@ _TIMES = (
     "last_scale_down_at",
     "unmet_since",
     "last_breach_at",
-    "reorder_deferred_at",
     "surge_at",
 )
 _FIELDS = tuple(
@@ -89,7 +88,6 @@ def _epoch(state: ControllerState) -> ControllerState:
     shift = {
         name: getattr(state, name) + EPOCH for name in _TIMES if getattr(state, name) is not None
     }
-    settled = state.settled
     return replace(
         state,
         samples=tuple(replace(s, at=s.at + EPOCH) for s in state.samples),
@@ -99,9 +97,6 @@ def _epoch(state: ControllerState) -> ControllerState:
         bursts=tuple(b._replace(at=b.at + EPOCH) for b in state.bursts),
         burst_ends=tuple(at + EPOCH for at in state.burst_ends),
         orders=tuple(o._replace(at=o.at + EPOCH) for o in state.orders),
-        settled=None
-        if settled is None
-        else settled._replace(since=settled.since + EPOCH, at=settled.at + EPOCH),
         **shift,
     )
 

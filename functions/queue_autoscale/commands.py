@@ -294,7 +294,7 @@ def explain(
     model: Annotated[Path | None, typer.Option("--model", help="Trend model JSON.")] = None,
     policy: Annotated[
         str,
-        typer.Option("--policy", help="A core policy (predictive, hybrid, seed-hybrid) or a peer."),
+        typer.Option("--policy", help="A core policy (predictive, seed-hybrid) or a peer."),
     ] = DEFAULT_POLICY,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     examples: Annotated[

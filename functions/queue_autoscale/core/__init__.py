@@ -11,7 +11,6 @@ from queue_autoscale.core.counters import (
     pickup_seconds,
     window_rates,
 )
-from queue_autoscale.core.hybrid import decide
 from queue_autoscale.core.measures import Measures, measure
 from queue_autoscale.core.models import (
     DEFAULT_EVALUATION_INTERVAL_SECONDS,
@@ -63,7 +62,6 @@ Policy = Callable[
 """A pure policy: (snapshot, settings, state, now, model) -> decision and next state."""
 
 POLICIES: dict[str, Policy] = {
-    "hybrid": decide,
     "seed-hybrid": decide_seed_hybrid,
     "predictive": decide_predictive,
 }
@@ -97,7 +95,6 @@ __all__ = [
     "Urgency",
     "Winner",
     "build_snapshot",
-    "decide",
     "decide_predictive",
     "decide_seed_hybrid",
     "decision_to_dict",

@@ -4,10 +4,8 @@ movement rules (cooldowns, stabilization, step limit). DESIGN.md section 4. Pure
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import NamedTuple
 
-from queue_autoscale.core import recurrence
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import (
     Constraint,
@@ -146,74 +144,6 @@ def _activation(
     return target
 
 
-def load_release(
-    recommendation: int, m: Measures, snapshot: QueueSnapshot, steps: list[Step]
-) -> int:
-    """On a loose SLA (`drain.carried_wait_seconds` > 0), a scale-down stops one worker under
-    the load, ceil(lambda / mu) - 1, lambda the lower of the sizing rate and the short window's
-    (after a burst the short window has already fallen); appends its step when it binds.
-
-    There the backlog carries the load: the in-flight floor holds every busy worker while jobs
-    wait, so the fleet goes down only once the queue has emptied, and the carried term then asks
-    for far fewer workers than the load (B = 0: lambda H / (mu (W + H)), 7 at 20 jobs/s) to
-    let a backlog build. A worker released below the load saves nothing, since the work it
-    leaves is done later, and it is ordered back once the backlog carries W, billed a lead
-    before it serves. One worker under the load builds the backlog as well (at lambda - c mu),
-    with one re-order instead of the step limit's (steady at 300 s: 21 -> 15, six re-orders,
-    about 400 worker-s each time the queue empties)."""
-    if recommendation >= m.current or m.service_rate <= 0:
-        return recommendation
-    rate = m.arrival_rate
-    short = snapshot.arrival_rate_short
-    if short is not None and math.isfinite(short):
-        rate = min(rate, max(0.0, short))
-    load = rate / m.service_rate  # workers' worth; inf for a rate near the float maximum
-    floor = m.current if load >= m.current + 1 else min(m.current, math.ceil(load - 1e-9) - 1)
-    if floor <= recommendation:
-        return recommendation
-    steps.append(
-        Step(
-            Constraint.LOAD_RELEASE,
-            f"released to {floor}, one worker under the load of {rate:.2f} jobs/s: on a loose "
-            f"SLA the backlog carries the load, and a worker released below it is only ordered "
-            f"back later",
-        )
-    )
-    return floor
-
-
-def burst_floor(
-    rec: recurrence.Recurrence,
-    recommendation: int,
-    remembered: int,
-    current: int,
-    cap: int,
-    steps: list[Step],
-) -> tuple[int, int]:
-    """The burst floor of core/recurrence.py over the recommendation (never past the poison
-    guard): a recurring burst's need kept through its onset (anticipation), or the last burst's
-    need held after it (delayed off); before `early` it keeps at most the `current` fleet.
-    Returns (recommendation, remembered); appends its step."""
-    floor = rec.floor if rec.orders else min(rec.floor, current)
-    if floor <= recommendation or Constraint.POISON_GUARD in (f.code for f in steps):
-        return recommendation, remembered
-    recommendation = min(floor, cap)
-    if rec.recurring:
-        remembered = max(remembered, recommendation)  # kept through the onset
-        steps.append(Step(Constraint.ANTICIPATION, _anticipation_words(rec, recommendation)))
-    else:
-        steps.append(
-            Step(
-                Constraint.BURST_HOLD,
-                f"delayed off: the last bursts came {rec.held_for or 0:.0f} s apart; kept "
-                f"{n_workers(recommendation)}, the last one's need, from a lead before another "
-                f"as far after it is due (and the lead it takes to start workers) until that "
-                f"gap plus a lead has passed since its onset",
-            )
-        )
-    return recommendation, remembered
-
-
 def _drain_surplus(state: ControllerState, settings: QueueSettings, now: float) -> bool:
     """True when the fleet being scaled down went up within the stabilization window, at least
     one provisioning lead ago.
@@ -279,15 +209,6 @@ def binding_cap(settings: QueueSettings, cap: int) -> Constraint:
     return Constraint.MAX_WORKERS
 
 
-def _anticipation_words(rec: recurrence.Recurrence, floor: int) -> str:
-    when = rec.expected_in or 0.0
-    due = f"due in {when:.0f} s" if when >= 0 else f"{-when:.0f} s overdue"
-    return (
-        f"anticipation: bursts recur every {rec.period or 0:.0f} s, the next {due}; kept at "
-        f"least {n_workers(floor)}, its expected need, so they run when it starts"
-    )
-
-
 def history_covers(state: ControllerState, seconds: float, now: float) -> bool:
     """Whether the state's samples reach back `seconds` from `now` (epoch s); a fresh state
     covers no window."""
@@ -301,13 +222,8 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     state: ControllerState,
     settings: QueueSettings,
     now: float,
-    unread: Sequence[tuple[float, float]] = (),
 ) -> tuple[int, list[Step]]:
-    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation.
-
-    `unread`: spans [start, end) of epoch seconds whose recommendations the stabilization
-    window does not read (a burst's reaction, `hybrid._reaction_spans`); whether the window
-    has a whole window of history still counts every sample."""
+    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation."""
     target = recommendation
     if target > current:
         unmet = state.unmet_since
@@ -331,12 +247,7 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     if held is not None:
         return current, [held]
     window = settings.stabilization_window_seconds
-    seen = [
-        s.raw_target
-        for s in state.samples
-        if now - s.at <= window
-        and (not unread or not any(start <= s.at < end for start, end in unread))
-    ]
+    seen = [s.raw_target for s in state.samples if now - s.at <= window]
     covered = history_covers(state, window, now)
     highest = max(seen, default=recommendation)
     if not covered:
@@ -388,52 +299,3 @@ def _scale_down_held(snapshot: QueueSnapshot, state: ControllerState) -> Step | 
         f"no scale-down while {pending} ordered tasks have not started and the backlog "
         f"grows ({before} -> {visible} waiting)",
     )
-
-
-def confirm_reorder(
-    target: int,
-    current: int,
-    state: ControllerState,
-    settings: QueueSettings,
-    now: float,
-    *,
-    spare: float,
-    service_rate: float,
-    bursty: bool,
-) -> tuple[int, Step | None]:
-    """A scale-out that would reverse a recent scale-in waits one interval to be confirmed, when
-    the miss budget pays for the wait. Returns (target, the step when it deferred).
-
-    Within one lead plus `REVISIT_SECONDS` of the last scale-in, a scale-out re-orders workers
-    just released: each costs a lead of start-up that serves nothing, and on bursty traffic
-    most such orders chase a backlog that one interval later is gone (the NASA day at 60 s,
-    p95: 186 flaps in four hours, the median 25 s after the scale-in). So the first tick that
-    wants one holds, and the next tick that still wants one orders what it then needs. Paid
-    for by the SLA loop's unspent budget (`spare`, jobs): the one interval's delay can make
-    late at most the jobs the extra workers would have picked up in it, (target - current) x
-    mu x interval. A surge asks for many workers, which the budget does not cover: it is
-    ordered at once. At most one interval of delay per order (`reorder_deferred_at`). Never
-    below `min_workers`, and never an empty fleet's first worker (activation waits for nothing).
-
-    Only on `bursty` traffic (per-second arrivals more dispersed than Poisson, hot.poisson_like):
-    there the interval's backlog growth the drain reads is mostly noise that does not persist.
-    On Poisson-like traffic the sizing terms already size for the windows' noise, so a re-order
-    is need; deferring it only reshuffled the steady run's 20/21 alternation (30 s: 3 -> 4)."""
-    if target <= current or not bursty or current < max(settings.min_workers, 1):
-        return target, None  # an empty fleet's activation or a raised minimum is never deferred
-    last_down = state.last_scale_down_at
-    lead, interval = settings.provisioning_lead_seconds, settings.evaluation_interval_seconds
-    if last_down is None or now - last_down > lead + REVISIT_SECONDS:
-        return target, None
-    deferred = state.reorder_deferred_at
-    if deferred is not None and 0 < now - deferred <= settings.stale_after:
-        return target, None  # the tick before deferred it and it is still wanted: confirmed
-    at_risk = (target - current) * service_rate * interval
-    if not at_risk <= spare:
-        return target, None
-    words = (
-        f"re-order confirm: up to {target} waits one interval, {now - last_down:.0f} s after "
-        f"a scale-in (within the lead + {REVISIT_SECONDS:.0f} s a re-order reverses it); the "
-        f"miss budget ({spare:.0f} jobs) pays for the {at_risk:.0f} jobs the wait can delay"
-    )
-    return current, Step(Constraint.REORDER_CONFIRM, words)

@@ -68,7 +68,7 @@ class Winner(StrEnum):
 
 
 STEADY, TREND, DRAIN = Winner.STEADY, Winner.TREND, Winner.DRAIN
-"""The sizing terms' winners as module constants, for the hot path (hybrid.py, words.py): an enum
+"""The sizing terms' winners as module constants, for the hot path (words.py, decision.py): an enum
 member read through its class costs ~70 ns on Python 3.11 (`EnumType.__getattr__`), an imported
 constant ~15 ns."""
 
@@ -256,27 +256,16 @@ class Sample:
     dlq_depth: int = 0
 
 
-class Settled(NamedTuple):
-    """The hybrid's long average of the offered load on Poisson-like traffic (core/hot.py)."""
-
-    load: float
-    """Offered load, workers (arrival rate / per-worker service rate)."""
-    since: float
-    """Epoch seconds it was last restarted at the long window's load."""
-    at: float
-    """Epoch seconds of its last update."""
-
-
 class Burst(NamedTuple):
-    """One burst the hybrid remembers (core/recurrence.py)."""
+    """One burst onset the controller remembers (core/onsets.py)."""
 
     at: float
     """Epoch seconds its onset was seen."""
     need: int
-    """Highest sustained need (workers) from the onset until the next one (hybrid)."""
+    """Highest sustained need (workers) from the onset until the next one."""
     rate: float = 0.0
     """Highest arrival rate the plan sized on from the onset until the next one, jobs/s
-    (predictive, core/onsets.py; 0 for hybrid)."""
+    (core/onsets.py)."""
 
 
 class Order(NamedTuple):
@@ -308,29 +297,22 @@ class ControllerState:
     last_breach_at: float | None = None
     """seed-hybrid: the last tick the oldest job was past its SLA (seed 000's recovery)."""
     realized_started: float = 0.0
-    """hybrid's SLA loop: jobs started, exponentially decayed (core/sla_loop.py)."""
+    """The SLA loop: jobs started, exponentially decayed (core/sla_loop.py)."""
     realized_late: float = 0.0
     """...and of those, picked up after the SLA."""
     realized_excused: float = 0.0
-    """...and of those, started within the reaction time of a burst onset (no budget spent)."""
+    """...and of those, started within the reaction time of a surge (excused)."""
     realized_through: float | None = None
     """The last counter second (epoch) the loop has counted."""
-    headroom: float = 0.0
-    """The loop's extra capacity share, 0..0.5."""
     bursts: tuple[Burst, ...] = ()
-    """hybrid: the last bursts, oldest first, at most core.onsets.MAX_BURSTS."""
+    """The last burst onsets, oldest first, at most core.onsets.MAX_BURSTS."""
     burst_ends: tuple[float, ...] = ()
-    """hybrid: epoch seconds the last bursts were seen to end, oldest first, at most
+    """Epoch seconds the last bursts were seen to end, oldest first, at most
     core.onsets.MAX_BURSTS (an end is seen even when its onset was not)."""
-    reorder_deferred_at: float | None = None
-    """hybrid: the tick a scale-out was last deferred to be confirmed (None: the last tick
-    deferred none; core/constraints.py confirm_reorder)."""
-    settled: Settled | None = None
-    """hybrid: the long average of the offered load (None: not Poisson-like, or none yet)."""
     surge_at: float | None = None
-    """hybrid: the last tick the fleet scaled up for a surge seen in the backlog's growth
-    beyond the windows' rate (epoch s; core/hot.py surging); its misses are excused as an
-    onset's (core/sla_loop.py)."""
+    """The last tick whose plan could not pick up a waiting job within the SLA whatever it
+    ordered (epoch s; core/pickup.py `missing_anyway`): misses within the reaction time of it
+    are excused (core/sla_loop.py)."""
     orders: tuple[Order, ...] = ()
     """predictive: the scale-ups still pending, oldest first, each with when it was placed
     (core/orders.py); empty in a state written before it was kept."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from queue_autoscale.core.models import Burst, ControllerState, Sample, Settled, TrendModel
+from queue_autoscale.core.models import Burst, ControllerState, Sample, TrendModel
 from queue_autoscale.core.onsets import MAX_BURSTS
 from queue_autoscale.core.orders import orders_from_rows
 
@@ -25,11 +25,8 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "realized_late": state.realized_late,
         "realized_excused": state.realized_excused,
         "realized_through": state.realized_through,
-        "headroom": state.headroom,
         "bursts": [[b.at, b.need, b.rate] for b in state.bursts],
         "burst_ends": list(state.burst_ends),
-        "reorder_deferred_at": state.reorder_deferred_at,
-        "settled": None if state.settled is None else list(state.settled),
         "surge_at": state.surge_at,
         "orders": [[o.at, o.workers] for o in state.orders],
         "samples": [
@@ -75,21 +72,11 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         realized_late=float(data.get("realized_late") or 0.0),
         realized_excused=float(data.get("realized_excused") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
-        headroom=float(data.get("headroom") or 0.0),
         bursts=tuple(_burst(row) for row in data.get("bursts") or [])[-MAX_BURSTS:],
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-MAX_BURSTS:],
-        reorder_deferred_at=_opt_float(data.get("reorder_deferred_at")),
-        settled=_settled(data.get("settled")),
         surge_at=_opt_float(data.get("surge_at")),
         orders=orders_from_rows(data.get("orders") or []),
     )
-
-
-def _settled(row: Any) -> Settled | None:
-    """The settled load from its [load, since, at] row (None when absent)."""
-    if not row:
-        return None
-    return Settled(float(row[0]), float(row[1]), float(row[2]))
 
 
 def model_to_dict(model: TrendModel) -> dict[str, Any]:

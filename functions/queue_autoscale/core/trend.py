@@ -91,31 +91,6 @@ def _window_sums(
     return n, sx, sy, sxx, sxy, earliest
 
 
-def slope_sigmas(
-    samples: Sequence[Sample],
-    current_rate: float,
-    now: float,
-    window_seconds: float,
-    dispersion: float = 1.0,
-) -> float:
-    """The least-squares slope of the sampled rates over the window, in standard errors of a
-    flat rate's: arrivals of intensity lambda D (jobs/s, D their index of dispersion) fitted
-    over a span of L seconds give a slope with variance 12 lambda D / L^3, (jobs/s / s)^2.
-    0 with fewer than 3 points or no rate. The windowed rates the samples keep are smoother
-    than the arrivals, so on a flat rate this reads about 0.6 of a standard normal: a test at
-    3 of these is conservative (measured on the bench's steady run)."""
-    # the point now, (0, rate), added last as linear_fit over `window_points` would
-    n, sx, sy, sxx, sxy, earliest = _window_sums(samples, now, window_seconds, 0.0)
-    if n < 3 or not current_rate > 0:
-        return 0.0
-    fit = _fit(n, sx, sy + current_rate, sxx, sxy)
-    span = -earliest
-    sd = flat_slope_sd(current_rate, max(dispersion, 1.0), span) if span > 0 else 0.0
-    if fit is None or not sd > 0:  # no span, or a rate so small the variance underflows
-        return 0.0
-    return fit[1] / sd
-
-
 def flat_slope_sd(rate: float, dispersion: float, span: float) -> float:
     """The standard error of a least-squares slope fitted to a flat rate, jobs/s per s:
     arrivals of intensity `rate` x `dispersion` (jobs/s) over `span` seconds give a slope of

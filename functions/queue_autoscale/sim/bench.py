@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.arrivals import (
     SCENARIOS,
     ArrivalError,
@@ -68,7 +69,7 @@ def run_bench(  # noqa: PLR0913 - the bench command's options, passed on
         console.print(f"[bold]{label}[/bold]: {description}")
         comparison = run_comparison(label, counts, list(POLICY_NAMES), spec, console)
         console.print(score_table(comparison.scores, label))
-        diagnostic = compare(label, counts, ["hybrid"], replace(spec, cloudwatch_age=False))
+        diagnostic = compare(label, counts, [DEFAULT_POLICY], replace(spec, cloudwatch_age=False))
         comparisons.append((label, description, comparison, diagnostic.scores[0]))
         bounds[label] = compare(label, counts, [BOUND_NAME], spec).scores[0]
         if plots is not None:
@@ -215,10 +216,10 @@ def run_sweeps(
     lines = [
         "## Frontier: every policy over its main knob, every profile's SLA",
         "",
-        f"Each peer swept over its main knob, `hybrid` over its percentile, on every workload "
-        f"at SLA {', '.join(f'{s:g}' for s in options.slas)} s; tables, every point and a plot "
-        f"per workload in {link}. Swept in {suite.wall_seconds:.0f} s on {machine}. The goal "
-        "per cell:",
+        f"Each peer swept over its main knob, `{DEFAULT_POLICY}` over its percentile, on every "
+        f"workload at SLA {', '.join(f'{s:g}' for s in options.slas)} s; tables, every point and "
+        f"a plot per workload in {link}. Swept in {suite.wall_seconds:.0f} s on {machine}. The "
+        "goal per cell:",
         "",
         *summary_markdown(suite),
         "",
@@ -240,7 +241,7 @@ def run_sweeps(
 def decile_markdown(decile: dict[str, float], variants: int, seed: int) -> list[str]:
     """The worst-decile section: one row per policy (the 10th percentile of the windows'
     hourly compliance, a share), the reaction bound's last and marked as the diagnostic, and
-    how many points hybrid is above or below it."""
+    how many points ours is above or below it."""
     bound = decile.get(BOUND_NAME)
     rows = [
         markdown_row([f"{name} (diagnostic)" if name == BOUND_NAME else name, f"{value:.3%}"])
@@ -258,14 +259,14 @@ def decile_markdown(decile: dict[str, float], variants: int, seed: int) -> list[
         *rows,
         "",
     ]
-    ours = decile.get("hybrid")
+    ours = decile.get(DEFAULT_POLICY)
     if bound is not None and ours is not None:
         gap = (ours - bound) * 100.0
         lines += [
             f"The `{BOUND_NAME}` row is the diagnostic above on the same windows: what ordering "
             "the whole fleet at each surge's first tick keeps. On the NASA windows it is no "
             "bound (it scales down the moment the queue empties, and the trace bursts again); "
-            f"hybrid's 10th percentile is {abs(gap):.2f} points "
+            f"{DEFAULT_POLICY}'s 10th percentile is {abs(gap):.2f} points "
             f"{'above' if gap >= 0 else 'below'} its.",
             "",
         ]

@@ -9,9 +9,9 @@ work, it orders `max_workers` and keeps them until the queue is empty. No cooldo
 stabilization. What it still cannot beat is the provisioning delay: the jobs that arrive from
 the start of a surge until the first new workers can land. On a step surge its compliance is
 the most a controller that only reacts can keep, from a fleet sized for the rate before the
-step; `queue-autoscale bench` compares `hybrid` with it. It is no bound on traffic that bursts
-again right after the queue empties: it scales straight back down, where a stabilization window
-keeps the workers for the next burst.
+step; `queue-autoscale bench` compares the default policy with it. It is no bound on traffic
+that bursts again right after the queue empties: it scales straight back down, where a
+stabilization window keeps the workers for the next burst.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--decisions",
-                help="Write the core policies' decision records here (JSON lines): hybrid, "
+                help="Write the core policies' decision records here (JSON lines): "
                 "predictive, seed-hybrid and their ablations; the peers keep none.",
             ),
         ] = None,

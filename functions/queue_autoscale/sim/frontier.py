@@ -2,10 +2,11 @@
 
 A peer at its documented setting is one point; a user who sees it miss would turn the knob.
 So each peer runs over its main knob (KEDA's queueLength from 1 up to the documented value,
-target tracking's target backlog per task likewise, the static fleet's size), `hybrid` over its
-configured percentile, `seed-hybrid` at its one setting; the static size is then refined to
-the least size that meets each target (`least_static_sizes`). For each target compliance (95 %,
-99 %, 99.9 %) the frontier table gives the cheapest setting of each policy that meets it.
+target tracking's target backlog per task likewise, the static fleet's size), ours (the
+controller's default policy, `core.DEFAULT_POLICY`) over its configured percentile, `seed-hybrid`
+at its one setting; the static size is then refined to the least size that meets each target
+(`least_static_sizes`). For each target compliance (95 %, 99 %, 99.9 %) the frontier table
+gives the cheapest setting of each policy that meets it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from queue_autoscale.core import QueueSettings, workers_for_sla
+from queue_autoscale.core import DEFAULT_POLICY, QueueSettings, workers_for_sla
 from queue_autoscale.sim.arrivals import Counts, minute_rates
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import Policy, RunResult, run_policy
@@ -31,8 +32,8 @@ from queue_autoscale.sim.workload import Workload, build_workload
 
 TARGETS: tuple[float, ...] = (0.95, 0.99, 0.999)
 """The target compliances the frontier table answers for."""
-HYBRID_PERCENTILES: tuple[float, ...] = TARGETS
-"""`hybrid` is configured for each target in turn (its percentile is its one knob here)."""
+OUR_PERCENTILES: tuple[float, ...] = TARGETS
+"""Ours is configured for each target in turn (its percentile is its one knob here)."""
 GRID_POINTS = 6
 """Settings per peer knob in a full sweep (`quick`: 3)."""
 QUICK_GRID_POINTS = 3
@@ -103,7 +104,7 @@ def sweep_settings(settings: QueueSettings, counts: Counts, quick: bool) -> list
     """Every setting a sweep runs on one workload."""
     points = QUICK_GRID_POINTS if quick else GRID_POINTS
     ours = [
-        Setting("hybrid", "percentile", p, p == settings.percentile) for p in HYBRID_PERCENTILES
+        Setting(DEFAULT_POLICY, "percentile", p, p == settings.percentile) for p in OUR_PERCENTILES
     ]
     seeded = Setting("seed-hybrid", "as seeded", 0.0, True)
     return [*ours, seeded, *peer_settings(settings, counts, points)]
@@ -237,22 +238,22 @@ def cheapest(points: Sequence[Point], policy: str, target: float) -> Point | Non
     return min(meeting, key=lambda p: p.score.worker_seconds, default=None)
 
 
-def hybrid_for(points: Sequence[Point], target: float) -> Point | None:
-    """`hybrid` configured for `target` (its percentile = the target)."""
+def ours_for(points: Sequence[Point], target: float) -> Point | None:
+    """The default policy configured for `target` (its percentile = the target)."""
     return next(
         (
             p
             for p in points
-            if p.setting.policy == "hybrid" and math.isclose(p.setting.value, target)
+            if p.setting.policy == DEFAULT_POLICY and math.isclose(p.setting.value, target)
         ),
         None,
     )
 
 
-POLICY_ORDER: tuple[str, ...] = ("hybrid", "seed-hybrid", "keda", "target-tracking", "static")
+POLICY_ORDER: tuple[str, ...] = (DEFAULT_POLICY, "seed-hybrid", "keda", "target-tracking", "static")
 PEERS: tuple[str, ...] = ("keda", "target-tracking", "static")
 MARGIN_WORKLOADS: tuple[str, ...] = ("bursty", "nasa")
-"""Workloads (label prefixes) where the goal asks hybrid for >= 20 % fewer worker-seconds."""
+"""Workloads (label prefixes) where the goal asks ours for >= 20 % fewer worker-seconds."""
 MARGIN = 0.20
 
 
@@ -265,7 +266,7 @@ def _cell(point: Point | None) -> str:
 
 def goal_verdict(frontier: Frontier, target: float) -> str:
     """The issue's goal for one workload, SLA and target, in words ('met' or why not): the
-    words of every limit of `goal_checks` that hybrid is beyond."""
+    words of every limit of `goal_checks` that the default policy is beyond."""
     checks = goal_checks(frontier, target)
     if checks is None:
         return "not run"
@@ -274,13 +275,13 @@ def goal_verdict(frontier: Frontier, target: float) -> str:
 
 
 def goal_margin(workload: str) -> float:
-    """The share fewer worker-seconds than each peer the goal asks of hybrid on `workload`."""
+    """The share fewer worker-seconds than each peer the goal asks of ours on `workload`."""
     return MARGIN if workload.startswith(MARGIN_WORKLOADS) else 0.0
 
 
 def peer_limits(frontier: Frontier, target: float) -> list[tuple[str, Point, float]]:
     """Per peer with a setting meeting `target`: the peer, its cheapest such point, and the
-    worker-seconds hybrid may use at most (that point's less the goal's margin)."""
+    worker-seconds the default policy may use at most (that point's less the goal's margin)."""
     keep = 1.0 - goal_margin(frontier.workload)
     out: list[tuple[str, Point, float]] = []
     for peer in PEERS:
@@ -292,12 +293,12 @@ def peer_limits(frontier: Frontier, target: float) -> list[tuple[str, Point, flo
 
 @dataclass(frozen=True, slots=True)
 class Slack:
-    """How far inside the goal's tightest limit hybrid sits in one cell."""
+    """How far inside the goal's tightest limit the default policy sits in one cell."""
 
     limit: str
     """The limit, in words (e.g. 'static size 21: 151,263 worker-s')."""
     ours: float
-    """Hybrid's number held against it: worker-seconds, or a compliance or gap as a share."""
+    """Our number held against it: worker-seconds, or a compliance or gap as a share."""
     allowed: float
     """The limit's number, in the same unit."""
     unit: str
@@ -308,19 +309,19 @@ class Slack:
 
 
 def goal_slack(frontier: Frontier, target: float) -> Slack | None:
-    """The tightest of the limits `goal_verdict` checks in one cell (None: hybrid not run, or
+    """The tightest of the limits `goal_verdict` checks in one cell (None: ours not run, or
     no limit applies). The verdict is 'met' exactly when no share is negative."""
     checks = goal_checks(frontier, target)
     return min((slack for slack, _ in checks or []), key=lambda slack: slack.share, default=None)
 
 
 def goal_checks(frontier: Frontier, target: float) -> list[tuple[Slack, str]] | None:
-    """Every limit the goal sets hybrid in one cell, with the words `goal_verdict` gives when
-    hybrid is beyond it (None: hybrid not run at `target`). Its compliance against the target
-    where it meets it or the bound does; else within `BOUND_POINTS` of the bound at no more
-    than `BOUND_COST_SHARE` of its worker-seconds; where it meets the target, at most each
+    """Every limit the goal sets ours in one cell, with the words `goal_verdict` gives
+    when it is beyond it (None: not run at `target`). Its compliance against the target where
+    it meets it or the bound does; else within `BOUND_POINTS` of the bound at no more than
+    `BOUND_COST_SHARE` of its worker-seconds; where it meets the target, at most each
     peer's cheapest meeting worker-seconds less the goal's margin (`peer_limits`)."""
-    ours = hybrid_for(frontier.points, target)
+    ours = ours_for(frontier.points, target)
     if ours is None:
         return None
     s = ours.score
@@ -397,11 +398,15 @@ def count_met(verdicts: Iterable[str]) -> tuple[int, int]:
 
 def frontier_markdown(frontier: Frontier) -> list[str]:
     """The table for one workload and SLA: per target, each policy's cheapest meeting setting."""
-    head = ["target", "hybrid at that percentile", *(f"cheapest {p}" for p in POLICY_ORDER)]
+    head = [
+        "target",
+        f"{DEFAULT_POLICY} at that percentile",
+        *(f"cheapest {p}" for p in POLICY_ORDER),
+    ]
     head.append("goal")
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
     for target in TARGETS:
-        ours = hybrid_for(frontier.points, target)
+        ours = ours_for(frontier.points, target)
         ours_cell = (
             "not run"
             if ours is None
@@ -571,14 +576,19 @@ def summary_markdown(suite: Suite) -> list[str]:
 
 
 def utilization_markdown(suite: Suite, sla: float, target: float = TARGETS[-1]) -> list[str]:
-    """At one SLA: hybrid's utilization at `target`, and the best utilization of any setting
-    that meets the target (the issue: >= 0.93 where some policy meets it at that)."""
-    head = ["workload", "hybrid within SLA", "hybrid utilization", "best meeting setting"]
+    """At one SLA: our utilization at `target`, and the best utilization of any setting that
+    meets the target (the issue: >= 0.93 where some policy meets it at that)."""
+    head = [
+        "workload",
+        f"{DEFAULT_POLICY} within SLA",
+        f"{DEFAULT_POLICY} utilization",
+        "best meeting setting",
+    ]
     lines = ["| " + " | ".join(head) + " |", "| --- | ---: | ---: | --- |"]
     for f in suite.frontiers:
         if not math.isclose(f.sla_seconds, sla):
             continue
-        ours = hybrid_for(f.points, target)
+        ours = ours_for(f.points, target)
         meeting = [p for p in f.points if p.score.sla_compliance >= target]
         best = max(meeting, key=lambda p: p.score.utilization, default=None)
         best_cell = (
@@ -632,20 +642,21 @@ def suite_markdown(
         "- Knobs: `keda` queueLength from 1 up to the documented SLA x concurrency / job time; "
         "`target-tracking` target backlog per task likewise; `static` fleet size from the "
         "Erlang-C size of the mean rate up to 1.1 x that of the busiest minute (it is handed "
-        "the future); `hybrid` its percentile (one run per target); `seed-hybrid` as seeded. "
+        f"the future); `{DEFAULT_POLICY}` its percentile (one run per target); `seed-hybrid` as "
+        "seeded. "
         "Geometric grids, duplicates dropped; the static size is then bisected to the least "
         "size meeting each target (from a size shown to miss by capacity alone).",
         "- `reaction-bound`: the diagnostic of `sim/bound.py` on the same jobs (an ideal "
         "reacting controller on step surges; not a policy).",
-        "- Goal per cell (issue 15): hybrid configured for the target meets it wherever the "
+        f"- Goal per cell: {DEFAULT_POLICY} configured for the target meets it wherever the "
         "reaction bound does, with fewer worker-seconds than the cheapest meeting setting of "
         "`keda`, `target-tracking` and `static` (at least 20 % fewer on `bursty` and NASA); "
-        "where the bound misses the target, hybrid within 0.5 points of it at no more than half "
+        "where the bound misses the target, it is within 0.5 points of it at no more than half "
         "its worker-seconds.",
         "- Extra columns (`sim/honest.py`): `detect s` surge start to first scale-up (mean over "
         "surges; '-' without surges, 'never' without a scale-up after one), `absorbable "
         "step` (R+S)/R with R = detection + provisioning, `hours meeting %` the share of "
-        "one-hour windows (every 10 min) meeting the run's percentile (hybrid: its own; the "
+        "one-hour windows (every 10 min) meeting the run's percentile (ours: its own; the "
         "others: 99.9 %), `flaps` scale-outs within lead + 5 min of a scale-in.",
         "",
         "## Windows",

@@ -34,7 +34,6 @@ from queue_autoscale.sim.peers.knobs import Knob, KnobError
 
 POLICY_NAMES: tuple[str, ...] = (
     "predictive",
-    "hybrid",
     "seed-hybrid",
     "keda",
     "target-tracking",
@@ -108,7 +107,7 @@ POLICY_GRAMMAR = (
     "POLICIES is 'all' or a comma-separated list of POLICY; POLICY is NAME or "
     "NAME(KNOB=VALUE,...), e.g. "
     "'predictive,keda,keda(queue_length=120,min_replicas=0)'. "
-    "Knobs: hybrid, seed-hybrid, predictive and its ablations: interval (s between ticks); "
+    "Knobs: predictive, seed-hybrid and its ablations: interval (s between ticks); "
     "keda and keda-no-drain: queue_length, scale_down_stabilization (s), min_replicas; "
     "target-tracking: target_value, scale_in_cooldown (s), min_capacity; static: size. "
     "A knob left out keeps the documented setting (the floors: --min-workers)."

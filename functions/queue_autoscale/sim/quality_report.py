@@ -8,6 +8,7 @@ import math
 import subprocess
 from collections.abc import Mapping, Sequence
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.frontier import Suite, number_cell
 from queue_autoscale.sim.honest import EXTRA_COLUMNS
 from queue_autoscale.sim.peers import keda, target_tracking
@@ -48,8 +49,8 @@ def scores_markdown(scores: Sequence[Score]) -> list[str]:
 
 def goal_check(label: str, scores: Sequence[Score]) -> tuple[str, list[str]]:
     """One goal-table row and the reasons it fails, in words with numbers."""
-    ours = next(s for s in scores if s.policy == "hybrid")
-    peers = [s for s in scores if s.policy != "hybrid"]
+    ours = next(s for s in scores if s.policy == DEFAULT_POLICY)
+    peers = [s for s in scores if s.policy != DEFAULT_POLICY]
     misses: list[str] = []
     if ours.sla_compliance < GOAL_COMPLIANCE:
         misses.append(f"compliance {ours.sla_compliance:.4%} < {GOAL_COMPLIANCE:.1%}")
@@ -176,7 +177,7 @@ def _setup_lines(spec: RunSpec, command: str) -> list[str]:
         f"- Every run starts with a {spec.warmup_seconds // 60}-minute warm-up at the workload's "
         "first-five-minute rate (not scored) so each policy starts settled; the same jobs (arrival "
         "instants and durations) are replayed under every policy.",
-        f"- `hybrid` and `seed-hybrid` are `queue_autoscale.core.decide` / `decide_seed_hybrid`, "
+        f"- `{DEFAULT_POLICY}` and `seed-hybrid` are `queue_autoscale.core.POLICIES`' own, "
         f"called every {spec.interval_seconds} s with the snapshot the evaluate function builds: "
         "live SQS visible / in-flight, ECS running / pending, 5-min and 1-min rates and mean job "
         "time from the per-second counters, and the oldest age by DESIGN's rule (max of "
@@ -237,15 +238,15 @@ def _goal_lines(comparisons: Comparisons) -> list[str]:
     lines = [
         "## Goal check",
         "",
-        f"Goal: `hybrid` keeps >= {GOAL_COMPLIANCE:.1%} of jobs within SLA at utilization >= "
-        f"{GOAL_UTILIZATION:.2f}, and is at least as good as every peer on both compliance and "
-        "worker-seconds.",
+        f"Goal: `{DEFAULT_POLICY}` keeps >= {GOAL_COMPLIANCE:.1%} of jobs within SLA at "
+        f"utilization >= {GOAL_UTILIZATION:.2f}, and is at least as good as every peer on both "
+        "compliance and worker-seconds.",
         "",
         markdown_row(
             [
                 "workload",
-                "hybrid within SLA",
-                "hybrid utilization",
+                f"{DEFAULT_POLICY} within SLA",
+                f"{DEFAULT_POLICY} utilization",
                 ">= every peer on compliance",
                 "<= every peer on worker-s",
             ]
@@ -261,12 +262,12 @@ def _goal_lines(comparisons: Comparisons) -> list[str]:
 
 
 def _age_diagnostic_lines(comparisons: Comparisons) -> list[str]:
-    """`hybrid` as built beside `hybrid` with the CloudWatch age withheld."""
+    """Ours as built beside ours with the CloudWatch age withheld."""
     lines = [
         "## Diagnostic: the oldest-age input",
         "",
-        "`hybrid` again, with the CloudWatch age datapoint withheld (oldest age from the "
-        "counters alone); everything else identical. Equal columns mean stale CloudWatch ages "
+        f"`{DEFAULT_POLICY}` again, with the CloudWatch age datapoint withheld (oldest age from "
+        "the counters alone); everything else identical. Equal columns mean stale CloudWatch ages "
         "no longer move the controller (a regression check for the phantom-breach fix).",
         "",
         markdown_row(
@@ -283,7 +284,7 @@ def _age_diagnostic_lines(comparisons: Comparisons) -> list[str]:
         markdown_row(["---"] + ["---:"] * 6),
     ]
     for label, _, comparison, diag in comparisons:
-        ours = next(s for s in comparison.scores if s.policy == "hybrid")
+        ours = next(s for s in comparison.scores if s.policy == DEFAULT_POLICY)
         lines.append(
             markdown_row(
                 [
@@ -301,7 +302,7 @@ def _age_diagnostic_lines(comparisons: Comparisons) -> list[str]:
 
 
 def _bound_lines(comparisons: Comparisons, bounds: Mapping[str, Score]) -> list[str]:
-    """`hybrid` beside the reaction bound on the same jobs."""
+    """Ours beside the reaction bound on the same jobs."""
     lines = [
         "",
         "## Diagnostic: the reaction bound",
@@ -318,9 +319,9 @@ def _bound_lines(comparisons: Comparisons, bounds: Mapping[str, Score]) -> list[
         markdown_row(
             [
                 "workload",
-                "hybrid within SLA",
+                f"{DEFAULT_POLICY} within SLA",
                 "reaction bound within SLA",
-                "hybrid - bound, points",
+                f"{DEFAULT_POLICY} - bound, points",
                 "bound worker-s",
             ]
         ),
@@ -329,7 +330,7 @@ def _bound_lines(comparisons: Comparisons, bounds: Mapping[str, Score]) -> list[
     for label, _, comparison, _ in comparisons:
         if label not in bounds:
             continue
-        ours = next(s for s in comparison.scores if s.policy == "hybrid")
+        ours = next(s for s in comparison.scores if s.policy == DEFAULT_POLICY)
         bound = bounds[label]
         gap = (ours.sla_compliance - bound.sla_compliance) * 100
         lines.append(
@@ -349,46 +350,16 @@ def _bound_lines(comparisons: Comparisons, bounds: Mapping[str, Score]) -> list[
 NOTES = """## Reading the results
 
 See `docs/simulator.md` for the model. What drives the numbers above (each mechanism can be
-traced tick by tick with `simulate --scenario NAME --policy hybrid --decisions FILE`; the
+traced tick by tick with `simulate --scenario NAME --policy predictive --decisions FILE`; the
 numbers are the tables', not repeated here so they cannot go stale).
 
-### Why `hybrid` does what it does
+### Why ours does what it does
 
-1. **A controller that only reacts cannot pick up the first minute of a surge in time.** With
-   a 60 s (+ jitter) provisioning lead and a 30 s SLA, every job arriving from a few seconds
-   into a step until ~30 s before the first new workers land waits past the SLA, whatever is
-   ordered. The reaction-bound diagnostic measures that ceiling on the same jobs; `static`
-   beats it only because it is handed the window's peak in advance.
-2. **Recurring bursts are anticipated once seen** (`core/recurrence.py`). The controller
-   remembers the last six burst onsets (the rate at least doubles within one lead and keeps
-   >= 3 more workers busy); when the last three are evenly spaced it floors the fleet at the
-   bursts' need from one lead + two intervals before the next is due, plus one more lead
-   ("delayed off": a worker that would be re-ordered within a lead is kept). Before the period
-   is known, two onsets at most 20 (lead + SLA) apart keep the last burst's need until their
-   gap plus a lead has passed; so do two burst ends (the rate halves) around the only onset
-   seen, the burst before it having begun before the controller could see onsets. On
-   `bursty` (2 h) the first burst meets the warmed-up fleet, the second (the first onset)
-   pays the reaction bound, the third finds the fleet held (the first two ended 15 minutes
-   apart), the fourth too (two onsets) and from the fifth on each is anticipated.
-   A burst that does not come within the grace ends the recurrence. The `--quick` bench runs
-   one hour: only the first four bursts.
-3. **After a burst, capacity is kept one lead, then let go.** Once the sustained need is under
-   half the last burst's need (and no hold applies), the stabilization window shrinks to one
-   lead + interval and the scale-down goes straight to the recommendation (not 25 % a
-   minute): a recurring burst is anticipated, a one-off surge decays. The cost: after the
-   first of a series, the next burst finds a smaller fleet.
-4. **The SLA loop spends its headroom only when no surge began within its window.** Misses
-   right after an onset are the reaction bound's; headroom on the steady term cannot prevent
-   the next one-off surge's, and recurring bursts are anticipated instead. The loop keeps
-   reading realized compliance (published as `RealizedCompliance`) and adds headroom for
-   misses the sizing terms could have prevented (steady traffic under-served).
-5. **Smooth traffic: hybrid sizes Erlang C at the percentile on the higher of the 1- and
-   5-minute rates**, and scales down only to the highest need of the stabilization window; the
-   1-minute rate's noise (about 4 % at 20 jobs/s) keeps it a worker above the exact size, which
-   is why `static` (handed the future) and `seed-hybrid` (lambda x S, no margin) are a few
-   per cent cheaper at 10-60 s SLAs. With an SLA at least as long as the 5-minute window the
-   short window is dropped (its lag is absorbed by the SLA, a surge still shows in the
-   backlog's growth): the fleet runs at the Erlang-C size.
+`docs/decision.md` explains each decision of the controller's default policy: what it
+measures, what it forecasts over the reaction horizon, the plan it chooses and the constraint
+that binds. Where the reaction-bound diagnostic misses the target, no controller that only
+reacts can meet it: with a 60 s (+ jitter) lead and a 30 s SLA, every job arriving from a few
+seconds into a step until about 30 s before the first new workers land waits past the SLA.
 
 ### The peers
 
@@ -401,7 +372,7 @@ numbers are the tables', not repeated here so they cannot go stale).
   ceil(in-flight / queueLength) ~ 1 pod; after the 300 s stabilization the fleet collapses,
   the backlog rebuilds to ~queueLength per pod, and the cycle repeats (the saw-tooth in the
   plots). The frontier file sweeps queueLength down to 1, where it meets the SLA on smooth
-  traffic at several times hybrid's worker-seconds.
+  traffic at several times our worker-seconds.
 - **Target tracking on backlog per task** reads a metric that is 0 whenever the fleet keeps
   up, so after 15 low minutes it scales in proportionally (to the minimum); scaling out
   needs 3 published minutes (+ the 60 s publication lag + the provisioning delay), by which

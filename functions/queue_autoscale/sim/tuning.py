@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 import queue_autoscale
-from queue_autoscale.core import workers_for_sla
+from queue_autoscale.core import DEFAULT_POLICY, workers_for_sla
 from queue_autoscale.sim.arrivals import SCENARIOS, Counts, minute_rates, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.engine import run_policy
@@ -310,7 +310,7 @@ def tune_row(
     slas: Sequence[float] = SLAS,
     targets: Sequence[float] = TARGETS,
     progress: Callable[[int], None] | None = None,
-    policies: Sequence[str] = ("hybrid",),
+    policies: Sequence[str] = (DEFAULT_POLICY,),
     known: dict[RunKey, dict[float, Score]] | None = None,
 ) -> RowRuns:
     """Run the judged `policies` and tune every peer on every cell of one row; a run in

@@ -36,9 +36,9 @@ from queue_autoscale.sim.verdict import (
     tally,
 )
 
-JUDGED: tuple[str, ...] = tuple(dict.fromkeys((DEFAULT_POLICY, "hybrid", "seed-hybrid")))
-"""The policies judged unless others are named: the controller's default, hybrid beside it
-while both exist, and seed-hybrid as the seeds write it."""
+JUDGED: tuple[str, ...] = (DEFAULT_POLICY, "seed-hybrid")
+"""The policies judged unless others are named: the controller's default and seed-hybrid as
+the seeds write it."""
 
 
 @dataclass(frozen=True, slots=True)

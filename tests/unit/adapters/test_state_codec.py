@@ -43,7 +43,7 @@ def test_a_state_round_trips_through_the_item_and_shrinks() -> None:
         Sample(at=1_796_187_113.224684 + 15 * i, arrival_rate=i % 7 / 60, visible=i, raw_target=3)
         for i in range(41)
     )
-    state = ControllerState(queue="orders", version=7, samples=samples, headroom=0.125)
+    state = ControllerState(queue="orders", version=7, samples=samples)
     document = {**state_to_dict(state), "shard": "0/1", "ticked_at": samples[-1].at}
     # WHEN it is made the item PutItem takes and read back
     item = state_item("orders", document)

@@ -139,7 +139,7 @@ def test_state_round_trips_through_json_and_decimals() -> None:
         "jobs", version=4, last_scale_up_at=1.5, last_set_desired=7,
         unmet_since=3.0, samples=(Sample(1.0, 2.5, 3, 4, 5), Sample(2.0, 0.0, 0, 1, 0)),
         high_usage_ticks=3, last_breach_at=1.25, realized_started=900.0, realized_late=12.0,
-        realized_excused=9.0, realized_through=1.0, headroom=0.1,
+        realized_excused=9.0, realized_through=1.0,
     )  # fmt: skip
     assert state_from_dict(json.loads(json.dumps(state_to_dict(state)))) == state
     stored = state_to_dict(state)
