@@ -1,10 +1,19 @@
-"""Builders for core tests: a snapshot and settings with overridable fields."""
+"""Builders for core tests: a snapshot and settings with overridable fields, and the
+controller's default policy."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from queue_autoscale.core.models import AgeSource, QueueSettings, QueueSnapshot
+from queue_autoscale.core import DEFAULT_POLICY, POLICIES
+from queue_autoscale.core.models import (
+    AgeSource,
+    ControllerState,
+    Evaluation,
+    QueueSettings,
+    QueueSnapshot,
+    TrendModel,
+)
 
 NOW = 1_700_000_000.0
 
@@ -48,3 +57,14 @@ def snapshot(**overrides: Any) -> QueueSnapshot:
     }
     base.update(overrides)
     return QueueSnapshot(**base)
+
+
+def decide_default(
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    state: ControllerState,
+    now: float,
+    model: TrendModel | None = None,
+) -> Evaluation:
+    """One tick of the controller's default policy (`core.DEFAULT_POLICY`), whichever it is."""
+    return POLICIES[DEFAULT_POLICY](snapshot, settings, state, now, model)

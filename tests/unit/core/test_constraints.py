@@ -1,4 +1,5 @@
-"""Each constraint of the hybrid, one named case at a time."""
+"""Each constraint the controller applies (core/constraints.py `bounds` and `movement`), one
+named case at a time, through the default policy."""
 
 from __future__ import annotations
 
@@ -6,12 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from queue_autoscale.core import ControllerState, Sample, TrendModel, decide, hybrid
-from queue_autoscale.core.constraints import movement
-from queue_autoscale.core.models import Action, Burst
-from queue_autoscale.core.recurrence import Recurrence
+from queue_autoscale.core import ControllerState, Sample, TrendModel
+from queue_autoscale.core.models import Action
+from queue_autoscale.core.predictive import ablated
 from queue_autoscale.core.trend import hour_of_week
-from tests.unit.core.builders import NOW, settings, snapshot
+from tests.unit.core.builders import NOW, decide_default, settings, snapshot
 
 
 def history(target: int, span: float = 400.0, step: float = 30.0) -> tuple[Sample, ...]:
@@ -24,95 +24,96 @@ def history(target: int, span: float = 400.0, step: float = 30.0) -> tuple[Sampl
 
 
 def test_idle_queue_at_min_holds() -> None:
-    d = decide(snapshot(), settings(), ControllerState("jobs"), NOW).decision
+    d = decide_default(snapshot(), settings(), ControllerState("jobs"), NOW).decision
     assert (d.target, d.action, d.winner) == (1, Action.HOLD, "none")
 
 
 def test_max_workers_caps_and_says_so() -> None:
     snap = snapshot(visible=5000, oldest_age_seconds=20.0, arrival_rate=50.0)
-    d = decide(snap, settings(max_workers=12), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(max_workers=12), ControllerState("jobs"), NOW).decision
     assert d.target == 12
     assert "max_workers" in d.constraints and "capped at max_workers 12" in d.reason
 
 
 def test_capacity_cap_below_max() -> None:
     snap = snapshot(visible=5000, oldest_age_seconds=20.0, arrival_rate=50.0)
-    d = decide(snap, settings(capacity_cap=8), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(capacity_cap=8), ControllerState("jobs"), NOW).decision
     assert d.target == 8 and "capacity_cap" in d.constraints
 
 
 def test_scale_down_waits_for_a_full_stabilization_window() -> None:
-    # GIVEN a fleet of 10 that now needs 1, but the state remembers only 100 s
+    # GIVEN a fleet of 10 that now needs 1, but the state remembers only 60 s of the window
+    # (the default policy's is its delayed off, lead + interval = 60 + 30 = 90 s)
     snap = snapshot(running=10, desired=10)
-    young = ControllerState("jobs", samples=history(10, span=100.0))
-    d = decide(snap, settings(), young, NOW).decision
+    young = ControllerState("jobs", samples=history(1, span=60.0))
+    d = decide_default(snap, settings(), young, NOW).decision
     assert d.action is Action.HOLD and "stabilization" in d.constraints
+    assert "less than 90 s of history" in d.reason
 
 
 def test_scale_down_to_the_highest_recommendation_in_the_window() -> None:
+    # GIVEN a window (lead + interval = 90 s) that recommended 7 once, 60 s ago
     samples = (
         *history(2, span=400.0),
-        Sample(at=NOW - 100, arrival_rate=1, visible=0, raw_target=7),
+        Sample(at=NOW - 60, arrival_rate=1, visible=0, raw_target=7),
     )
     snap = snapshot(running=10, desired=10)
-    d = decide(snap, settings(scale_down_step=10), ControllerState("jobs", samples=samples), NOW)
+    d = decide_default(snap, settings(), ControllerState("jobs", samples=samples), NOW)
+    # THEN the fleet comes down to 7, not to the 1 the idle queue asks for now
     assert d.decision.target == 7 and d.decision.action is Action.DOWN
+    assert "down only to 7, the highest in the last 90 s" in d.decision.reason
 
 
-def test_scale_down_step_limit() -> None:
+def test_a_release_goes_at_once_whatever_the_configured_step() -> None:
+    # GIVEN 20 workers, an idle queue, and a window that needed 1 throughout
     snap = snapshot(running=20, desired=20)
     state = ControllerState("jobs", samples=history(1))
-    d = decide(snap, settings(scale_down_step=3, scale_down_percent=10), state, NOW).decision
-    assert d.target == 17 and "step" in d.constraints  # max(3, 10% of 20) = 3
-    d = decide(snap, settings(scale_down_step=3, scale_down_percent=25), state, NOW).decision
-    assert d.target == 15  # 25% of 20 = 5 > 3
+    # WHEN the configured step limit would allow 3 (or 5) a tick
+    for percent in (10.0, 25.0):
+        cfg = settings(scale_down_step=3, scale_down_percent=percent)
+        d = decide_default(snap, cfg, state, NOW).decision
+        # THEN the release goes at once (docs/decision.md, section 4): scale-in drains, and
+        # the plan has already counted what a release makes late
+        assert (d.target, d.action) == (1, Action.DOWN) and "step" not in d.constraints
 
 
-def test_a_drains_surplus_goes_at_once_capacity_once_needed_by_the_step() -> None:
-    # GIVEN 100 workers and a window whose every tick needed 10 (the queue is empty)
-    snap = snapshot(running=100, desired=100)
-    drained = ControllerState("jobs", samples=history(10), last_scale_up_at=NOW - 120)
-    # WHEN the fleet went up 120 s ago (past the sustained 10 of that tick: the drain's order)
-    d = decide(snap, settings(max_workers=200), drained, NOW).decision
-    # THEN the 90 above every sustained need go at once, not 25 a minute
-    assert (d.target, d.action) == (10, Action.DOWN) and "step" not in d.constraints
-    assert "for a backlog gone since they landed" in d.reason
-    # AND a fleet that last went up before the window (once sized for a sustained rate) comes
-    # down by the step limit: 25 % of 100; so does one ordered less than a lead (60 s) ago,
-    # whose workers may not have landed yet
-    for up in (NOW - 400, NOW - 30):
-        d = decide(snap, settings(max_workers=200), replace(drained, last_scale_up_at=up), NOW)
-        assert d.decision.target == 75 and "step" in d.decision.constraints
-
-
-def test_down_cooldown_holds_a_second_scale_down() -> None:
+def test_down_cooldown_holds_a_second_scale_down_only_with_release_now_off() -> None:
+    # GIVEN a fleet of 10 scaled down 20 s ago and a configured 60 s down-cooldown
     snap = snapshot(running=10, desired=10)
     state = ControllerState("jobs", samples=history(1), last_scale_down_at=NOW - 20)
-    d = decide(snap, settings(scale_down_cooldown_seconds=60), state, NOW).decision
+    cfg = settings(scale_down_cooldown_seconds=60)
+    # WHEN the default policy decides THEN the release goes on ("release-now": the delayed off
+    # already kept what the last lead + interval asked for)
+    assert decide_default(snap, cfg, state, NOW).decision.action is Action.DOWN
+    # AND with "release-now" switched off the cooldown holds the second scale-down
+    d = ablated("release-now")(snap, cfg, state, NOW).decision
     assert d.action is Action.HOLD and "down_cooldown" in d.constraints
+    assert "down-cooldown: 40 s left" in d.reason
 
 
 def test_cancelling_orders_still_starting_starts_no_down_cooldown() -> None:
     # GIVEN 40 workers ordered, 10 of them running, and a window that needed 12 throughout
     ordered = snapshot(running=10, desired=40)
     state = ControllerState("jobs", samples=history(12), last_scale_up_at=NOW - 30)
-    # WHEN the scale-down (the step limit: 25 % of 40 within the lead) cancels only orders
-    evaluation = decide(ordered, settings(max_workers=200), state, NOW)
-    assert (evaluation.decision.target, evaluation.decision.action) == (30, Action.DOWN)
+    # WHEN the scale-down to the window's 12 cancels only orders (12 >= the 10 running)
+    evaluation = decide_default(ordered, settings(max_workers=200), state, NOW)
+    assert (evaluation.decision.target, evaluation.decision.action) == (12, Action.DOWN)
     # THEN no running worker was stopped, so the next scale-down need not wait a cooldown
     assert evaluation.state.last_scale_down_at is None
-    # AND one that stops running workers (20 -> 15, the step: 25 % of 20) starts it
-    running = decide(snapshot(running=20, desired=20), settings(scale_down_step=3), state, NOW)
-    assert running.decision.target == 15 and running.state.last_scale_down_at == NOW
+    # AND one that stops running workers (20 -> 12) starts it
+    running = decide_default(snapshot(running=20, desired=20), settings(), state, NOW)
+    assert running.decision.target == 12 and running.state.last_scale_down_at == NOW
 
 
 def test_up_cooldown_holds_but_down_cooldown_never_blocks_up() -> None:
     snap = snapshot(visible=300, oldest_age_seconds=10.0, arrival_rate=10.0, running=2, desired=2)
     blocked = ControllerState("jobs", last_scale_up_at=NOW - 5)
-    d = decide(snap, settings(scale_up_cooldown_seconds=30), blocked, NOW).decision
+    d = decide_default(snap, settings(scale_up_cooldown_seconds=30), blocked, NOW).decision
     assert d.action is Action.HOLD and "up_cooldown" in d.constraints
     just_scaled_down = ControllerState("jobs", last_scale_down_at=NOW - 1)
-    d = decide(snap, settings(scale_down_cooldown_seconds=600), just_scaled_down, NOW).decision
+    d = decide_default(
+        snap, settings(scale_down_cooldown_seconds=600), just_scaled_down, NOW
+    ).decision
     assert d.action is Action.UP
 
 
@@ -120,14 +121,16 @@ def test_in_flight_floor() -> None:
     # 12 jobs running on workers of concurrency 2 keep 6 workers even when nothing waits.
     snap = snapshot(in_flight=12, running=10, desired=10, completion_rate=1.0)
     state = ControllerState("jobs", samples=history(1))
-    d = decide(snap, settings(worker_concurrency=2, scale_down_step=10), state, NOW).decision
+    d = decide_default(
+        snap, settings(worker_concurrency=2, scale_down_step=10), state, NOW
+    ).decision
     assert d.target == 6 and "in_flight" in d.constraints
 
 
 def test_no_scale_down_while_a_deployment_rolls_but_up_is_allowed() -> None:
     state = ControllerState("jobs", samples=history(1))
     down = snapshot(running=10, desired=10, deployment_in_progress=True)
-    assert decide(down, settings(), state, NOW).decision.action is Action.HOLD
+    assert decide_default(down, settings(), state, NOW).decision.action is Action.HOLD
     up = snapshot(
         visible=500,
         oldest_age_seconds=20.0,
@@ -136,7 +139,7 @@ def test_no_scale_down_while_a_deployment_rolls_but_up_is_allowed() -> None:
         desired=2,
         deployment_in_progress=True,
     )
-    assert decide(up, settings(), state, NOW).decision.action is Action.UP
+    assert decide_default(up, settings(), state, NOW).decision.action is Action.UP
 
 
 @pytest.mark.parametrize(
@@ -150,7 +153,7 @@ def test_poison_guard_does_not_climb_to_max(poison: dict[str, float]) -> None:
     snap = snapshot(
         visible=2000, oldest_age_seconds=25.0, arrival_rate=5.0, running=4, desired=4, **poison
     )
-    d = decide(snap, settings(max_workers=100), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(max_workers=100), ControllerState("jobs"), NOW).decision
     assert d.target == 4 and "poison_guard" in d.constraints
 
 
@@ -166,7 +169,7 @@ def test_poison_guard_on_a_growing_dlq() -> None:
         completion_rate=2.0,
         dlq_depth=60,
     )
-    d = decide(snap, settings(), state, NOW).decision
+    d = decide_default(snap, settings(), state, NOW).decision
     assert d.target == 4 and "poison_guard" in d.constraints
 
 
@@ -185,7 +188,7 @@ def test_poison_guard_on_a_growing_dlq() -> None:
 def test_unusable_inputs_hold_and_remember_nothing(missing: dict[str, object], words: str) -> None:
     snap = snapshot(**{"running": 8, "desired": 8, **missing})
     state = ControllerState("jobs", samples=history(1))
-    evaluation = decide(snap, settings(), state, NOW)
+    evaluation = decide_default(snap, settings(), state, NOW)
     d = evaluation.decision
     assert (d.target, d.action, d.inputs_ok) == (8, Action.HOLD, False)
     assert words in d.reason
@@ -196,10 +199,10 @@ def test_scale_from_zero_needs_the_activation_threshold() -> None:
     # GIVEN an SLA long enough that a job can wait a tick and a provisioning lead (5 + 30 + 60)
     cfg = settings(min_workers=0, activation_threshold=5, sla_seconds=300.0)
     below = snapshot(visible=3, oldest_age_seconds=5.0, running=0, desired=0)
-    d = decide(below, cfg, ControllerState("jobs"), NOW).decision
+    d = decide_default(below, cfg, ControllerState("jobs"), NOW).decision
     assert d.target == 0 and "activation" in d.constraints
     above = snapshot(visible=5, oldest_age_seconds=5.0, running=0, desired=0)
-    d = decide(above, cfg, ControllerState("jobs"), NOW).decision
+    d = decide_default(above, cfg, ControllerState("jobs"), NOW).decision
     assert d.target >= 1 and d.action is Action.UP
 
 
@@ -216,11 +219,11 @@ def test_activation_never_strands_a_job_past_its_sla(sla: float, age: float, tar
     cfg = settings(min_workers=0, activation_threshold=5, sla_seconds=sla)
     snap = snapshot(visible=2, oldest_age_seconds=age, running=0, desired=0)
     # WHEN the controller decides
-    d = decide(snap, cfg, ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, cfg, ControllerState("jobs"), NOW).decision
     # THEN it scales from zero exactly when waiting one more tick would breach the SLA
     assert d.target == target and "activation" in d.constraints
     if target:
-        assert "below the activation threshold 5" in d.reason and "SLA" in d.reason
+        assert "scale from zero" in d.reason
 
 
 @pytest.mark.parametrize(
@@ -269,7 +272,7 @@ def test_a_hold_on_bad_inputs_says_what_it_still_enforces(
     # GIVEN inputs the core cannot use (visible unknown) and a config the fleet is outside of
     snap = snapshot(visible=None, **fleet)
     # WHEN the controller decides
-    d = decide(snap, settings(**overrides), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(**overrides), ControllerState("jobs"), NOW).decision
     # THEN it holds except for the configured bounds, and the reason says which one bit
     assert d.target == target and not d.inputs_ok and words in d.reason
     assert (d.action is Action.HOLD) == (target == d.current)
@@ -279,14 +282,21 @@ def test_a_hold_on_bad_inputs_says_what_it_still_enforces(
 
 def test_scale_to_zero_when_idle_and_min_is_zero() -> None:
     state = ControllerState("jobs", samples=history(0))
-    d = decide(snapshot(running=2, desired=2), settings(min_workers=0), state, NOW).decision
+    d = decide_default(snapshot(running=2, desired=2), settings(min_workers=0), state, NOW).decision
     assert (d.target, d.action) == (0, Action.DOWN)
 
 
 def test_job_time_prior_until_a_job_completes() -> None:
     snap = snapshot(arrival_rate=4.0, mean_job_seconds=None, running=1, desired=1)
-    d = decide(snap, settings(expected_job_seconds=2.0), ControllerState("jobs"), NOW).decision
-    assert d.terms.steady == 9  # A = 4 * 2 = 8 busy workers -> Erlang C needs 9
+    d = decide_default(
+        snap, settings(expected_job_seconds=2.0), ControllerState("jobs"), NOW
+    ).decision
+    # A = 4 x 2 = 8 busy workers: Erlang C asks 9, but 8 run hot (docs/decision.md, section 3):
+    # over the reach (lead + interval, 90 s) at the rate's upper bound 4 + 1.645 sqrt(4 / 300)
+    # = 4.19 jobs/s their backlog walks to 0.19 x 90 + 1.645 sqrt(8.19 x 90) = 62 jobs, within
+    # the 8 x 0.5 x 30 = 120 they pick up in the SLA; 8 is also the load's lower bound, 4 -
+    # 1.645 sqrt(2 x 4 / 300) = 3.73 jobs/s, rounded up (7.46 workers)
+    assert d.terms.steady == 8
     assert "prior 2 s" in d.reason
     assert d.load_ratio == 1.0  # queued but nothing completed: mu unknown reads 1
 
@@ -297,7 +307,7 @@ def test_trend_term_leads_a_ramp() -> None:
         for i in range(10)
     )  # +1 job/s per minute
     snap = snapshot(arrival_rate=7.0, running=8, desired=8)
-    d = decide(snap, settings(), ControllerState("jobs", samples=samples), NOW).decision
+    d = decide_default(snap, settings(), ControllerState("jobs", samples=samples), NOW).decision
     assert d.forecast_rate == pytest.approx(7.0 + 90 / 60, rel=0.01)  # 90 s horizon
     assert d.winner == "trend" and d.terms.trend > d.terms.steady
 
@@ -315,12 +325,14 @@ def test_seasonal_model_blends_into_the_forecast() -> None:
         naive_mase=0.2,
     )
     snap = snapshot(arrival_rate=10.0, running=12, desired=12)
-    d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
+    d = decide_default(snap, settings(), ControllerState("jobs"), NOW, model).decision
     # weight = 1 - 0.1 / 0.2 = 0.5: 0.5 * 10 (live) + 0.5 * 30 (model) = 20 jobs/s
     assert d.forecast_rate == pytest.approx(20.0)
     useless = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=0.3, naive_mase=0.2)
     assert (
-        decide(snap, settings(), ControllerState("jobs"), NOW, useless).decision.forecast_rate
+        decide_default(
+            snap, settings(), ControllerState("jobs"), NOW, useless
+        ).decision.forecast_rate
         == 10.0
     )
 
@@ -343,7 +355,7 @@ def test_seasonal_model_counts_only_past_the_mase_gate(
     model = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=mase, naive_mase=naive_mase)
     snap = snapshot(arrival_rate=10.0, running=12, desired=12)
     # WHEN deciding THEN the model counts by its skill, and not at all below a 10% MASE gain
-    d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
+    d = decide_default(snap, settings(), ControllerState("jobs"), NOW, model).decision
     assert d.forecast_rate == pytest.approx(expected)
 
 
@@ -354,13 +366,13 @@ def test_seasonal_model_never_lowers_the_forecast() -> None:
     model = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=0.4, naive_mase=0.8)
     snap = snapshot(arrival_rate=10.0, running=12, desired=12)
     # WHEN deciding THEN the live 10 jobs/s stands: the model only ever raises capacity
-    d = decide(snap, settings(), ControllerState("jobs"), NOW, model).decision
+    d = decide_default(snap, settings(), ControllerState("jobs"), NOW, model).decision
     assert d.forecast_rate == pytest.approx(10.0)
 
 
 def test_state_remembers_scale_actions() -> None:
     snap = snapshot(visible=300, oldest_age_seconds=10.0, arrival_rate=10.0, running=2, desired=2)
-    evaluation = decide(snap, settings(), ControllerState("jobs"), NOW)
+    evaluation = decide_default(snap, settings(), ControllerState("jobs"), NOW)
     assert evaluation.decision.action is Action.UP
     assert evaluation.state.last_scale_up_at == NOW
     assert evaluation.state.last_set_desired == evaluation.decision.target
@@ -374,7 +386,7 @@ def test_predicted_pickup_and_breach() -> None:
     # 100 waiting, 5 workers at 1 job/s each: a job enqueued now waits 100 / 5 = 20 s;
     # arrivals of 6/s outrun the fleet, so the 30 s SLA breaches in 30 - 12 = 18 s.
     snap = snapshot(visible=100, oldest_age_seconds=12.0, arrival_rate=6.0, running=5, desired=5)
-    d = decide(snap, settings(), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(), ControllerState("jobs"), NOW).decision
     assert d.predicted_pickup_seconds == pytest.approx(20.0)
     assert d.predicted_breach_seconds == pytest.approx(18.0)
     assert d.backlog_per_instance == pytest.approx(20.0)
@@ -387,12 +399,12 @@ def test_state_keeps_only_the_longest_window_and_replaces_a_replayed_tick() -> N
         Sample(at=NOW - 1200 + 30 * i, arrival_rate=0, visible=0, raw_target=1) for i in range(40)
     )
     state = ControllerState("jobs", samples=old)
-    after = decide(snapshot(), settings(), state, NOW).state
+    after = decide_default(snapshot(), settings(), state, NOW).state
     ages = [NOW - s.at for s in after.samples]
     # the 21 samples 630..30 s old and this tick's
     assert max(ages) == 630 and ages[-1] == 0 and len(after.samples) == 22
     # WHEN the same tick is evaluated again, it replaces its own sample instead of adding one
-    again = decide(snapshot(), settings(), after, NOW).state
+    again = decide_default(snapshot(), settings(), after, NOW).state
     assert len(again.samples) == len(after.samples)
 
 
@@ -400,73 +412,52 @@ def test_a_fleet_that_does_not_start_stops_climbing() -> None:
     # GIVEN desired 10 but only 4 tasks running, and a backlog that wants more
     snap = snapshot(visible=3000, oldest_age_seconds=20.0, arrival_rate=20.0, running=4, desired=10)
     cfg = settings(provisioning_lead_seconds=60, evaluation_interval_seconds=30)  # stuck: 210 s
-    first = decide(snap, cfg, ControllerState("jobs"), NOW)
+    first = decide_default(snap, cfg, ControllerState("jobs"), NOW)
     assert first.decision.action is Action.UP  # not stuck yet: asks for more
     assert first.state.unmet_since == NOW
     # WHEN tasks are still short 210 s later
-    later = decide(replace(snap, taken_at=NOW + 210), cfg, first.state, NOW + 210)
+    later = decide_default(replace(snap, taken_at=NOW + 210), cfg, first.state, NOW + 210)
     # THEN it holds and says why (the state keeps the start of the shortfall)
     assert later.decision.action is Action.HOLD and "fleet_stuck" in later.decision.constraints
     assert later.state.unmet_since == NOW
     # AND once the tasks run, the shortfall clears and scaling resumes
     caught_up = replace(snap, taken_at=NOW + 240, running=10)
-    resumed = decide(caught_up, cfg, later.state, NOW + 240)
+    resumed = decide_default(caught_up, cfg, later.state, NOW + 240)
     assert resumed.state.unmet_since is None and resumed.decision.action is Action.UP
 
 
 def test_workers_already_ordered_count_and_are_not_cancelled() -> None:
-    # A surge: 2,000 waiting, 15 s old, 50 jobs/s arriving, 10 running of the 60 asked for
-    # 20 s ago (they land in 40 s; the lead is 60 s). A 10 s interval: the 10 s default horizon
-    # is then no shorter than the landing's spread, so the drain sizes as the horizon asks.
+    # A surge: 2,000 waiting, 15 s old, 50 jobs/s arriving, 10 running of the 60 asked for.
+    # The 50 ordered earlier land a lead + half an interval (65 s) after the last scale-up.
     cfg = settings(
         max_workers=1000, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
     )
     snap = snapshot(
         visible=2000, oldest_age_seconds=15.0, arrival_rate=50.0, running=10, desired=60
     )
-    state = ControllerState("jobs", last_scale_up_at=NOW - 20)
-    d = decide(snap, cfg, state, NOW).decision
-    # The 50 ordered earlier serve from their landing on, so workers ordered now find
-    # 2000 + 40 * 40 + (50 - 60) * 20 = 3,400 waiting, not 2000 + 40 * 60 = 4,400; the one with
-    # the 10 s horizon left has 3400 - 50 * 20 = 2,400 ahead: 240 workers, not 340.
-    assert d.terms.drain == 240
-    assert "after the 50 ordered earlier (in 40 s)" in d.reason
-    # Once those orders are overdue they are not counted: sized as if none were coming.
-    late = decide(snap, cfg, ControllerState("jobs", last_scale_up_at=NOW - 70), NOW).decision
-    assert late.terms.drain == 340
 
-    # Later the projection may show no new orders are needed, but most of those landing first
-    # are: 600 waiting, 20 s old, 20 jobs/s, 50 ordered landing in 10 s. Workers ordered now
-    # would find the queue empty (20 is enough then); the earlier ones find 700 waiting, and the
-    # job 20 s old has 500 ahead and 10 s left: 50 workers. Only 10 orders are cancelled.
+    def plan(up: float | None) -> tuple[int, str]:
+        d = decide_default(snap, cfg, ControllerState("jobs", last_scale_up_at=up), NOW).decision
+        return d.terms.drain, d.reason
+
+    unknown, soon, landed = plan(None), plan(NOW - 20), plan(NOW - 70)
+    # THEN the sooner the 50 ordered earlier serve, the fewer workers the plan orders now:
+    # landing in 65 s (no scale-up time known), in 45 s (ordered 20 s ago), or now (overdue)
+    assert "ordered earlier and landing: 50 in 45 s" in soon[1]
+    assert "ordered earlier and landing: 50 in 0 s" in landed[1]
+    assert unknown[0] > soon[0] > landed[0]
+
+    # Later: 600 waiting, 20 s old, 20 jobs/s, and 50 ordered landing in 15 s; the steady state
+    # needs 21 (Erlang C at 20 jobs/s of 1 s jobs). The oldest jobs are due within the reach
+    # (lead + interval), and holding the 60 already leaves some of them late (500 ahead of the
+    # oldest, 10 workers for 10 s), so no plan below the current 60 is considered
+    # (docs/decision.md, section 3, reach): none of the orders is cancelled.
     snap = snapshot(visible=600, oldest_age_seconds=20.0, arrival_rate=20.0, running=10, desired=60)
     quiet = ControllerState("jobs", samples=history(5), last_scale_up_at=NOW - 50)
-    d = decide(snap, cfg, quiet, NOW).decision
-    assert (d.terms.drain, d.target, d.action) == (50, 50, Action.DOWN)
-    assert "keeping the workers already ordered" in d.reason
-
-
-def test_a_surge_shows_in_the_backlog_growth_before_the_windowed_rate() -> None:
-    # 10 s ago nothing waited; now 1,000 do with 6 workers at 1 job/s: 106 jobs/s arrive,
-    # though the 60 s window still reads 21.7.
-    cfg = settings(max_workers=1000, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10)
-    samples = (Sample(at=NOW - 10, arrival_rate=5.0, visible=0, raw_target=6),)
-    snap = snapshot(
-        visible=1000,
-        oldest_age_seconds=10.0,
-        arrival_rate=5.0,
-        arrival_rate_short=21.7,
-        running=6,
-        desired=6,
-    )
-    d = decide(snap, cfg, ControllerState("jobs", samples=samples), NOW).decision
-    # landing backlog 1000 + (106 - 6) * 60 = 7,000; the job 20 s old then has 7000 - 2120
-    # ahead and 10 s: 488 jobs/s = 488 workers
-    assert d.terms.drain == 488
-    assert "backlog growth shows 106.00 jobs/s arriving" in d.reason
-    # without the earlier sample the windowed 21.7 jobs/s is all there is
-    alone = decide(snap, cfg, ControllerState("jobs"), NOW).decision
-    assert alone.terms.drain < 200
+    d = decide_default(snap, cfg, quiet, NOW).decision
+    assert d.terms.steady == 21
+    assert (d.target, d.action) == (60, Action.HOLD)
+    assert "ordered earlier and landing: 50 in 15 s" in d.reason
 
 
 def test_a_step_is_not_extrapolated_once_the_rate_levels() -> None:
@@ -479,7 +470,7 @@ def test_a_step_is_not_extrapolated_once_the_rate_levels() -> None:
     )
     cfg = settings(max_workers=1000, evaluation_interval_seconds=10)
     snap = snapshot(arrival_rate=50.0, running=55, desired=55)
-    d = decide(snap, cfg, ControllerState("jobs", samples=samples), NOW).decision
+    d = decide_default(snap, cfg, ControllerState("jobs", samples=samples), NOW).decision
     assert d.forecast_rate == pytest.approx(50.0)
     assert d.terms.trend == d.terms.steady
 
@@ -488,7 +479,7 @@ def test_an_implausible_mean_job_time_is_capped_and_said() -> None:
     # GIVEN a measured mean job time of 10 days and a 12 h plausibility limit (the default)
     snap = snapshot(arrival_rate=0.001, mean_job_seconds=864_000.0, running=2, desired=2)
     # WHEN the controller decides
-    d = decide(snap, settings(), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(), ControllerState("jobs"), NOW).decision
     # THEN it sizes with 12 h jobs and the reason says so
     assert d.service_rate == pytest.approx(1 / 43_200)
     assert "capped at max_job_seconds 43200 s" in d.reason
@@ -498,32 +489,7 @@ def test_sub_millisecond_jobs_read_as_completed() -> None:
     # GIVEN 100 jobs/s of jobs shorter than the 1 ms resolution, on 1 worker
     snap = snapshot(arrival_rate=100.0, mean_job_seconds=0.0, running=1, desired=1)
     # WHEN the controller decides
-    d = decide(snap, settings(), ControllerState("jobs"), NOW).decision
+    d = decide_default(snap, settings(), ControllerState("jobs"), NOW).decision
     # THEN mu is measured (1000 jobs/s at 1 ms), rho = 0.1, not the "nothing completed" 1.0
     assert d.load_ratio == pytest.approx(0.1) and "prior" not in d.reason
     assert d.target == 1
-
-
-def test_the_window_skips_a_bursts_reaction_once_it_has_passed() -> None:
-    # GIVEN 30 workers, 22 recommended over the last 400 s but 30 at 100 s ago, during a
-    # burst's reaction (onset 200 s ago; at SLA 60 s and a 60 s lead the reaction time is
-    # 60 + 60 + 2 x 10 = 140 s, so the span [NOW - 200, NOW - 60) holds that reading)
-    samples = (*history(22), Sample(at=NOW - 100, arrival_rate=30.0, visible=0, raw_target=30))
-    state = ControllerState("jobs", samples=samples, surge_at=NOW - 500.0)
-    snap = snapshot(running=30, desired=30)
-    cfg = settings(
-        sla_seconds=60.0, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
-    )
-    rec = Recurrence((Burst(NOW - 200.0, 30),), False, None, 0, None, None, False, ())
-    unread = hybrid._reaction_spans(state, rec, cfg, NOW)
-    # THEN the onset's and the surge's reaction spans are skipped (both have passed)...
-    assert unread == ((NOW - 200.0, NOW - 60.0), (NOW - 500.0, NOW - 360.0))
-    held, _ = movement(22, 30, snap, state, cfg, NOW)
-    moved, _ = movement(22, 30, snap, state, cfg, NOW, unread)
-    # ...so the window reads 22, not the burst's 30: down by the step, 25 % of 30 = 8 workers
-    assert (held, moved) == (30, 22)
-    # AND an SLA under the lead keeps reading the whole window
-    assert hybrid._reaction_spans(state, rec, replace(cfg, sla_seconds=59.0), NOW) == ()
-    # AND a reaction still running (onset 100 s ago) is read as well
-    running = Recurrence((Burst(NOW - 100.0, 30),), False, None, 0, None, None, False, ())
-    assert hybrid._reaction_spans(state, running, cfg, NOW) == ((NOW - 500.0, NOW - 360.0),)
