@@ -1,4 +1,4 @@
-"""Hypothesis invariants of the hybrid controller."""
+"""Hypothesis invariants of the controller's default policy."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from hypothesis import assume, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from queue_autoscale.core import ControllerState, QueueSettings, QueueSnapshot, Sample, decide
+from queue_autoscale.core import ControllerState, QueueSettings, QueueSnapshot, Sample
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, AgeSource
-from tests.unit.core.builders import NOW
+from queue_autoscale.core.predictive_knobs import derive
+from tests.unit.core.builders import NOW, decide_default
 
 counts = st.integers(min_value=0, max_value=5_000)
 rates = st.floats(min_value=0.0, max_value=500.0, allow_nan=False)
@@ -91,7 +92,7 @@ def test_target_within_min_and_max(
     case: tuple[QueueSettings, QueueSnapshot, ControllerState],
 ) -> None:
     cfg, snap, state = case
-    d = decide(snap, cfg, state, NOW).decision
+    d = decide_default(snap, cfg, state, NOW).decision
     assert cfg.min_workers <= d.target <= cfg.max_workers
     if cfg.capacity_cap is not None:
         assert d.target <= max(cfg.capacity_cap, cfg.min_workers)
@@ -103,12 +104,12 @@ def test_target_never_falls_as_backlog_or_age_grows(
     case: tuple[QueueSettings, QueueSnapshot, ControllerState], more: int, older: float
 ) -> None:
     cfg, snap, state = case
-    base = decide(snap, cfg, state, NOW).decision.target
+    base = decide_default(snap, cfg, state, NOW).decision.target
     assert snap.visible is not None and snap.oldest_age_seconds is not None
     bigger = replace(snap, visible=snap.visible + more)
-    assert decide(bigger, cfg, state, NOW).decision.target >= base
+    assert decide_default(bigger, cfg, state, NOW).decision.target >= base
     aged = replace(snap, oldest_age_seconds=snap.oldest_age_seconds + older)
-    assert decide(aged, cfg, state, NOW).decision.target >= base
+    assert decide_default(aged, cfg, state, NOW).decision.target >= base
 
 
 @hsettings(max_examples=200, deadline=None)
@@ -123,7 +124,7 @@ def test_missing_or_stale_inputs_never_scale_down(
     cfg, snap, state = case
     assume(snap.desired is not None and snap.desired <= max_allowed(cfg))  # a cap wins over hold
     broken = replace(snap, taken_at=NOW - 3600) if stale else replace(snap, **{field: None})
-    d = decide(broken, cfg, state, NOW).decision
+    d = decide_default(broken, cfg, state, NOW).decision
     assert d.action is Action.HOLD and d.target == snap.desired
 
 
@@ -134,11 +135,12 @@ def test_no_scale_down_inside_the_stabilization_window(
 ) -> None:
     cfg, snap, state = case
     assert snap.desired is not None
-    # GIVEN a recommendation at least the current size inside the window
-    at = NOW - where * cfg.stabilization_window_seconds
+    # GIVEN a recommendation at least the current size inside the window: the default policy's
+    # is its delayed off, lead + interval (docs/decision.md, section 4), not the configured one
+    at = NOW - where * derive(cfg).delayed_off_seconds
     high = Sample(at=at, arrival_rate=0.0, visible=0, raw_target=snap.desired)
     samples = tuple(sorted((*state.samples, high), key=lambda s: s.at))
-    d = decide(snap, cfg, replace(state, samples=samples), NOW).decision
+    d = decide_default(snap, cfg, replace(state, samples=samples), NOW).decision
     # THEN no scale-down (unless the fleet is above a cap that moved under it)
     if snap.desired <= max_allowed(cfg):
         assert d.target >= snap.desired
@@ -151,8 +153,8 @@ def test_scale_up_is_never_blocked_by_the_down_cooldown(
 ) -> None:
     cfg, snap, state = case
     no_down = replace(state, last_scale_down_at=None)
-    wanted = decide(snap, cfg, no_down, NOW).decision
+    wanted = decide_default(snap, cfg, no_down, NOW).decision
     just_down = replace(state, last_scale_down_at=NOW - 1)
-    got = decide(snap, cfg, just_down, NOW).decision
+    got = decide_default(snap, cfg, just_down, NOW).decision
     if wanted.action is Action.UP:
         assert got.action is Action.UP and got.target == wanted.target
