@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import replace
 
 import pytest
@@ -50,6 +51,23 @@ def finished_rows(durations_ms: dict[int, list[int]]) -> list[CounterRow]:
         CounterRow(second=int(NOW) - back, completed=len(jobs), busy_ms=sum(jobs))
         for back, jobs in durations_ms.items()
     ]
+
+
+def _per_second(queued: list[int]) -> list[CounterRow]:
+    return [CounterRow(second=int(NOW) - 300 + i, queued=q) for i, q in enumerate(queued)]
+
+
+def test_dispersion_is_measured_from_the_per_second_arrivals() -> None:
+    rng = random.Random(1)
+    poisson = [sum(1 for _ in range(200) if rng.random() < 0.1) for _ in range(300)]  # ~Poisson 20
+    regular = [20] * 300
+    bursty = [200 if i % 10 == 0 else 0 for i in range(300)]  # 20 jobs/s in bursts of 200
+    d_poisson = window_rates(_per_second(poisson), NOW).arrival_dispersion
+    assert d_poisson is not None and 0.75 < d_poisson < 1.1  # binomial: 0.9
+    assert window_rates(_per_second(regular), NOW).arrival_dispersion == pytest.approx(0.0)
+    dispersion = window_rates(_per_second(bursty), NOW).arrival_dispersion
+    assert dispersion == pytest.approx(180.0, rel=0.01)
+    assert window_rates([], NOW).arrival_dispersion is None
 
 
 def test_one_plausible_outlier_among_thousands_does_not_move_the_job_time() -> None:

@@ -127,6 +127,14 @@ def test_a_burst_rate_survives_the_state_item() -> None:
     assert state_from_dict(old).bursts == (Burst(NOW, 3, 0.0),)
 
 
+def test_burst_ends_survive_the_state_item() -> None:
+    state = ControllerState("jobs", burst_ends=(NOW - 1200.0, NOW - 300.0))
+    assert state_from_dict(state_to_dict(state)).burst_ends == (NOW - 1200.0, NOW - 300.0)
+    # AND an item written before ends were kept reads as none seen
+    older = {k: v for k, v in state_to_dict(state).items() if k != "burst_ends"}
+    assert state_from_dict(older).burst_ends == ()
+
+
 def _bursty_state(now: float) -> ControllerState:
     """Onsets and ends 900 s apart, the next onset due in 60 s, 2 jobs/s meanwhile."""
     last = now + 60.0 - 900.0

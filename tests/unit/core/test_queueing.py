@@ -1,4 +1,5 @@
-"""Erlang C, SLA sizing, the load ratio and urgency against independent computations."""
+"""Erlang C, SLA sizing, running hot, the load ratio and urgency against independent
+computations."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import pytest
 from queue_autoscale.core.models import Urgency
 from queue_autoscale.core.queueing import (
     erlang_c,
+    hot_workers,
     load_ratio,
     load_states,
     servers_for_sla,
     urgency_for,
     wait_exceeds_probability,
+    walk_quantile,
     workers_for_sla,
 )
 
@@ -181,3 +184,53 @@ def test_servers_for_sla_equals_a_brute_force_search(sla: float, rate: float, jo
     while wait_exceeds_probability(n, rate, job, sla) > 0.01 + 1e-12:
         n += 1
     assert servers_for_sla(rate, job, sla, 0.99) == n
+
+
+def _hot(backlog: float, sla: float, least: float = 19.7, dispersion: float = 1.0) -> int:
+    return hot_workers(
+        arrival_rate=20.0,
+        least_rate=least,
+        backlog=backlog,
+        service_rate_per_worker=1.0,
+        sla_seconds=sla,
+        reaction_seconds=70.0,
+        percentile=0.999,
+        max_workers=100,
+        dispersion=dispersion,
+    )
+
+
+def test_the_walk_one_reaction_time_ahead_must_still_make_the_sla() -> None:
+    z = walk_quantile(0.999)
+    assert z == pytest.approx(3.090, abs=1e-3)
+    # at 20 jobs/s of 1 s jobs, 20 workers (rho = 1) walk z sqrt(40 x 70) = 163.5 jobs in 70 s
+    assert _hot(0, 30.0) == 20  # 163.5 <= 20 x 30
+    assert _hot(0, 10.0) == 20  # 163.5 <= 20 x 10
+    # a backlog of 40 at SLA 10 s: 203.5 > 200 at 20; at 21, 40 - 70 + 165.6 = 135.6 <= 210
+    assert _hot(40, 10.0) == 21
+    # 500 waiting at SLA 30 s: 663.5 > 600 at 20; 500 - 70 + 165.6 = 595.6 <= 630 at 21
+    assert _hot(500, 30.0) == 21
+    # Erlang C asks for more at both (it sizes the stationary queue at the rate as measured)
+    assert workers_for_sla(20.0, 1.0, 1, 30.0, 0.999) == 21
+    assert workers_for_sla(20.0, 1.0, 1, 10.0, 0.999) == 21
+
+
+def test_never_below_the_least_load_and_bursty_arrivals_walk_further() -> None:
+    assert _hot(0, 30.0, least=20.01) == 21  # c mu >= the least load
+    # with D = 10 the walk's variance is (10 lambda + c mu): at SLA 10 s 23 workers
+    # (-210 + 3.09 sqrt((200 + 23) x 70) = 176 <= 230; at 22: 245 > 220)
+    assert _hot(0, 10.0, dispersion=10.0) == 23
+    # bounded: an offered load past the cap reads as cap + 1
+    assert (
+        hot_workers(
+            arrival_rate=1e9,
+            least_rate=1e9,
+            backlog=0,
+            service_rate_per_worker=1.0,
+            sla_seconds=30.0,
+            reaction_seconds=70.0,
+            percentile=0.999,
+            max_workers=100,
+        )
+        == 101
+    )
