@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 from queue_autoscale.core import ControllerState, CounterRow, Readings, build_snapshot
 from queue_autoscale.core.constraints import busy_workers, movement
-from queue_autoscale.core.hybrid import decide
 from queue_autoscale.core.measures import measure
 from queue_autoscale.core.models import Sample
 from queue_autoscale.core.snapshot import OldestAge
-from tests.unit.core.builders import NOW, settings, snapshot
+from tests.unit.core.builders import NOW, decide_default, settings, snapshot
 
 RATE = 2
 """Jobs/s arriving, started and completed: the demo's quiet phase."""
@@ -86,7 +85,7 @@ def test_a_prefetching_fleet_on_steady_traffic_does_not_flap() -> None:
             dlq_depth=0,
             rows=steady_rows(now),
         )
-        evaluation = decide(build_snapshot("jobs", now, readings), config, state, now)
+        evaluation = decide_default(build_snapshot("jobs", now, readings), config, state, now)
         state = evaluation.state
         workers = evaluation.decision.target
         desired.append(workers)

@@ -14,11 +14,10 @@ from queue_autoscale.core import (
     RateWindows,
     Readings,
     build_snapshot,
-    decide,
     sla_loop,
 )
 from queue_autoscale.core.snapshot import counter_lookback_seconds
-from tests.unit.core.builders import NOW, settings
+from tests.unit.core.builders import NOW, decide_default, settings
 
 SECOND = int(NOW)
 
@@ -110,7 +109,7 @@ def test_a_failed_reading_is_unknown_and_the_core_holds(
     readings = replace(all_read(), **{failed: None})
     # WHEN the snapshot is built and decided on
     snap = build_snapshot("jobs", NOW, readings)
-    decision = decide(snap, settings(), ControllerState(queue="jobs"), NOW).decision
+    decision = decide_default(snap, settings(), ControllerState(queue="jobs"), NOW).decision
     # THEN what that reading measures is None, never 0, and the core holds saying why
     assert {name: getattr(snap, name) for name in unknown} == dict.fromkeys(unknown)
     assert decision.inputs_ok is False
@@ -122,14 +121,14 @@ def test_an_age_no_source_can_give_is_unknown_not_zero() -> None:
     readings = replace(all_read(), oldest_age=None, rows=[])
     snap = build_snapshot("jobs", NOW, readings)
     assert (snap.oldest_age_seconds, snap.oldest_age_source) == (None, AgeSource.UNKNOWN)
-    decision = decide(snap, settings(), ControllerState(queue="jobs"), NOW).decision
+    decision = decide_default(snap, settings(), ControllerState(queue="jobs"), NOW).decision
     assert decision.action == "hold" and "oldest_age_seconds unknown" in decision.reason
 
 
 def test_an_unknown_dlq_is_unknown_and_does_not_hold() -> None:
     snap = build_snapshot("jobs", NOW, replace(all_read(), dlq_depth=None))
     assert snap.dlq_depth is None
-    assert decide(snap, settings(), ControllerState(queue="jobs"), NOW).decision.inputs_ok
+    assert decide_default(snap, settings(), ControllerState(queue="jobs"), NOW).decision.inputs_ok
 
 
 @pytest.mark.parametrize(("sla", "seconds"), [(30.0, 300), (600.0, 1200), (86_400.0, 3600)])

@@ -23,8 +23,8 @@ from queue_autoscale.core import (
     Decision,
     Readings,
     build_snapshot,
-    decide,
 )
+from tests.unit.core.builders import decide_default
 
 NOW = 1_763_000_000.0
 RUNNING = 4
@@ -64,7 +64,7 @@ def decide_for(
     )
     snapshot = build_snapshot(config.queue, NOW, readings)
     settings = config.settings(30.0, partitions)
-    return decide(snapshot, settings, ControllerState(config.queue), NOW).decision
+    return decide_default(snapshot, settings, ControllerState(config.queue), NOW).decision
 
 
 KAFKA = {
