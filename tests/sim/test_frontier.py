@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.arrivals import ArrivalError, scenario
 from queue_autoscale.sim.bench import SweepOptions, bench_spec, parse_slas
 from queue_autoscale.sim.frontier import (
@@ -19,7 +20,6 @@ from queue_autoscale.sim.frontier import (
     failing_static_size,
     frontier_markdown,
     goal_verdict,
-    hybrid_for,
     least_static_sizes,
     peer_settings,
     run_setting,
@@ -47,7 +47,7 @@ def test_peer_knobs_run_from_one_to_the_documented_value() -> None:
 
 
 def _point(policy: str, value: float, compliance: float, worker_seconds: float) -> Point:
-    knob = "percentile" if policy == "hybrid" else "size"
+    knob = "percentile" if policy == DEFAULT_POLICY else "size"
     return Point(Setting(policy, knob, value), _score(policy, compliance, worker_seconds, 0.9), {})
 
 
@@ -136,8 +136,8 @@ def _frontier(points: list[Point], bound: float, bound_ws: float, name: str = "w
     return Frontier(name, 30.0, tuple(points), _score("reaction-bound", bound, bound_ws, 0.5))
 
 
-def test_goal_met_when_hybrid_meets_the_target_for_less_than_every_peer() -> None:
-    points = [_point("hybrid", 0.99, 0.995, 100.0), _point("static", 12, 0.995, 130.0)]
+def test_goal_met_when_ours_meets_the_target_for_less_than_every_peer() -> None:
+    points = [_point(DEFAULT_POLICY, 0.99, 0.995, 100.0), _point("static", 12, 0.995, 130.0)]
     assert goal_verdict(_frontier(points, 0.999, 500.0), 0.99) == "met"
     # a cheaper peer that meets it
     cheaper = [*points, _point("static", 9, 0.991, 90.0)]
@@ -150,18 +150,18 @@ def test_goal_met_when_hybrid_meets_the_target_for_less_than_every_peer() -> Non
 
 
 def test_goal_where_the_bound_misses_is_closeness_at_half_its_cost() -> None:
-    ours = [_point("hybrid", 0.999, 0.9000, 100.0)]
+    ours = [_point(DEFAULT_POLICY, 0.999, 0.9000, 100.0)]
     assert goal_verdict(_frontier(ours, 0.9040, 300.0), 0.999) == "met"
     far = goal_verdict(_frontier(ours, 0.9100, 300.0), 0.999)
     assert "1.00 points below the bound" in far
     costly = goal_verdict(_frontier(ours, 0.9040, 150.0), 0.999)
     assert "67% of the bound's worker-s" in costly
-    # the bound meets it and hybrid does not
+    # the bound meets it and ours does not
     assert "where the bound meets it" in goal_verdict(_frontier(ours, 0.9995, 300.0), 0.999)
 
 
 def test_frontier_table_says_none_where_no_setting_meets_a_target() -> None:
-    points = [_point("hybrid", t, 0.97, 100.0) for t in (0.95, 0.99, 0.999)]
+    points = [_point(DEFAULT_POLICY, t, 0.97, 100.0) for t in (0.95, 0.99, 0.999)]
     points.append(_point("static", 10, 0.96, 90.0))
     lines = frontier_markdown(_frontier(points, 0.98, 1000.0))
     row_99 = next(line for line in lines if line.startswith("| 99.0%"))
@@ -175,10 +175,12 @@ def test_sweep_runs_every_setting_on_the_same_jobs() -> None:
     spec = RunSpec(warmup_seconds=300)
     frontier = sweep("spike", counts, spec, quick=True)
     policies = {p.setting.policy for p in frontier.points}
-    assert policies == {"hybrid", "seed-hybrid", "keda", "target-tracking", "static"}
+    assert policies == {DEFAULT_POLICY, "seed-hybrid", "keda", "target-tracking", "static"}
     assert {p.score.jobs for p in frontier.points} == {int(counts.sum())}
-    ours = hybrid_for(frontier.points, 0.999)
-    assert ours is not None and ours.setting.documented
+    # the default policy runs once per target, configured for it (its percentile)
+    ours = {p.setting.value: p for p in frontier.points if p.setting.policy == DEFAULT_POLICY}
+    assert sorted(ours) == sorted(TARGETS)
+    assert ours[0.999].setting.knob == "percentile" and ours[0.999].setting.documented
     # a larger static fleet costs more and keeps at least as many jobs within the SLA
     static = sorted(
         (p for p in frontier.points if p.setting.policy == "static"), key=lambda p: p.setting.value

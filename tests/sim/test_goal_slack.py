@@ -1,9 +1,10 @@
-"""How far inside the goal hybrid sits in one cell, and the tally of verdicts (frontier_seeds)."""
+"""How far inside the goal the default policy sits in one cell; the tally of verdicts."""
 
 from __future__ import annotations
 
 import pytest
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.frontier import count_met, goal_slack, goal_verdict
 from tests.sim.test_frontier import _frontier, _point
 
@@ -14,10 +15,10 @@ def test_count_met_counts_only_met_verdicts() -> None:
     assert count_met([]) == (0, 0)
 
 
-def test_the_tightest_peer_binds_when_hybrid_meets_the_target() -> None:
-    # GIVEN hybrid at 99.5 % for 100 worker-s, static meeting 99 % at 130, keda at 104
+def test_the_tightest_peer_binds_when_ours_meets_the_target() -> None:
+    # GIVEN the default policy at 99.5 % for 100 worker-s, static meeting 99 % at 130, keda at 104
     points = [
-        _point("hybrid", 0.99, 0.995, 100.0),
+        _point(DEFAULT_POLICY, 0.99, 0.995, 100.0),
         _point("static", 12, 0.995, 130.0),
         _point("keda", 3, 0.991, 104.0),
     ]
@@ -34,7 +35,7 @@ def test_the_tightest_peer_binds_when_hybrid_meets_the_target() -> None:
 
 
 def test_bursty_peer_limits_take_the_goals_twenty_percent_off() -> None:
-    points = [_point("hybrid", 0.99, 0.995, 100.0), _point("static", 12, 0.995, 130.0)]
+    points = [_point(DEFAULT_POLICY, 0.99, 0.995, 100.0), _point("static", 12, 0.995, 130.0)]
     # 0.8 x 130 = 104: (104 - 100) / 104
     slack = goal_slack(_frontier(points, 0.999, 500.0, "bursty"), 0.99)
     assert slack is not None and slack.share == pytest.approx(4 / 104)
@@ -48,7 +49,7 @@ def test_bursty_peer_limits_take_the_goals_twenty_percent_off() -> None:
 
 
 def test_where_the_bound_misses_the_gap_and_the_cost_bind() -> None:
-    ours = [_point("hybrid", 0.999, 0.9000, 100.0)]
+    ours = [_point(DEFAULT_POLICY, 0.999, 0.9000, 100.0)]
     # gap 0.4 points of 0.5 allowed: 0.2 room; cost 100 of 150 allowed: 1/3 room
     near = _frontier(ours, 0.9040, 300.0)
     slack = goal_slack(near, 0.999)
@@ -68,12 +69,12 @@ def test_where_the_bound_misses_the_gap_and_the_cost_bind() -> None:
 
 def test_a_miss_where_the_bound_meets_is_measured_in_miss_budgets() -> None:
     # 90 % against 99.9 %: (0.9 - 0.999) / 0.001 = -99 miss budgets
-    frontier = _frontier([_point("hybrid", 0.999, 0.9000, 100.0)], 0.9995, 300.0)
+    frontier = _frontier([_point(DEFAULT_POLICY, 0.999, 0.9000, 100.0)], 0.9995, 300.0)
     slack = goal_slack(frontier, 0.999)
     assert slack is not None and slack.share == pytest.approx(-99.0)
     assert slack.limit == "target 99.9%"
     assert goal_verdict(frontier, 0.999).startswith("not met")
 
 
-def test_no_slack_without_hybrid_at_the_target() -> None:
+def test_no_slack_without_the_default_policy_at_the_target() -> None:
     assert goal_slack(_frontier([_point("static", 12, 0.995, 130.0)], 0.999, 500.0), 0.99) is None

@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.console import score_table
 from queue_autoscale.sim.engine import FleetView, run_policy
 from queue_autoscale.sim.quality_report import goal_check, scores_markdown
@@ -61,9 +62,9 @@ def _score(policy: str, compliance: float, worker_seconds: float, utilization: f
     )  # fmt: skip
 
 
-def test_goal_check_passes_when_hybrid_beats_every_peer() -> None:
+def test_goal_check_passes_when_the_default_policy_beats_every_peer() -> None:
     row, misses = goal_check(
-        "w", [_score("hybrid", 0.9995, 1000, 0.85), _score("keda", 0.74, 1100, 0.6)]
+        "w", [_score(DEFAULT_POLICY, 0.9995, 1000, 0.85), _score("keda", 0.74, 1100, 0.6)]
     )
     assert misses == []
     assert row == "| w | 99.9500% | 0.850 | yes | yes |"
@@ -72,7 +73,7 @@ def test_goal_check_passes_when_hybrid_beats_every_peer() -> None:
 def test_goal_check_names_every_miss_with_numbers() -> None:
     _, misses = goal_check(
         "w",
-        [_score("hybrid", 0.98, 2000, 0.5), _score("static", 1.0, 1500, 0.9),
+        [_score(DEFAULT_POLICY, 0.98, 2000, 0.5), _score("static", 1.0, 1500, 0.9),
          _score("keda", 0.7, 1000, 0.95)],
     )  # fmt: skip
     assert misses == [
@@ -85,14 +86,14 @@ def test_goal_check_names_every_miss_with_numbers() -> None:
 
 
 def test_scores_markdown_has_a_row_per_policy() -> None:
-    lines = scores_markdown([_score("hybrid", 1.0, 10, 0.8), _score("keda", 0.5, 5, 0.9)])
+    lines = scores_markdown([_score(DEFAULT_POLICY, 1.0, 10, 0.8), _score("keda", 0.5, 5, 0.9)])
     assert len(lines) == 4
-    assert lines[2].startswith("| hybrid | 100 | 100.0000% |")
+    assert lines[2].startswith(f"| {DEFAULT_POLICY} | 100 | 100.0000% |")
 
 
 def test_the_console_and_markdown_tables_format_a_score_alike() -> None:
     # GIVEN a score with worker-seconds and a compliance that need rounding
-    s = _score("hybrid", 0.98520912, 199_919.6, 0.72349)
+    s = _score(DEFAULT_POLICY, 0.98520912, 199_919.6, 0.72349)
     # WHEN both tables render it
     cells = s.cells()
     row = scores_markdown([s])[2]
@@ -100,7 +101,7 @@ def test_the_console_and_markdown_tables_format_a_score_alike() -> None:
     # THEN each column has one format, used by both
     assert cells["within SLA"] == "98.5209%" and cells["worker-s"] == "199,920"
     assert cells["utilization"] == "0.723"
-    assert row.startswith("| hybrid | 100 | 98.5209% |") and "| 199,920 |" in row
+    assert row.startswith(f"| {DEFAULT_POLICY} | 100 | 98.5209% |") and "| 199,920 |" in row
     console = {c.header: next(iter(c.cells)) for c in table.columns}
     assert console["within SLA"] == cells["within SLA"] and console["worker-s"] == "199,920"
     assert console["util"] == "0.723" and console["p50 s"] == cells["p50 pickup s"]
