@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from queue_autoscale.cli import app
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.arrivals import ArrivalError
 from queue_autoscale.sim.peers import KedaPolicy, StaticPolicy, TargetTrackingPolicy
 from queue_autoscale.sim.policies import (
@@ -28,11 +29,11 @@ runner = CliRunner()
 @pytest.mark.parametrize(
     ("text", "labels"),
     [
-        pytest.param("hybrid", ["hybrid"], id="one-name"),
+        pytest.param(DEFAULT_POLICY, [DEFAULT_POLICY], id="one-name"),
         pytest.param("all", list(POLICY_NAMES), id="all"),
         pytest.param(
-            "hybrid,keda,keda(queue_length=120,scale_down_stabilization=60)",
-            ["hybrid", "keda", "keda(queue_length=120,scale_down_stabilization=60)"],
+            f"{DEFAULT_POLICY},keda,keda(queue_length=120,scale_down_stabilization=60)",
+            [DEFAULT_POLICY, "keda", "keda(queue_length=120,scale_down_stabilization=60)"],
             id="issue-example",
         ),
         pytest.param(
@@ -62,11 +63,14 @@ def test_grammar_accepts(text: str, labels: list[str]) -> None:
     [
         pytest.param("", "name at least one", id="empty"),
         pytest.param(" , ", "name at least one", id="only-commas"),
-        pytest.param("hybrid,,keda", "empty name between commas", id="empty-between"),
+        pytest.param(f"{DEFAULT_POLICY},,keda", "empty name between commas", id="empty-between"),
         pytest.param("kedda", "unknown policy 'kedda'", id="unknown-policy"),
         pytest.param("keda(queue_lenght=3)", "unknown knob 'queue_lenght'", id="unknown-knob"),
-        pytest.param("hybrid(percentile=0.9)", "its knobs: interval", id="knob-on-hybrid"),
-        pytest.param("hybrid(interval=61)", "out of range", id="interval-past-a-minute"),
+        pytest.param(
+            f"{DEFAULT_POLICY}(percentile=0.9)", "its knobs: interval", id="knob-on-a-core-policy"
+        ),
+        pytest.param(f"{DEFAULT_POLICY}(interval=61)", "out of range", id="interval-past-a-minute"),
+        pytest.param("hybrid", "unknown policy 'hybrid'", id="deleted-policy"),
         pytest.param("seed-hybrid(interval=4.5)", "not a whole number", id="fractional-interval"),
         pytest.param("static(interval=30)", "unknown knob 'interval'", id="interval-on-a-peer"),
         pytest.param("keda(queue_length=0)", "out of range", id="zero-queue-length"),
@@ -140,17 +144,17 @@ def test_the_knobs_reach_the_peers() -> None:
 
 
 def test_a_core_policy_ticks_at_its_interval_knob() -> None:
-    """`hybrid(interval=60)` ticks every 60 s and sizes with that interval in its settings; the
-    run's own interval (15 s here) stays every other policy's."""
+    """`predictive(interval=60)` ticks every 60 s and sizes with that interval in its settings;
+    the run's own interval (15 s here) stays every other policy's."""
     settings = sim_settings(sla_seconds=300.0, interval_seconds=15)
     flat = np.full(600, 5, dtype=np.int64)
-    slow = make_policy("hybrid(interval=60)", settings, flat)
+    slow = make_policy(f"{DEFAULT_POLICY}(interval=60)", settings, flat)
     assert isinstance(slow, CorePolicy)
-    assert (slow.name, slow.interval_seconds) == ("hybrid(interval=60)", 60)
+    assert (slow.name, slow.interval_seconds) == (f"{DEFAULT_POLICY}(interval=60)", 60)
     assert slow.settings.evaluation_interval_seconds == 60
-    plain = make_policy("hybrid", settings, flat)
+    plain = make_policy(DEFAULT_POLICY, settings, flat)
     assert isinstance(plain, CorePolicy)
-    assert (plain.name, plain.interval_seconds) == ("hybrid", 15)
+    assert (plain.name, plain.interval_seconds) == (DEFAULT_POLICY, 15)
 
 
 def test_each_predictive_mechanism_has_an_ablation_that_runs_with_it_off() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.arrivals import read_trace
 from queue_autoscale.sim.runner import RunSpec
 from queue_autoscale.sim.scores import Score
@@ -111,8 +112,9 @@ def test_a_peer_is_run_once_and_scored_at_every_sla() -> None:
 
 
 def test_each_judged_policy_is_run_for_its_cells_seed_hybrid_per_sla() -> None:
-    keys = our_keys(["predictive", "hybrid", "seed-hybrid"], [10.0, 300.0], [0.95, 0.99])
-    assert ("predictive", 10.0, 0.95) in keys and ("hybrid", 300.0, 0.99) in keys
+    slower = f"{DEFAULT_POLICY}(interval=30)"
+    keys = our_keys([DEFAULT_POLICY, slower, "seed-hybrid"], [10.0, 300.0], [0.95, 0.99])
+    assert (DEFAULT_POLICY, 10.0, 0.95) in keys and (slower, 300.0, 0.99) in keys
     assert ("seed-hybrid", 10.0, None) in keys and ("seed-hybrid", 10.0, 0.95) not in keys
     assert ("reaction-bound", 300.0, None) in keys
     assert len(keys) == len(set(keys)) == 2 * 2 * 2 + 2 + 2
@@ -143,9 +145,9 @@ def test_the_cache_keeps_peers_across_a_change_of_ours_but_never_our_runs(tmp_pa
         mean_workers=1.0, peak_workers=2, duration_seconds=100, wall_seconds=0.1,
     )  # fmt: skip
     peer = ("keda(queue_length=4,min_replicas=0)", None, None)
-    ours = ("predictive", 30.0, 0.99)
+    ours = (DEFAULT_POLICY, 30.0, 0.99)
     # a core policy with a knob and an ablation are ours too: kept only for the same code
-    slower = ("hybrid(interval=30)", 30.0, 0.99)
+    slower = (f"{DEFAULT_POLICY}(interval=30)", 30.0, 0.99)
     ablation = ("predictive-no-orders", 30.0, 0.99)
     bound = ("reaction-bound", 30.0, None)
     runs = {peer: {30.0: score}, bound: {30.0: score}}
@@ -157,6 +159,6 @@ def test_the_cache_keeps_peers_across_a_change_of_ours_but_never_our_runs(tmp_pa
     assert RunCache(tmp_path, ours="code-a", peers="peers-2").load(row) == {
         key: {30.0: score} for key in (ours, slower, ablation)
     }
-    more = {("hybrid", 30.0, 0.99): {30.0: score}}
+    more = {(DEFAULT_POLICY, 30.0, 0.95): {30.0: score}}
     RunCache(tmp_path, ours="code-a", peers="peers-1").save(row, more)
     assert RunCache(tmp_path, ours="code-a", peers="peers-1").load(row) == {**runs, **more}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.runner import RunSpec
-from queue_autoscale.sim.tuning import Row, knob_grid, tune_row
+from queue_autoscale.sim.tuning import Row, knob_grid, our_key, tune_row
 from queue_autoscale.sim.verdict import cheapest, judge
 from queue_autoscale.sim.yardstick import Judged, judge_row, results_markdown
 
@@ -17,7 +18,7 @@ def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
     grid up to the documented queueLength (300); each judged policy's verdict is `judge`'s on
     the same yardsticks with its own run."""
     spec = RunSpec(provision_jitter_seconds=10.0, interval_seconds=10)
-    policies = ("predictive", "hybrid")
+    policies = (DEFAULT_POLICY, "seed-hybrid")
     rr = tune_row(
         Row("flash-crowd", 1), Path("/nonexistent"), spec, (300.0,), (0.99,), None, policies
     )
@@ -36,7 +37,7 @@ def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
     smaller = [r for r in cell.static if int(r.label.split("=")[1].rstrip(")")) == size - 1]
     assert smaller and not smaller[0].meets(0.99)  # the least meeting size, by bisection
     for policy in policies:
-        run = rr.runs.score((policy, 300.0, 0.99), 300.0)
+        run = rr.runs.score(our_key(policy, 300.0, 0.99), 300.0)
         mine = judged.cells[policies.index(policy)]
         assert mine.ours.worker_seconds == run.worker_seconds and mine.ours.label == policy
         assert replace(mine, ours=cell.ours) == cell  # the same yardsticks
@@ -44,7 +45,7 @@ def test_flash_crowd_at_300_s_tuned_peers_and_verdict() -> None:
     text = results_markdown([(cell.row, [judged])], "validation", "cmd", "base", [], 1.0, "m")
     words = ["pass" if judged.verdict_of(p).passed else "not met" for p in policies]
     assert f"| flash-crowd seed 1 | 300 | {words[0]} | {words[1]} |" in text
-    assert "predictive beats hybrid: **" in text
+    assert f"{DEFAULT_POLICY} beats seed-hybrid: **" in text
     assert "NASA days 46, 37, 57" in text and "NASA days 8, 12, 19" in text
 
 
