@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queue_autoscale.core import POLICIES, AgeSource, ControllerState, Sample
+from queue_autoscale.core import DEFAULT_POLICY, POLICIES, AgeSource, ControllerState, Sample
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, QueueSettings, QueueSnapshot
 from queue_autoscale.core.queueing import servers_for_sla, workers_for_sla
 from tests.unit.core.builders import NOW, snapshot
 
 # The whole float range: zero, denormals, tiny, huge, negative (but finite: NaN and inf are
-# input problems the core already holds on, tested in test_hybrid_constraints).
+# input problems the core already holds on, tested in test_constraints).
 EXTREMES = [0.0, 5e-324, 2.2e-308, 1e-300, 1e-9, 1.0, 1e9, 1e300, 1.7976931348623157e308]
 any_float = st.sampled_from(EXTREMES) | st.floats(allow_nan=False, allow_infinity=False)
 any_count = st.sampled_from([0, 1, 10**12, 2**63]) | st.integers(-(2**63), 2**63)
@@ -92,7 +92,7 @@ def test_decide_returns_a_bounded_decision_for_any_finite_input(
         assert not math.isnan(value)
 
 
-def test_a_denormal_lead_does_not_overflow_the_early_release() -> None:
+def test_a_denormal_lead_is_answered_within_the_bounds() -> None:
     # GIVEN a 5e-324 s provisioning lead (config.py accepts any lead >= 0) and one job waiting
     cfg = QueueSettings(
         queue="jobs",
@@ -102,16 +102,17 @@ def test_a_denormal_lead_does_not_overflow_the_early_release() -> None:
         provisioning_lead_seconds=5e-324,
     )
     snap = snapshot(visible=1, running=0, desired=0)
-    # WHEN hybrid decides (need x SLA / lead was infinite: math.floor raised OverflowError)
-    decision = POLICIES["hybrid"](snap, cfg, ControllerState("jobs"), NOW, None).decision
+    # WHEN the default policy decides (hybrid's early release overflowed here: need x SLA /
+    # lead was infinite, math.floor raised OverflowError)
+    decision = POLICIES[DEFAULT_POLICY](snap, cfg, ControllerState("jobs"), NOW, None).decision
     # THEN it answers within the bounds
     assert decision.target == 0
 
 
-def test_a_rate_near_the_float_maximum_does_not_overflow_the_load_release() -> None:
+def test_a_rate_near_the_float_maximum_is_answered_within_the_bounds() -> None:
     # GIVEN the falsifying example CI's hypothesis run found: 1.8e308 jobs/s arriving at one
-    # running worker of 2 s jobs (mu 0.5/s), a 0 s lead (the SLA is loose: the load release
-    # applies) and max_workers 0 (so the recommendation is 0)
+    # running worker of 2 s jobs (mu 0.5/s), a 0 s lead (the SLA is loose) and max_workers 0
+    # (so the recommendation is 0)
     cfg = QueueSettings(
         queue="jobs",
         sla_seconds=45.0,
@@ -131,8 +132,9 @@ def test_a_rate_near_the_float_maximum_does_not_overflow_the_load_release() -> N
         deployment_in_progress=None,
         **unknown,
     )
-    # WHEN hybrid decides (lambda / mu overflowed to inf: math.ceil raised OverflowError)
-    decision = POLICIES["hybrid"](snap, cfg, ControllerState("jobs"), NOW, None).decision
+    # WHEN the default policy decides (hybrid's load release overflowed here: lambda / mu was
+    # inf, math.ceil raised OverflowError)
+    decision = POLICIES[DEFAULT_POLICY](snap, cfg, ControllerState("jobs"), NOW, None).decision
     # THEN it answers within the bounds: max_workers 0
     assert decision.target == 0
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from queue_autoscale.config import ConfigError, QueueConfig, parse_queue
 from queue_autoscale.core import POLICIES, ControllerState, Sample
 from queue_autoscale.core.models import QueueSnapshot
-from tests.unit.core.builders import NOW, snapshot
+from tests.unit.core.builders import NOW
 from tests.unit.core.test_bounded_work import snapshots
 
 NUMERIC = (int, float)
@@ -103,26 +103,3 @@ def test_any_config_validation_accepts_decides_for_any_snapshot(
 def test_a_recovery_horizon_below_its_floor_is_refused(horizon: float) -> None:
     with pytest.raises(ConfigError, match="recovery_horizon_seconds"):
         parse_queue({"queue": "jobs", "recovery_horizon_seconds": horizon})
-
-
-@pytest.mark.parametrize("lead", [30.0, 120.0])
-def test_the_smallest_recovery_horizon_decides_with_a_lead_at_or_above_the_sla(
-    lead: float,
-) -> None:
-    # GIVEN the audit's queue: a 30 s SLA, a lead at or above it, 120 jobs waiting on 2 workers,
-    # and the smallest recovery horizon validation accepts (1e-15 s made SLA - (SLA - H) == 0)
-    cfg = parse_queue(
-        {
-            "queue": "jobs",
-            "sla_seconds": 30,
-            "provisioning_lead_seconds": lead,
-            "recovery_horizon_seconds": FIELDS["recovery_horizon_seconds"][1],
-            "max_workers": 10,
-        }
-    )
-    for age in (5.0, 25.0, 40.0):
-        snap = snapshot(visible=120, running=2, desired=2, oldest_age_seconds=age)
-        # WHEN hybrid decides, THEN it answers within the bounds (it raised ZeroDivisionError)
-        decision = POLICIES["hybrid"](snap, cfg.settings(), ControllerState("jobs"), NOW, None)
-        assert cfg.min_workers <= decision.decision.target <= cfg.max_workers
-        assert decision.decision.reason
