@@ -20,13 +20,13 @@ def test_simulate_writes_table_json_and_plot(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
         ["simulate", "--scenario", "flash-crowd", "--length", "1200", "--policy",
-         "hybrid,keda,static", "--sla", "30", "--service-time", "0.5", "--seed", "3",
+         "predictive,keda,static", "--sla", "30", "--service-time", "0.5", "--seed", "3",
          "--json", str(out), "--plot", str(png)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "hybrid" in result.output and "keda" in result.output and "Fargate" in result.output
+    assert "predictive" in result.output and "keda" in result.output and "Fargate" in result.output
     scores = json.loads(out.read_text())
-    assert [s["policy"] for s in scores] == ["hybrid", "keda", "static"]
+    assert [s["policy"] for s in scores] == ["predictive", "keda", "static"]
     for s in scores:
         assert s.keys() >= KEYS
         assert s["jobs"] == scores[0]["jobs"] > 5000  # same jobs replayed under every policy
@@ -93,7 +93,7 @@ def test_simulate_writes_every_core_decision(tmp_path: Path) -> None:
     out = tmp_path / "decisions.jsonl"
     result = runner.invoke(
         app,
-        ["simulate", "--scenario", "steady", "--length", "600", "--policy", "hybrid,keda",
+        ["simulate", "--scenario", "steady", "--length", "600", "--policy", "predictive,keda",
          "--interval", "10", "--decisions", str(out)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -101,7 +101,7 @@ def test_simulate_writes_every_core_decision(tmp_path: Path) -> None:
     # 600 s warm-up + 600 s window, a tick every 10 s (and on while a job still waits at the
     # end); keda is not a core policy
     assert 120 <= len(records) <= 125
-    assert {r["policy"] for r in records} == {"hybrid"}
+    assert {r["policy"] for r in records} == {"predictive"}
     assert [r["elapsed_seconds"] for r in records] == [10.0 * i for i in range(len(records))]
     last = records[-1]
     assert {"terms", "target", "reason", "constraints", "oldest_age_seconds"} <= last.keys()

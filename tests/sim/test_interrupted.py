@@ -60,16 +60,16 @@ def test_a_random_kill_of_idle_workers_interrupts_nothing() -> None:
     assert score(result, 30.0).interrupted_jobs == 0
 
 
-def test_keda_no_drain_interrupts_jobs_where_keda_and_hybrid_do_not() -> None:
+def test_keda_no_drain_interrupts_jobs_where_keda_and_predictive_do_not() -> None:
     # GIVEN a spike and a fall with 20 s jobs: scale-in comes while many jobs run
     counts = np.concatenate([np.full(600, 2), np.full(600, 12), np.full(1200, 2)]).astype(np.int64)
     spec = RunSpec(sla_seconds=60.0, service_seconds=20.0, provision_delay_seconds=30, seed=3)
     scores = {
         s.policy: s
-        for s in compare("fall", counts, ["hybrid", "keda", "keda-no-drain"], spec).scores
+        for s in compare("fall", counts, ["predictive", "keda", "keda-no-drain"], spec).scores
     }
     # THEN only the variant without drain interrupts jobs
-    assert scores["hybrid"].interrupted_jobs == 0
+    assert scores["predictive"].interrupted_jobs == 0
     assert scores["keda"].interrupted_jobs == 0
     assert scores["keda-no-drain"].interrupted_jobs > 0
     assert scores["keda-no-drain"].to_dict()["interrupted_jobs"] > 0

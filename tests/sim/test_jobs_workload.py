@@ -22,8 +22,8 @@ def test_the_jobs_of_a_counts_workload_replay_to_the_same_runs() -> None:
     given = jobs_workload("spike", drawn.arrivals, drawn.service, warmup_seconds=600)
     # THEN the per-second counts agree and every policy's scores are those of the drawn run
     assert np.array_equal(given.counts, drawn.counts)
-    before = compare("spike", counts, ["hybrid", "keda", "static"], spec).scores
-    after = compare_workload(given, ["hybrid", "keda", "static"], spec).scores
+    before = compare("spike", counts, ["predictive", "keda", "static"], spec).scores
+    after = compare_workload(given, ["predictive", "keda", "static"], spec).scores
     for old, new in zip(before, after, strict=True):
         assert {**old.to_dict(), "wall_seconds": 0} == {**new.to_dict(), "wall_seconds": 0}
 

@@ -63,7 +63,7 @@ def test_compare_in_parallel_equals_compare_in_one_process(
 ) -> None:
     counts = scenario("spike").counts(seed=0, length_seconds=1_200)
     spec = RunSpec(provision_jitter_seconds=10.0, interval_seconds=10)
-    names = ["hybrid", "seed-hybrid", "keda", "target-tracking", "static"]
+    names = ["predictive", "seed-hybrid", "keda", "target-tracking", "static"]
     monkeypatch.setenv(PROCESSES_ENV, "1")
     serial = compare("spike", counts, names, spec, record_decisions=True)
     monkeypatch.setenv(PROCESSES_ENV, "2")

@@ -85,14 +85,14 @@ def test_our_controller_knows_the_cap_and_keda_pays_for_idle_workers() -> None:
     # GIVEN a spike that wants more workers than 6 partitions can hold
     counts = np.concatenate([np.full(300, 3), np.full(300, 12), np.full(300, 3)])
     spec = RunSpec(partitions=6, seed=1)
-    result = compare("spike", counts, ["hybrid", "keda"], spec, record_decisions=True)
-    hybrid, keda = result.results
+    result = compare("spike", counts, ["predictive", "keda"], spec, record_decisions=True)
+    ours, keda = result.results
     # THEN ours never asks for more than the cap, and says the cap bound
-    assert max(hybrid.series.desired) == 6
-    assert any("partition_cap" in d.constraints for d in result.decisions["hybrid"])
+    assert max(ours.series.desired) == 6
+    assert any("partition_cap" in d.constraints for d in result.decisions["predictive"])
     # AND KEDA, which does not know partitions, buys idle workers for no more throughput
     assert max(keda.series.desired) > 6
-    assert sum(keda.series.billed) > sum(hybrid.series.billed)
+    assert sum(keda.series.billed) > sum(ours.series.billed)
 
 
 def test_a_prefetch_below_the_concurrency_is_refused() -> None:
