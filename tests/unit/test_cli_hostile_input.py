@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import glue_jobs.session
 from queue_autoscale.cli import app, main
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.demo import run as demo_run
 from queue_autoscale.sim import commands as sim_commands
 from queue_autoscale.worker import command as worker_command
@@ -271,7 +272,7 @@ def test_simulate_names_one_reason_for_a_trace_archive_it_cannot_open(
     trace.write_text("1 2 3\n", encoding="utf-8")
 
     # WHEN it is simulated
-    code, err = run("simulate", "--trace", str(trace), "--policy", "hybrid")
+    code, err = run("simulate", "--trace", str(trace), "--policy", DEFAULT_POLICY)
 
     # THEN one line gives the file and the reason for the compression its name says
     assert code == 2
@@ -320,7 +321,7 @@ def test_bench_with_a_missing_trace_it_was_given_stops_at_once(
 )
 def test_simulate_says_the_bound_an_option_broke(args: list[str], message: str) -> None:
     # 'prefetch = 20: out of range' did not say that the bound was the concurrency
-    code, err = run("simulate", "--scenario", "steady", "--policy", "hybrid", *args)
+    code, err = run("simulate", "--scenario", "steady", "--policy", DEFAULT_POLICY, *args)
     assert code == 2
     assert one_line(err) == message
 
@@ -462,7 +463,7 @@ def test_an_input_too_large_for_memory_is_one_line_exit_2(
     monkeypatch.setattr(
         sys,
         "argv",
-        ["queue-autoscale", "simulate", "--scenario", "steady", "--policy", "hybrid",
+        ["queue-autoscale", "simulate", "--scenario", "steady", "--policy", DEFAULT_POLICY,
          "--length", "10000000000000"],
     )  # fmt: skip
 

@@ -269,7 +269,7 @@ def test_decision_from_dict_inverts_decision_to_dict() -> None:
     from pathlib import Path
 
     from queue_autoscale.commands import explain_one
-    from queue_autoscale.core import decision_to_dict
+    from queue_autoscale.core import DEFAULT_POLICY, decision_to_dict
     from queue_autoscale.core.records import decision_from_dict
 
     examples = Path(__file__).resolve().parents[2] / "infra" / "examples"
@@ -280,7 +280,7 @@ def test_decision_from_dict_inverts_decision_to_dict() -> None:
             examples / f"{name}.snapshot.json",
             state if state.exists() else None,
             None,
-            "hybrid",
+            DEFAULT_POLICY,
         )
         record = decision_to_dict(decided)
         assert decision_to_dict(decision_from_dict(record)) == record
