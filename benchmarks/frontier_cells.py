@@ -4,9 +4,9 @@
 this prints the same cells for the workloads and SLAs you name, in about a minute for every
 workload with `--ours-only` (the default policy at each target and the reaction bound, no
 peers), so a change to the controller can be compared cell by cell before the bench is
-regenerated. The cells, windows, run settings and verdicts are the bench's own (`sim.bench`'s workloads and
-`bench_spec`, `sim.frontier`'s window, settings and `goal_verdict`). The tables of cells that
-moved in benchmarks/results/hybrid_experiments.md were made with it.
+regenerated. The cells, windows, run settings and verdicts are the bench's own (`sim.bench`'s
+workloads and `bench_spec`, `sim.frontier`'s window, settings and `goal_verdict`). The tables of
+cells that moved in benchmarks/results/hybrid_experiments.md were made with it.
 
     .venv/bin/python benchmarks/frontier_cells.py all --ours-only > before.txt
     .venv/bin/python benchmarks/frontier_cells.py steady,nasa --slas 30,60 --seed 3

@@ -2,8 +2,8 @@
 
 The frontier cells NASA x10 at SLA 10 s and 30 s ask the controller for the target share of jobs
 picked up within the SLA at <= 80 % of the cheapest peer setting that meets it (a static size
-there; see `results/policy_frontier.md`). This measures yardsticks that are handed the future, none of them
-a policy, on the bench's jobs (the 4-hour window around the busiest minute, seed 0, 60 s +
+there; see `results/policy_frontier.md`). This measures yardsticks that are handed the future, none
+of them a policy, on the bench's jobs (the 4-hour window around the busiest minute, seed 0, 60 s +
 uniform 0..10 s start-up, 10 s ticks):
 
 - **piecewise static**: the static fleet at every size of a grid, its compliance per 5-minute

@@ -8,8 +8,9 @@ import pytest
 
 from benchmarks import frontier_cells
 from benchmarks.frontier_cells import cell_frontier, chosen_workloads
+from queue_autoscale.core import DEFAULT_POLICY
 from queue_autoscale.sim.bench import SweepOptions, bench_spec
-from queue_autoscale.sim.frontier import TARGETS, hybrid_for
+from queue_autoscale.sim.frontier import TARGETS, ours_for
 
 
 def test_workloads_are_picked_by_name_and_an_unknown_one_names_the_known() -> None:
@@ -19,15 +20,15 @@ def test_workloads_are_picked_by_name_and_an_unknown_one_names_the_known() -> No
         chosen_workloads("bogus", 0)
 
 
-def test_hybrid_only_runs_hybrid_at_each_target_and_the_bound() -> None:
+def test_ours_only_runs_the_default_policy_at_each_target_and_the_bound() -> None:
     # GIVEN 20 minutes at 5 jobs/s (one job a second per worker: 5 workers of load)
     counts = np.full(1_200, 5, dtype=np.int64)
     spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=30.0)
     # WHEN the cell runs without the peers
-    frontier = cell_frontier("flat", counts, spec, hybrid_only=True)
-    # THEN every point is hybrid's, one per target, and the bound was run on the same jobs
-    assert {p.setting.policy for p in frontier.points} == {"hybrid"}
-    assert all(hybrid_for(frontier.points, t) is not None for t in TARGETS)
+    frontier = cell_frontier("flat", counts, spec, ours_only=True)
+    # THEN every point is the default policy's, one per target, and the bound ran on the same jobs
+    assert {p.setting.policy for p in frontier.points} == {DEFAULT_POLICY}
+    assert all(ours_for(frontier.points, t) is not None for t in TARGETS)
     assert frontier.bound is not None and frontier.bound.jobs == frontier.points[0].score.jobs
     # AND flat traffic, sized for from its first tick, keeps every job within the SLA
     assert all(p.score.sla_compliance == 1.0 for p in frontier.points)

@@ -8,7 +8,6 @@ from queue_autoscale.core import Sample, TrendModel
 from queue_autoscale.core.trend import (
     linear_forecast_rate,
     persistent_forecast_rate,
-    slope_sigmas,
 )
 from tests.unit.core.builders import NOW, settings
 
@@ -52,21 +51,3 @@ def test_both_blend_the_model_by_its_skill() -> None:
         "jobs", fitted_at=NOW, level=40.0, slope_per_hour=0.0, mase=0.3, naive_mase=0.2
     )
     assert persistent_forecast_rate(flat, 20.0, NOW, conf, unskilled) == pytest.approx(20.0)
-
-
-def test_the_slope_in_standard_errors_of_a_flat_rates() -> None:
-    # GIVEN rates rising 0.01 jobs/s per second over 300 s to 20 jobs/s: a flat rate's slope
-    # has variance 12 x 20 / 300^3, a standard error of 0.0029814 jobs/s per second
-    samples = [
-        Sample(at=NOW + x, arrival_rate=20.0 + 0.01 * x, visible=0, raw_target=20)
-        for x in range(-300, 0, 10)
-    ]
-    assert slope_sigmas(samples, 20.0, NOW, 300.0) == pytest.approx(0.01 / 0.0029814, abs=1e-3)
-    assert slope_sigmas(samples, 20.0, NOW, 300.0) == pytest.approx(3.354, abs=1e-3)
-    # a dispersion D widens it by sqrt(D); below 1 it counts as 1; too few points read 0
-    assert slope_sigmas(samples, 20.0, NOW, 300.0, 4.0) == pytest.approx(3.354 / 2, abs=1e-3)
-    assert slope_sigmas(samples, 20.0, NOW, 300.0, 0.5) == pytest.approx(3.354, abs=1e-3)
-    assert slope_sigmas(samples[-1:], 20.0, NOW, 300.0) == 0.0
-    assert slope_sigmas(samples, 0.0, NOW, 300.0) == 0.0
-    # a rate so small that 12 lambda / L^3 underflows to 0 tells no slope (it divided by 0)
-    assert slope_sigmas(samples, 5e-324, NOW, 300.0) == 0.0
