@@ -27,7 +27,7 @@ def simulate(
            "QUEUE_AUTOSCALE_SIM_PROCESSES": "1"}  # fmt: skip
     command = [sys.executable, "-m", "queue_autoscale.cli", "simulate", "--archive", archive,
                "--queue", "demo-jobs", *(config or ("--config", str(DEMO / "queues.json"))),
-               "--policy", "hybrid,keda", "--json", str(out)]  # fmt: skip
+               "--policy", "predictive,keda", "--json", str(out)]  # fmt: skip
     answer = subprocess.run(command, check=False, capture_output=True, text=True, env=env,
                             timeout=300)  # fmt: skip
     assert answer.returncode == 0, answer.stderr[-3000:]
@@ -50,7 +50,7 @@ def test_an_s3_archive_replays_as_its_folder_does(
     from_s3 = simulate(endpoint.url, f"s3://{bucket}/archive", tmp_path / "s3.json")
     from_folder = simulate(endpoint.url, str(DEMO), tmp_path / "folder.json")
     # THEN the rows are the same, "as run" included
-    assert [row["policy"] for row in from_s3] == ["hybrid", "keda", "as run"]
+    assert [row["policy"] for row in from_s3] == ["predictive", "keda", "as run"]
     assert from_s3 == from_folder
     assert from_s3[2]["jobs"] == 579
 

@@ -101,7 +101,10 @@ def test_the_demo_archive_replays_to_one_agreement_measure(tmp_path: Path) -> No
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # THEN "as run" is what the demo measured, from the same started events
     assert as_run["policy"] == "as run" and as_run["jobs"] == summary["jobs_produced"] == 579
-    assert as_run["sla_compliance"] == summary["picked_up_within_sla"]
+    # within one job: the demo and the archive time a pickup from different clocks, and a job
+    # picked up within milliseconds of the SLA can fall either side of it
+    jobs = summary["jobs_produced"]
+    assert as_run["sla_compliance"] == pytest.approx(summary["picked_up_within_sla"], abs=1 / jobs)
     assert as_run["max_pickup_seconds"] == pytest.approx(summary["pickup_max_seconds"], abs=0.05)
     # AND "as run" bills as the demo's fleet billed (order to exit) within the demo's own
     # run-to-run spread
