@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from queue_autoscale.core import ControllerState, CounterRow, QueueSnapshot, decide
+from queue_autoscale.core import ControllerState, CounterRow, QueueSnapshot, decide_predictive
 from queue_autoscale.sim.engine import Datapoint, FleetView, run_policy
 from queue_autoscale.sim.policies import sim_settings
 from queue_autoscale.sim.workload import FleetSpec, build_workload
@@ -112,7 +112,7 @@ def test_an_age_the_simulator_cannot_know_is_unknown_and_the_controller_holds() 
     assert snap.visible == 5
     assert (snap.oldest_age_seconds, snap.oldest_age_source) == (None, "unknown")
     quiet = sim_settings(min_workers=0)
-    evaluation = decide(snap, quiet, ControllerState(queue="q"), snap.taken_at)
+    evaluation = decide_predictive(snap, quiet, ControllerState(queue="q"), snap.taken_at)
     assert evaluation.decision.action == "hold"
     assert "oldest_age_seconds unknown" in evaluation.decision.reason
 
