@@ -63,7 +63,6 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
     inputs_ok: bool = True,
     clamp: bool = True,
     realized_compliance: float | None = None,
-    headroom: float = 0.0,
 ) -> Decision:
     """Assemble the decision record; the target is finally clamped to [min, max] (unless
     `clamp` is False: a hold on an unknown fleet size asks nothing of ECS).
@@ -95,7 +94,6 @@ def build_decision(  # noqa: PLR0913 - keyword-only, one per record field
         inputs_ok=inputs_ok,
         constraints=tuple(dict.fromkeys([code for code, _ in steps])) if steps else (),
         realized_compliance=realized_compliance,
-        headroom=headroom,
     )
 
 
@@ -116,7 +114,6 @@ def decision_record(  # noqa: PLR0913 - keyword-only, one per record field a pol
     constraints: tuple[Constraint, ...] = (),
     predicts: bool = True,
     realized_compliance: float | None = None,
-    headroom: float = 0.0,
 ) -> Decision:
     """The decision record, field by field: the one place a Decision is built (our policies
     through `build_decision`, the simulator's peers through `sim.peers._record`).
@@ -158,7 +155,6 @@ def decision_record(  # noqa: PLR0913 - keyword-only, one per record field a pol
         sla_seconds=settings.sla_seconds,
         percentile=settings.percentile,
         realized_compliance=realized_compliance,
-        headroom=headroom,
     )
 
 

@@ -90,18 +90,16 @@ class Constraint(StrEnum):
     STABILIZATION = "stabilization"
     STEP = "step"
     ANTICIPATION = "anticipation"
-    """A recurring burst's floor, raised one lead before its expected onset."""
+    """Written only by the deleted rule-based policy (hybrid); kept so its decision logs read."""
     BURST_HOLD = "burst_hold"
-    """The last burst's need, kept until the gap between the last two onsets plus a lead."""
+    """Written only by the deleted rule-based policy (hybrid); kept so its decision logs read."""
     REORDER_CONFIRM = "reorder_confirm"
-    """A scale-out within a flap window of the last scale-in, waiting one interval to be
-    confirmed while the miss budget pays for the delay (core/constraints.py confirm_reorder)."""
+    """Written only by the deleted rule-based policy (hybrid); kept so its decision logs read."""
     ORDERS_PENDING = "orders_pending"
     """No scale-down while tasks ordered earlier have not started and the visible backlog is
     above the last tick's (core/constraints.py movement)."""
     LOAD_RELEASE = "load_release"
-    """On a loose SLA, a scale-down stopped one worker under the load (core/constraints.py
-    load_release)."""
+    """Written only by the deleted rule-based policy (hybrid); kept so its decision logs read."""
     POST_BREACH_RECOVERY = "post_breach_recovery"
     """The seed hybrid's floor after a breach."""
     COOLDOWN = "cooldown"
@@ -402,7 +400,8 @@ class Decision:
     realized_compliance: float | None = None
     """Share of jobs picked up within the SLA over the SLA loop's window (None: none counted)."""
     headroom: float = 0.0
-    """The SLA loop's extra capacity share applied to the steady and trend terms."""
+    """Always 0: the extra capacity share of the deleted rule-based policy (hybrid), kept in the
+    record so the decision logs it wrote read back."""
 
 
 @dataclass(frozen=True, slots=True)
