@@ -27,8 +27,6 @@ from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
 
-MAX_HOLD_FACTOR = 2.0
-"""The samples are kept this many times the stabilization window (core/decision.py)."""
 WINDOW_LEADS = 20.0
 """W = this x (provisioning lead + SLA)."""
 _SECOND = itemgetter(0)
@@ -99,7 +97,7 @@ def update(
     first = 0 if through is None else bisect_right(pickups, through, key=_SECOND)
     rows = tuple(pickups[first : bisect_right(pickups, until, key=_SECOND)])
     started, late = late_starts(rows, through, until, settings.sla_seconds)
-    excused = _excused(rows, through, until, (surge_at,), settings) if late > 0 else 0
+    excused = _excused(rows, through, until, surge_at, settings) if late > 0 else 0
     last = state.samples[-1].at if state.samples else None
     dt = 0.0 if last is None else max(0.0, now - last)
     decay = math.exp(-dt / window) if dt > 0 else 1.0
@@ -115,20 +113,14 @@ def _excused(
     rows: tuple[tuple[int, int, int], ...],
     through: float | None,
     until: int,
-    anchors: Iterable[float | None],
+    surge_at: float | None,
     settings: QueueSettings,
 ) -> int:
     """Late starts among the seconds counted now, (through, until], that started within
-    `reaction_seconds` of an anchor (epoch s: a burst onset, a surge), each second once."""
-    reaction = reaction_seconds(settings)
-    spans = sorted(
-        (math.ceil(a) - 1.0, float(math.floor(a + reaction))) for a in anchors if a is not None
-    )
-    excused, done = 0, through
-    for first, end in spans:  # late_starts counts seconds after `first`
-        after = first if done is None else max(done, first)
-        last = min(float(until), end)
-        if last > after:
-            excused += late_starts(rows, after, last, settings.sla_seconds)[1]
-            done = last
-    return excused
+    `reaction_seconds` of the last surge (`surge_at`, epoch s; None: none)."""
+    if surge_at is None:
+        return 0
+    first = math.ceil(surge_at) - 1.0  # late_starts counts seconds after `first`
+    after = first if through is None else max(through, first)
+    last = min(float(until), float(math.floor(surge_at + reaction_seconds(settings))))
+    return late_starts(rows, after, last, settings.sla_seconds)[1] if last > after else 0
