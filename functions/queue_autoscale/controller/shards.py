@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,12 +103,16 @@ def fan_out(
 
 
 def report_unstarted(runtime: EvaluateRuntime, plan: ShardPlan, unstarted: list[int]) -> None:
-    """Publish the queues of the `unstarted` shards as the fleet's UndecidedQueues: no tick
-    decides them, and the controller-silent alarm reads that metric (their own shard, which
-    would have published it, never ran)."""
-    if not unstarted:
+    """Publish the queues of the `unstarted` shards as the fleet's UndecidedQueues: their own
+    shard, which would have published them, never ran."""
+    report_undecided(runtime, [Shard(index, plan.count) for index in unstarted])
+
+
+def report_undecided(runtime: EvaluateRuntime, shards: Sequence[Shard]) -> None:
+    """Publish the configured queues of `shards`, which no tick decides this time, as the
+    fleet's UndecidedQueues: the queue-silent alarm reads it."""
+    if not shards:
         return
-    shards = [Shard(index, plan.count) for index in unstarted]
     queues = runtime.queues(runtime.clock())
     count = sum(1 for config in queues if any(shard.owns(config.queue) for shard in shards))
     runtime.publish_fleet_metrics({"UndecidedQueues": float(count)})

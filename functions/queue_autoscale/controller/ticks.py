@@ -17,13 +17,20 @@ duplicate cannot multiply, and a lost minute's ticks come back with the next min
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from queue_autoscale.adapters.errors import AdapterError, StateConflict
 from queue_autoscale.controller.request import EvaluateRequest
 from queue_autoscale.controller.runtime import EvaluateRuntime
-from queue_autoscale.controller.shards import ShardRun, dispatch, fan_out, plan_for, run_shard
+from queue_autoscale.controller.shards import (
+    ShardRun,
+    dispatch,
+    fan_out,
+    plan_for,
+    report_undecided,
+    run_shard,
+)
 from queue_autoscale.controller.tick import run_tick, tick_budget, tick_count
 from queue_autoscale.core.shard import Shard
 from queue_autoscale.settings import TickMode
@@ -42,9 +49,16 @@ def is_stale(due: float, now: float, interval_seconds: float) -> bool:
     return now >= due + interval_seconds
 
 
-def claim(runtime: EvaluateRuntime, shard: Shard, due: float, result: ShardRun) -> bool:
+def claim(
+    runtime: EvaluateRuntime,
+    shard: Shard,
+    due: float,
+    result: ShardRun,
+    covers: Sequence[Shard] = (),
+) -> bool:
     """Claim `shard`'s tick at `due` (epoch s); False, with `result.skipped` saying why, when it
-    is stale, already claimed, or the claim cannot be written."""
+    is stale, already claimed, or the claim cannot be written. In that last case no invocation
+    ticks the queues of `covers` (default: `shard`'s), so they are published as undecided."""
     now = runtime.clock()
     interval = runtime.settings.evaluation_interval_seconds
     if is_stale(due, now, interval):
@@ -58,6 +72,7 @@ def claim(runtime: EvaluateRuntime, shard: Shard, due: float, result: ShardRun) 
         except AdapterError as error:
             result.skipped = f"tick claim not written, not ticking: {error}"
             result.errors.append(result.skipped)
+            report_undecided(runtime, covers or [shard])
     logger.info("tick skipped", shard=shard.label, due=due, why=result.skipped)
     return False
 
@@ -88,7 +103,8 @@ def dispatch_due(
     shards for `due`, and tick shard 0."""
     plan = plan_for(runtime)
     result = ShardRun(shard=Shard(0, plan.count), plan=plan, due=due)
-    if not claim(runtime, result.shard, due, result):
+    every = [Shard(index, plan.count) for index in range(plan.count)]
+    if not claim(runtime, result.shard, due, result, every):  # no shard starts without it
         return result
     if later:
         _schedule(runtime, later, result)

@@ -217,6 +217,20 @@ def test_without_the_claim_nothing_is_decided() -> None:
     answer = invoke(scheduled())
     assert answer["ticks"] == 0 and answer["scheduled_ticks"] == []
     assert "tick claim not written" in answer["shard_errors"][0]
+    # AND its queue is published undecided (the queue-silent alarm's metric): the invocation
+    # logs, so only this tells the operator that nothing decides it
+    assert runtime.publish_fleet_metrics.published == [{"UndecidedQueues": 1.0}]
+
+
+def test_a_claim_refused_as_a_duplicate_publishes_nothing() -> None:
+    # GIVEN the tick claimed already by another invocation, which decides its queues
+    runtime = tick_world()
+    assert invoke(scheduled())["ticks"] == 1
+    published = len(runtime.publish_fleet_metrics.published)
+    # WHEN the schedule delivers the same tick again THEN it decides and publishes nothing
+    answer = invoke(scheduled())
+    assert answer["ticks"] == 0
+    assert len(runtime.publish_fleet_metrics.published) == published
 
 
 def test_once_still_runs_one_tick_in_tick_mode() -> None:
