@@ -31,8 +31,8 @@ LOGGED_ONLY_METRICS: Final[frozenset[str]] = frozenset({"RealizedCompliance"})
 # Of QUEUE_METRICS, the ones every reader takes a missing value as 0: nonnegative, alarmed
 # only with Maximum or Sum at a threshold above 0 and missing data not breaching, charted only
 # as MAX or SUM (a template test checks this). When 0 they stay plain fields of the EMF line,
-# not metrics: an idle queue publishes only TargetWorkers (the controller-silent alarm's
-# heartbeat), ArrivalRate and ServiceRate (charted as AVG, where a missing 0 would count).
+# not metrics: an idle queue publishes only TargetWorkers, ArrivalRate and ServiceRate (charted
+# as AVG, where a missing 0 would count).
 SILENT_WHEN_ZERO_METRICS: Final[frozenset[str]] = frozenset(
     {
         "LoadRatio",
@@ -49,24 +49,26 @@ SILENT_WHEN_ZERO_METRICS: Final[frozenset[str]] = frozenset(
 # with their units: the stack's alarms read these, one alarm per condition whatever the queue
 # count. The decision log and `queue-autoscale status` name the queues in each condition.
 FLEET_METRICS: Final[dict[str, str]] = {
-    # the highest LoadRatio of the tick's queues, sent every tick (0 when none decided): its
-    # sample count is the controller's heartbeat, its absence a silent controller
-    "MaxLoadRatio": "None",
+    "MaxLoadRatio": "None",  # the highest LoadRatio (0 when none decided)
     "MaxSlaUsage": "None",  # the highest SlaUsage
     "MaxFleetUsage": "None",  # the highest FleetUsage (running / max_workers)
     "QueueErrors": "Count",  # the sum of the queues' ControllerErrors
     "UndecidedQueues": "Count",  # configured queues of the shard that got no decision
 }
 FLEET_DIMENSION: Final = "Stack"
-# Of FLEET_METRICS, the ones every reader takes a missing value as 0 (as SILENT_WHEN_ZERO_METRICS).
+# Of FLEET_METRICS, the ones every reader takes a missing value as 0 (as SILENT_WHEN_ZERO_METRICS):
+# all but MaxLoadRatio, whose sample count is the dashboard's "ticks" chart.
 FLEET_SILENT_WHEN_ZERO: Final[frozenset[str]] = frozenset(FLEET_METRICS) - {"MaxLoadRatio"}
-# Of FLEET_SILENT_WHEN_ZERO, the ones only one alarm reads when the dashboard is off (Maximum
-# over 60 s >= the named template parameter, missing data not breaching): below that threshold
-# a missing datapoint and a datapoint count alike, so without the dashboard they stay plain
-# fields of the line below it too (`controller.runtime.fleet_floors`).
-FLEET_SILENT_BELOW_THRESHOLD: Final[dict[str, str]] = {
-    "MaxSlaUsage": "SlaUsageThreshold",
-    "MaxFleetUsage": "FleetUsageThreshold",
+# Of FLEET_METRICS, the ones only alarms read when the dashboard is off, each alarm Maximum over
+# 60 s >= the named template parameter with missing data not breaching: below the lowest of those
+# thresholds a missing datapoint and a datapoint count alike, so without the dashboard they stay
+# plain fields of the tick's fleet line below it (`controller.runtime.fleet_floors`). The line
+# itself is printed every tick: the controller-silent alarm counts the evaluate function's log
+# events (AWS/Logs IncomingLogEvents, free), not a metric of ours.
+FLEET_SILENT_BELOW_THRESHOLD: Final[dict[str, tuple[str, ...]]] = {
+    "MaxLoadRatio": ("OverloadingThreshold", "OverloadedThreshold"),
+    "MaxSlaUsage": ("SlaUsageThreshold",),
+    "MaxFleetUsage": ("FleetUsageThreshold",),
 }
 # Published by record_events (field Queue, a metric only with PerQueueMetrics; the queue is
 # "unknown" when it could not be read).

@@ -156,6 +156,8 @@ class EvaluateSettings(HandlerSettings):
         "memory_mb": "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
         "tick_mode": "TICK_MODE",
         "tick_queue_url": "TICK_QUEUE_URL",
+        "overloading_threshold": "OVERLOADING_THRESHOLD",
+        "overloaded_threshold": "OVERLOADED_THRESHOLD",
         "sla_usage_threshold": "SLA_USAGE_THRESHOLD",
         "fleet_usage_threshold": "FLEET_USAGE_THRESHOLD",
         "dashboard": "DASHBOARD_ENABLED",
@@ -182,6 +184,12 @@ class EvaluateSettings(HandlerSettings):
     tick_mode: TickMode = TickMode.TICK
     tick_queue_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     """The tick queue (tick mode): the scheduled invocation queues the minute's later ticks."""
+    overloading_threshold: float | None = Field(default=None, gt=0)
+    """The overloading alarm's threshold, a load ratio (template: OverloadingThreshold). None:
+    unknown, so MaxLoadRatio is a metric every tick."""
+    overloaded_threshold: float | None = Field(default=None, gt=0)
+    """The overloaded alarm's threshold, a load ratio (template: OverloadedThreshold). None:
+    unknown, so MaxLoadRatio is a metric every tick."""
     sla_usage_threshold: float | None = Field(default=None, gt=0)
     """The SLA-breach alarm's threshold, oldest age / SLA (template: SlaUsageThreshold; its
     default is the one default). None: unknown, so MaxSlaUsage is a metric every tick."""

@@ -92,11 +92,15 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
 
 
 def emf_fleet_metrics(values: Mapping[str, float], floors: Floors = FLEET_ZERO_FLOORS) -> None:
-    """Print one tick's FLEET_METRICS as an EMF document with dimension Stack=<stack name>:
-    what the stack's alarms read, a handful of metrics whatever the queue count. A value below
-    its floor (`floors`; the evaluate function's come from `controller.runtime.fleet_floors`)
-    stays a plain field of the line."""
-    _emf(FLEET_DIMENSION, stack_name(), values, floors)
+    """Print one tick's FLEET_METRICS as one line with the field Stack=<stack name>: what the
+    stack's alarms read, a handful of metrics whatever the queue count. A value below its floor
+    (`floors`; the evaluate function's come from `controller.runtime.fleet_floors`) stays a
+    plain field; with no metric left the line is plain JSON. The line is printed every tick:
+    the controller-silent alarm counts the log group's events."""
+    if not _emf(FLEET_DIMENSION, stack_name(), values, floors):
+        print(
+            json.dumps({FLEET_DIMENSION: stack_name(), **{k: float(v) for k, v in values.items()}})
+        )
 
 
 def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
@@ -116,13 +120,14 @@ def _emf(
     value: str,
     values: Mapping[str, float],
     floors: Floors | None = None,
-) -> None:
+) -> bool:
     """One EMF document: `values` with one dimension. Logged-only names, and names below their
-    floor (`below_floor`), are plain fields; nothing is printed when no value would be a metric.
+    floor (`below_floor`), are plain fields; nothing is printed (False) when no value would be
+    a metric.
     `service=""` stops Powertools from adding a `service` dimension taken from
     POWERTOOLS_SERVICE_NAME (which the functions set for logs and traces)."""
     if not values:
-        return
+        return False
     namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or METRIC_NAMESPACE
     metrics = EphemeralMetrics(namespace=namespace, service="")
     metrics.add_dimension(name=dimension, value=value)
@@ -136,3 +141,4 @@ def _emf(
             extracted += 1
     if extracted:
         metrics.flush_metrics()
+    return extracted > 0

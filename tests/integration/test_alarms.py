@@ -5,9 +5,12 @@ stores alarms but never evaluates them, so this test skips on the embedded serve
 
 The metrics come from the project's own publishing path: the evaluate function's fleet
 publisher, wired by `build_runtime` from its environment in template.yaml (the stack's name,
-the alarms' thresholds, no dashboard), prints EMF. On AWS, CloudWatch Logs turns
-those lines into metrics; here `put_emf` does the equivalent PutMetricData, datum for
-datum (namespace, dimensions, names, units and timestamp as the document declares them).
+the alarms' thresholds, no dashboard), prints one line a tick, EMF when a value is at its
+alarms' threshold. On AWS, CloudWatch Logs turns those lines into metrics and counts them in
+the log group's IncomingLogEvents (the controller-silent alarm's heartbeat). LocalStack's
+CloudWatch Logs does neither, so here `put_emf` does the equivalent PutMetricData, datum for
+datum (namespace, dimensions, names, units and timestamp as the document declares them), and
+`put_log_events_count` the log group's count, one event a line.
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ BREACHING = {
     "UndecidedQueues": 1.0,
 }
 """A tick whose worst queue is overloaded, breaching and nearly full, with errors and a queue
-left undecided: over every condition alarm's threshold; its MaxLoadRatio (the heartbeat) ends
-the silence."""
+left undecided: over every condition alarm's threshold; its line (the heartbeat) ends the
+silence."""
 HEALTHY = {
     "MaxLoadRatio": 0.3,
     "MaxSlaUsage": 0.2,
@@ -55,11 +58,10 @@ HEALTHY = {
     "QueueErrors": 0.0,
     "UndecidedQueues": 0.0,
 }
-"""Under every threshold: only MaxLoadRatio is a datapoint (the two zeros, and the SLA and fleet
-usage below their alarms' thresholds, are plain fields of the line)."""
+"""Under every threshold: no datum, every value a plain field of the line, which still counts
+as the log event the controller-silent alarm reads."""
 IDLE = dict.fromkeys(HEALTHY, 0.0)
-"""A tick that decided nothing to scale (no load): its only datum is MaxLoadRatio 0, the
-heartbeat the controller-silent alarm counts."""
+"""A tick that decided nothing to scale (no load): a plain line too."""
 TICK_SECONDS = 10.0
 """How often the test's 'controller' publishes while it waits (a tick's cadence)."""
 
@@ -90,20 +92,42 @@ def put_emf(cloudwatch: Any, document: dict[str, Any]) -> int:
     return sent
 
 
+def put_log_events_count(cloudwatch: Any, log_group: str, events: int) -> None:
+    """The log group's IncomingLogEvents datum for `events` log events now, as CloudWatch Logs
+    publishes it on AWS (namespace AWS/Logs, dimension LogGroupName)."""
+    cloudwatch.put_metric_data(
+        Namespace="AWS/Logs",
+        MetricData=[
+            {
+                "MetricName": "IncomingLogEvents",
+                "Dimensions": [{"Name": "LogGroupName", "Value": log_group}],
+                "Timestamp": datetime.now(UTC),
+                "Value": float(events),
+                "Unit": "None",
+            }
+        ],
+    )
+
+
 def publish(
-    cloudwatch: Any, sink: FleetSink, values: dict[str, float], capsys: Any
+    cloudwatch: Any, sink: FleetSink, values: dict[str, float], capsys: Any, log_group: str
 ) -> dict[str, Any]:
-    """Publish one tick's fleet metrics through the function's `sink` and deliver its EMF."""
+    """Publish one tick's fleet metrics through the function's `sink` and deliver what CloudWatch
+    Logs makes of its one line: a log event of `log_group` and, from an EMF document, metrics."""
     capsys.readouterr()
     sink(values)
-    (document,) = emf_documents(capsys.readouterr().out)
-    assert put_emf(cloudwatch, document) == len(declared(document))
+    (line,) = capsys.readouterr().out.splitlines()
+    document: dict[str, Any] = json.loads(line)
+    put_log_events_count(cloudwatch, log_group, 1)
+    if "_aws" in document:
+        assert put_emf(cloudwatch, document) == len(declared(document))
     return document
 
 
 def declared(document: dict[str, Any]) -> list[str]:
-    """The metrics an EMF document declares (its other values are plain fields)."""
-    return [m["Name"] for d in document["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]]
+    """The metrics a printed line declares (none for plain JSON; the rest are plain fields)."""
+    directives = document.get("_aws", {}).get("CloudWatchMetrics", [])
+    return [m["Name"] for d in directives for m in d["Metrics"]]
 
 
 def states(cloudwatch: Any, names: list[str]) -> dict[str, dict[str, Any]]:
@@ -160,13 +184,25 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
         if resource["Type"] == "AWS::CloudWatch::Alarm"
         and resource["Properties"].get("MetricName") in FLEET_METRICS
     }
-    assert len(fleet_alarms) == 7
-    resolver = Resolver(session(endpoint.url, REGION), translated, parameters, {}, stack, REGION)
+    assert len(fleet_alarms) == 6
+    # AND the controller-silent alarm on the evaluate function's log group
+    fleet_alarms["ControllerSilentAlarm"] = translated["Resources"]["ControllerSilentAlarm"][
+        "Properties"
+    ]
+    physical: dict[str, str] = {}
+    resolver = Resolver(
+        session(endpoint.url, REGION), translated, parameters, physical, stack, REGION
+    )
+    group = translated["Resources"]["EvaluateLogGroup"]["Properties"]["LogGroupName"]
+    log_group = physical["EvaluateLogGroup"] = resolver.resolve(group)
+    assert log_group == f"/aws/lambda/{stack}-evaluate"
     cloudwatch = clients.cloudwatch
     names = {}
     for logical_id, properties in fleet_alarms.items():
         resolved = resolver.resolve(properties)
-        assert resolved["Dimensions"] == [{"Name": "Stack", "Value": stack}]
+        silent_alarm = logical_id == "ControllerSilentAlarm"
+        name, value = ("LogGroupName", log_group) if silent_alarm else ("Stack", stack)
+        assert resolved["Dimensions"] == [{"Name": name, "Value": value}]
         names[logical_id] = create_direct(
             session(endpoint.url, REGION), "AWS::CloudWatch::Alarm", resolved
         )
@@ -183,7 +219,7 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
         }
 
         # WHEN ticks publish a fleet whose worst queue breaches every condition
-        document = publish(cloudwatch, sink, BREACHING, capsys)
+        document = publish(cloudwatch, sink, BREACHING, capsys, log_group)
         assert document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack"]]
         assert sorted(declared(document)) == sorted(BREACHING)
         wanted = {**dict.fromkeys(conditions, "ALARM"), silent: "OK"}
@@ -191,10 +227,10 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
             cloudwatch,
             wanted,
             ALARM_DEADLINE * 2,
-            lambda: publish(cloudwatch, sink, BREACHING, capsys),
+            lambda: publish(cloudwatch, sink, BREACHING, capsys, log_group),
         )
-        # THEN each condition alarm fires on the published value, and the heartbeat ends the
-        # silence
+        # THEN each condition alarm fires on the published value, and the line's log event ends
+        # the silence
         for name in conditions:
             alarm = alarms[name]
             points = json.loads(alarm["StateReasonData"])["recentDatapoints"]
@@ -203,18 +239,18 @@ def test_fleet_alarms_fire_and_clear_from_published_metrics(
             else:  # QueueErrors, a Sum of the minute's ticks
                 assert all(point >= BREACHING[alarm["MetricName"]] for point in points), name
 
-        # WHEN ticks publish a healthy fleet and an idle one (every value 0): only the
-        # heartbeat is a datapoint
-        assert declared(publish(cloudwatch, sink, HEALTHY, capsys)) == ["MaxLoadRatio"]
-        # THEN every alarm is OK once the breach has aged out (sla-breach and fleet-near-max on
-        # no datapoint at all): an idle tick still beats
+        # WHEN ticks publish a healthy fleet and an idle one (every value 0): no metric, only
+        # their lines' log events
+        assert declared(publish(cloudwatch, sink, HEALTHY, capsys, log_group)) == []
+        # THEN every alarm is OK once the breach has aged out (the conditions on no datapoint
+        # at all): an idle tick still beats
         wait_for(
             cloudwatch,
             dict.fromkeys(names.values(), "OK"),
             OK_DEADLINE,
             lambda: (
-                publish(cloudwatch, sink, HEALTHY, capsys),
-                publish(cloudwatch, sink, IDLE, capsys),
+                publish(cloudwatch, sink, HEALTHY, capsys, log_group),
+                publish(cloudwatch, sink, IDLE, capsys, log_group),
             ),
         )
     finally:

@@ -217,8 +217,8 @@ def test_an_idle_queue_bills_only_the_metrics_it_publishes_while_zero() -> None:
 
 
 def test_the_alarm_only_fleet_metrics_are_billed_for_the_hours_they_are_sent() -> None:
-    """A busy fleet sends MaxLoadRatio every tick; MaxSlaUsage and MaxFleetUsage (without the
-    dashboard) only in hours at their alarm's threshold. At 3 jobs/s (9 events/s) a queue's
+    """A shape that sends MaxLoadRatio every tick, MaxSlaUsage and MaxFleetUsage only in hours
+    at their alarm's threshold. At 3 jobs/s (9 events/s) a queue's
     fleet is at FleetUsageThreshold in 0.6 % of its hours, its SLA usage never: 1 queue bills
     1.006 metrics; 1,000 queues 1 + (1 - 0.994^1000) = 1.9976 (some queue near max in almost
     every hour)."""
@@ -244,16 +244,23 @@ def test_the_alarm_only_fleet_metrics_are_billed_for_the_hours_they_are_sent() -
     )
 
 
-def test_the_template_sends_the_usages_at_their_threshold_only_without_the_dashboard() -> None:
-    # GIVEN template.yaml, which passes the evaluate function both alarms' thresholds
-    assert template_shape().fleet_threshold_metrics == {"MaxSlaUsage", "MaxFleetUsage"}
+def test_the_template_sends_the_alarmed_maxima_at_their_threshold_only_without_the_dashboard() -> (
+    None
+):
+    # GIVEN template.yaml, which passes the evaluate function the alarms' four thresholds
+    everything = {"MaxLoadRatio", "MaxSlaUsage", "MaxFleetUsage"}
+    assert template_shape().fleet_threshold_metrics == everything
     # WHEN the dashboard charts them THEN they are sent every tick
     assert template_shape(dashboard=True).fleet_threshold_metrics == frozenset()
-    # AND a template whose function gets no threshold (before the change) sends them every tick
-    template = load_template()
-    variables = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]
-    del variables["Variables"]["SLA_USAGE_THRESHOLD"]
-    assert shape_of(template).fleet_threshold_metrics == {"MaxFleetUsage"}
+    # AND a metric whose function gets not every threshold of its alarms is sent every tick
+    for missing, metric in [
+        ("SLA_USAGE_THRESHOLD", "MaxSlaUsage"),
+        ("OVERLOADED_THRESHOLD", "MaxLoadRatio"),
+    ]:
+        template = load_template()
+        variables = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]
+        del variables["Variables"][missing]
+        assert shape_of(template).fleet_threshold_metrics == everything - {metric}
 
 
 @pytest.mark.parametrize(
@@ -335,9 +342,9 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert template_shape(dashboard=True).dashboards == 1
     # per-queue values are log fields, not metrics, unless PerQueueMetrics is "true"
     assert (shape.queue_metrics, shape.ingest_metrics_per_queue) == (0, 0)
-    # 5 fleet metrics and ConfigErrors; all but MaxLoadRatio (the heartbeat) are silent at 0
-    # (ConfigErrors is sent only for a rejected config)
-    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (6, 5)
+    # 5 fleet metrics and ConfigErrors; all silent in a healthy idle fleet: MaxLoadRatio below
+    # its alarms' threshold, the others at 0 (ConfigErrors is sent only for a rejected config)
+    assert (shape.fleet_metrics, shape.fleet_silent_metrics) == (6, 6)
     assert shape.fleet_healthy_silent_metrics == 3  # QueueErrors, UndecidedQueues, ConfigErrors
     opted = template_shape(per_queue_metrics=True)
     assert opted.queue_metrics == 11  # QUEUE_METRICS but RealizedCompliance (logged only)
@@ -368,8 +375,8 @@ def test_cost_command_prints_the_bill() -> None:
     assert "| CloudWatch | alarms (0 per queue, 11 fleet-wide) | 11 alarm metrics | 1.10 |" in (
         result.output
     )
-    # an idle, healthy fleet publishes MaxLoadRatio (0, the heartbeat) only
-    assert "| CloudWatch | custom metrics (0 per queue, 1 fleet-wide) | 1 metrics | 0.30 |" in (
+    # an idle, healthy fleet publishes no metric: every value is below its alarms' threshold
+    assert "| CloudWatch | custom metrics (0 per queue, 0 fleet-wide) | 0 metrics | 0.00 |" in (
         result.output
     )
     assert "per queue-month" in result.output
@@ -381,7 +388,11 @@ def test_cost_command_bills_the_dashboard_when_it_is_turned_on() -> None:
     opted = CliRunner().invoke(app, ["cost", "--events-per-second", "0", "--json", "--dashboard"])
     assert plain.exit_code == opted.exit_code == 0, plain.output + opted.output
     before, after = json.loads(plain.output), json.loads(opted.output)
-    assert after["total_usd"] - before["total_usd"] == pytest.approx(3.00)
+    # the dashboard itself, and MaxLoadRatio, which it charts every tick (its sample count is
+    # the ticks chart): a metric, and an EMF fleet line instead of a plain one every tick
+    ticks = 6 * 43_800
+    logs = ticks * (445.0 - 166.0) / 1e9 * (0.50 + 0.15 * 30 / (365 / 12) * 0.03)
+    assert after["total_usd"] - before["total_usd"] == pytest.approx(3.00 + 0.30 + logs, rel=1e-4)
 
 
 def test_cost_command_bills_evaluate_traces_when_tracing_is_turned_on() -> None:

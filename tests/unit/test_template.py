@@ -52,7 +52,7 @@ from queue_autoscale.constants import (
     QUEUE_METRICS,
     SILENT_WHEN_ZERO_METRICS,
 )
-from queue_autoscale.controller import tick
+from queue_autoscale.controller import runtime, tick
 from queue_autoscale.controller.config_loader import (
     ConfigUnavailable,
     QueueConfigLoader,
@@ -74,6 +74,7 @@ PUBLISHED = PER_QUEUE | set(CONFIG_METRICS) | set(FLEET_METRICS)
 AWS_METRICS = {
     ("AWS/SQS", "ApproximateNumberOfMessagesVisible"): {"QueueName"},
     ("AWS/Lambda", "Errors"): {"FunctionName"},
+    ("AWS/Logs", "IncomingLogEvents"): {"LogGroupName"},
 }
 # APIs without resource-level permissions: the only actions allowed on Resource "*".
 STAR_RESOURCE_ACTIONS = {
@@ -340,7 +341,6 @@ FLEET_ALARMS = {
     ),
     "ControllerErrorsAlarm": ("QueueErrors", "Sum", 1, 2),
     "QueueSilentAlarm": ("UndecidedQueues", "Maximum", 1, "SilentAlarmMinutes"),
-    "ControllerSilentAlarm": ("MaxLoadRatio", "SampleCount", 1, "SilentAlarmMinutes"),
 }
 """The stack's alarms on the fleet metrics: (metric, statistic, threshold, minutes), a str
 naming the parameter that sets it."""
@@ -393,6 +393,7 @@ def test_no_alarm_or_parameter_grows_with_the_queues(expanded: dict[str, Any]) -
     alarms = resources_of(expanded, "AWS::CloudWatch::Alarm")
     assert set(alarms) == {
         *FLEET_ALARMS,
+        "ControllerSilentAlarm",
         "EventsDlqNotEmptyAlarm",
         "FunctionErrorsAlarm",
         "ConfigErrorsAlarm",
@@ -406,18 +407,26 @@ def test_thresholds_come_from_parameters(expanded: dict[str, Any]) -> None:
     assert expanded["Parameters"]["OverloadingThreshold"]["Default"] == 0.8
     assert expanded["Parameters"]["FleetUsageThreshold"]["Default"] == 0.8
     for logical_id in FLEET_ALARMS:
-        operator = alarms[logical_id]["ComparisonOperator"]
-        wanted = (
-            "LessThanThreshold"
-            if logical_id == "ControllerSilentAlarm"
-            else ("GreaterThanOrEqualToThreshold")
-        )
-        assert operator == wanted, logical_id
-    # silence is what the silent alarm is for: missing data must breach; nothing else breaches
-    # on missing data (a 0 is not published: FLEET_SILENT_WHEN_ZERO)
-    missing = {name: alarms[name]["TreatMissingData"] for name in FLEET_ALARMS}
-    assert missing.pop("ControllerSilentAlarm") == "breaching"
-    assert set(missing.values()) == {"notBreaching"}
+        assert alarms[logical_id]["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    # no fleet alarm breaches on missing data (a 0 is not published: FLEET_SILENT_WHEN_ZERO)
+    assert {alarms[name]["TreatMissingData"] for name in FLEET_ALARMS} == {"notBreaching"}
+
+
+def test_the_controller_silent_alarm_counts_the_evaluate_functions_log_events(
+    expanded: dict[str, Any],
+) -> None:
+    # the heartbeat is free: CloudWatch Logs counts the events of the log group the evaluate
+    # function writes to, and every shard tick prints its fleet line there
+    alarm = resources_of(expanded, "AWS::CloudWatch::Alarm")["ControllerSilentAlarm"]
+    function = expanded["Resources"]["EvaluateFunction"]["Properties"]
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/Logs", "IncomingLogEvents")
+    assert alarm["Dimensions"] == [{"Name": "LogGroupName", "Value": {"Ref": "EvaluateLogGroup"}}]
+    assert function["LoggingConfig"]["LogGroup"] == {"Ref": "EvaluateLogGroup"}
+    assert (alarm["Statistic"], alarm["Period"]) == ("Sum", 60)
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("LessThanThreshold", 1)
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == {"Ref": "SilentAlarmMinutes"}
+    # silence is what it is for: a minute without a log event must breach
+    assert alarm["TreatMissingData"] == "breaching"
 
 
 def test_for_each_expands_like_cloudformation() -> None:
@@ -567,15 +576,12 @@ def test_fleet_metrics_are_emitted_as_the_fleet_alarms_query(
         alarm = resources_of(expanded, "AWS::CloudWatch::Alarm")[name]
         assert alarm["MetricName"] in FLEET_METRICS
         assert alarm["Dimensions"] == [{"Name": "Stack", "Value": {"Ref": "AWS::StackName"}}]
-    # AND a tick of an idle fleet (every value 0) still extracts one metric, the one the
-    # controller-silent alarm counts: silence means no tick, not an idle fleet
+    # AND a tick of an idle fleet (every value 0) extracts no metric but still prints its line,
+    # the log event the controller-silent alarm counts: silence means no tick, not an idle fleet
     capsys.readouterr()
     publish(tick.fleet_metrics([]))
     (idle,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    (declared,) = idle["_aws"]["CloudWatchMetrics"]
-    silent = resources_of(expanded, "AWS::CloudWatch::Alarm")["ControllerSilentAlarm"]
-    assert [m["Name"] for m in declared["Metrics"]] == [silent["MetricName"]]
-    assert idle[silent["MetricName"]] == [0.0]
+    assert idle == {"Stack": TEMPLATE_VALUES["AWS::StackName"], **dict.fromkeys(FLEET_METRICS, 0.0)}
     # AND the dashboard's charts read them on the same dimension
     charted = {metric: dims for _, metric, dims, _ in dashboard_metrics()}
     assert charted and all(dims == {"Stack"} for dims in charted.values())
@@ -596,12 +602,13 @@ def template_fleet_sink(environment: dict[str, str], monkeypatch: pytest.MonkeyP
 
 
 def extracted(out: str) -> dict[str, float]:
-    """The metrics one printed EMF document declares, with their values; {} when none."""
+    """The metrics the printed EMF documents declare, with their values; {} when none (a plain
+    line declares none)."""
     documents = [json.loads(line) for line in out.splitlines()]
     return {
         metric["Name"]: document[metric["Name"]]
         for document in documents
-        for declared in document["_aws"]["CloudWatchMetrics"]
+        for declared in document.get("_aws", {}).get("CloudWatchMetrics", [])
         for metric in declared["Metrics"]
     }
 
@@ -610,50 +617,56 @@ def extracted(out: str) -> dict[str, float]:
 @pytest.mark.parametrize(
     "case",
     [
-        pytest.param(("false", "1", 1.0, 0.999), id="default-threshold"),
-        pytest.param(("false", "0.6", 0.6, 0.59), id="given-threshold"),
-        pytest.param(("true", "1", 1.0, 0.05), id="dashboard"),
+        pytest.param(("false", None, 0.01), id="default-threshold"),
+        pytest.param(("false", "0.6", 0.01), id="given-threshold"),
+        pytest.param(("true", None, 0.5), id="dashboard"),
     ],
 )
-def test_sla_and_fleet_usage_are_metrics_only_at_their_alarm_threshold_without_the_dashboard(
+def test_the_alarmed_fleet_maxima_are_metrics_only_at_their_alarms_threshold_without_dashboard(
     template: dict[str, Any],
     expanded: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     metric: str,
-    case: tuple[str, str, float, float],
+    case: tuple[str, str | None, float],
 ) -> None:
-    """Without the dashboard MaxSlaUsage and MaxFleetUsage are read only by their alarm, which
-    takes a missing datapoint as one below its threshold: below it they stay plain fields of the
-    line (no metric-hour billed); with the dashboard (which charts them) they are metrics.
-    `case`: DashboardEnabled, the threshold parameter, a value at it, a value below it."""
-    dashboard, threshold, above, below = case
-    parameter = FLEET_SILENT_BELOW_THRESHOLD[metric]
-    alarm = next(
+    """Without the dashboard MaxLoadRatio, MaxSlaUsage and MaxFleetUsage are read only by their
+    alarms, which take a missing datapoint as one below the threshold: below the lowest of their
+    thresholds they stay plain fields of the line (no metric-hour billed); with the dashboard
+    (which charts them) they are metrics. `case`: DashboardEnabled, the thresholds' value (None:
+    the parameters' defaults), how far below the floor the low value is."""
+    dashboard, threshold, step = case
+    parameters = FLEET_SILENT_BELOW_THRESHOLD[metric]
+    alarms = [
         a
         for a in resources_of(expanded, "AWS::CloudWatch::Alarm").values()
         if a.get("MetricName") == metric
-    )
-    assert alarm["Threshold"] == {"Ref": parameter}
-    # GIVEN the evaluate function's environment from template.yaml with the threshold parameter
-    # and DashboardEnabled as given
-    values = {**TEMPLATE_VALUES, parameter: threshold, "DashboardEnabled": dashboard}
+    ]
+    assert sorted(a["Threshold"]["Ref"] for a in alarms) == sorted(parameters)
+    defaults = [float(expanded["Parameters"][p]["Default"]) for p in parameters]
+    floor = float(threshold) if threshold is not None else min(defaults)
+    # GIVEN the evaluate function's environment from template.yaml with the thresholds and
+    # DashboardEnabled as given
+    given = dict.fromkeys(parameters, threshold) if threshold is not None else {}
+    values = {**TEMPLATE_VALUES, **given, "DashboardEnabled": dashboard}
     environment = function_environment(template, "EvaluateFunction", values)
     publish = template_fleet_sink(environment, monkeypatch)
-    heartbeat = {"MaxLoadRatio": 0.5}
-    for value, wanted in [(above, True), (below, dashboard == "true")]:
+    for value, wanted in [(floor, True), (floor - step, dashboard == "true")]:
         capsys.readouterr()
         # WHEN a tick's worst queue is at `value`
-        publish({**heartbeat, metric: value})
+        publish({metric: value})
         out = capsys.readouterr().out
-        # THEN the line always carries the value, as a metric only at or above the threshold
+        # THEN the tick prints one line, which carries the value, as a metric only at or above
+        # the floor
         (document,) = [json.loads(line) for line in out.splitlines()]
         assert document[metric] in (value, [value])
-        assert extracted(out) == {"MaxLoadRatio": [0.5], **({metric: [value]} if wanted else {})}
-    # AND a 0 stays a plain field whatever the dashboard (FLEET_SILENT_WHEN_ZERO)
+        assert extracted(out) == ({metric: [value]} if wanted else {})
+    # AND a 0 stays a plain field whatever the dashboard, but for MaxLoadRatio with it (the
+    # dashboard's "ticks" chart counts its samples)
     capsys.readouterr()
-    publish({**heartbeat, metric: 0.0})
-    assert extracted(capsys.readouterr().out) == {"MaxLoadRatio": [0.5]}
+    publish({metric: 0.0})
+    counted = dashboard == "true" and metric not in FLEET_SILENT_WHEN_ZERO
+    assert extracted(capsys.readouterr().out) == ({metric: [0.0]} if counted else {})
 
 
 def test_the_fleet_thresholds_reach_the_function_from_the_alarms_parameters(
@@ -664,32 +677,46 @@ def test_the_fleet_thresholds_reach_the_function_from_the_alarms_parameters(
     settings = EvaluateSettings.from_environ(environment)
     parameters = expanded["Parameters"]
     # THEN each threshold is its alarm's parameter's default, one source, and the dashboard off
-    assert settings.sla_usage_threshold == float(parameters["SlaUsageThreshold"]["Default"])
-    assert settings.fleet_usage_threshold == float(parameters["FleetUsageThreshold"]["Default"])
+    default = {name: float(parameters[name]["Default"]) for name in THRESHOLD_SETTINGS.values()}
+    assert {field: getattr(settings, field) for field in THRESHOLD_SETTINGS} == {
+        field: default[name] for field, name in THRESHOLD_SETTINGS.items()
+    }
     assert settings.dashboard is (parameters["DashboardEnabled"]["Default"] == "true") is False
     variables = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]
-    assert {
-        name: variables["Variables"][name]
-        for name in ("SLA_USAGE_THRESHOLD", "FLEET_USAGE_THRESHOLD", "DASHBOARD_ENABLED")
-    } == {
-        "SLA_USAGE_THRESHOLD": {"Ref": "SlaUsageThreshold"},
-        "FLEET_USAGE_THRESHOLD": {"Ref": "FleetUsageThreshold"},
+    named = {**{f.upper(): p for f, p in THRESHOLD_SETTINGS.items()}, "DASHBOARD_ENABLED": ""}
+    assert {name: variables["Variables"][name] for name in named} == {
+        **{name: {"Ref": p} for name, p in named.items() if p},
         "DASHBOARD_ENABLED": {"Ref": "DashboardEnabled"},
     }
-    # AND each of those metrics' alarms is a Maximum over 60 s, >= that parameter, missing
+    # AND each floor is the lowest threshold of the alarms on that metric
+    floors = runtime.fleet_floors(settings)
+    assert floors["MaxLoadRatio"] == min(
+        default["OverloadingThreshold"], default["OverloadedThreshold"]
+    )
+    assert floors["MaxSlaUsage"] == default["SlaUsageThreshold"]
+    assert floors["MaxFleetUsage"] == default["FleetUsageThreshold"]
+    # AND each of those metrics' alarms is a Maximum over 60 s, >= its parameter, missing
     # data not breaching: a missing datapoint and one below the threshold count alike
     alarms = resources_of(expanded, "AWS::CloudWatch::Alarm").values()
-    for metric, parameter in FLEET_SILENT_BELOW_THRESHOLD.items():
-        (alarm,) = [a for a in alarms if metric in {m for _, m, _ in metrics_named(a)}]
-        assert (alarm["Statistic"], alarm["Period"], alarm["ComparisonOperator"]) == (
-            "Maximum",
-            60,
-            "GreaterThanOrEqualToThreshold",
-        )
-        assert (alarm["Threshold"], alarm["TreatMissingData"]) == (
-            {"Ref": parameter},
-            "notBreaching",
-        )
+    for metric, names in FLEET_SILENT_BELOW_THRESHOLD.items():
+        reading = [a for a in alarms if metric in {m for _, m, _ in metrics_named(a)}]
+        assert sorted(a["Threshold"]["Ref"] for a in reading) == sorted(names)
+        for alarm in reading:
+            assert (alarm["Statistic"], alarm["Period"], alarm["ComparisonOperator"]) == (
+                "Maximum",
+                60,
+                "GreaterThanOrEqualToThreshold",
+            )
+            assert alarm["TreatMissingData"] == "notBreaching"
+
+
+THRESHOLD_SETTINGS = {
+    "overloading_threshold": "OverloadingThreshold",
+    "overloaded_threshold": "OverloadedThreshold",
+    "sla_usage_threshold": "SlaUsageThreshold",
+    "fleet_usage_threshold": "FleetUsageThreshold",
+}
+"""EvaluateSettings' alarm thresholds -> the template parameter each comes from."""
 
 
 @pytest.mark.parametrize(

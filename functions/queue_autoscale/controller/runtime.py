@@ -85,19 +85,24 @@ class EvaluateRuntime:
 
 def fleet_floors(settings: EvaluateSettings) -> Floors:
     """The fleet metrics' floors: 0 for FLEET_SILENT_WHEN_ZERO and, without the dashboard, the
-    alarm's threshold for each of FLEET_SILENT_BELOW_THRESHOLD (its one reader, an alarm that
-    takes a missing datapoint as one below it): a healthy stack sends neither, and CloudWatch
-    bills a metric only for the hours it is sent."""
+    lowest threshold of the alarms that read each of FLEET_SILENT_BELOW_THRESHOLD (alarms that
+    take a missing datapoint as one below it): a healthy stack sends none of them, and
+    CloudWatch bills a metric only for the hours it is sent. A metric with an unknown threshold
+    keeps its zero floor, or none."""
     if settings.dashboard:
         return FLEET_ZERO_FLOORS
     thresholds = {
+        "OverloadingThreshold": settings.overloading_threshold,
+        "OverloadedThreshold": settings.overloaded_threshold,
         "SlaUsageThreshold": settings.sla_usage_threshold,
         "FleetUsageThreshold": settings.fleet_usage_threshold,
     }
-    below = {
-        metric: thresholds[parameter] for metric, parameter in FLEET_SILENT_BELOW_THRESHOLD.items()
-    }
-    return {**FLEET_ZERO_FLOORS, **{k: v for k, v in below.items() if v is not None}}
+    floors = dict(FLEET_ZERO_FLOORS)
+    for metric, parameters in FLEET_SILENT_BELOW_THRESHOLD.items():
+        known = [thresholds[parameter] for parameter in parameters]
+        if all(value is not None for value in known):
+            floors[metric] = min(value for value in known if value is not None)
+    return floors
 
 
 def build_runtime(

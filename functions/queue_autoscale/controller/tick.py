@@ -283,8 +283,8 @@ def queue_metrics(outcome: QueueOutcome) -> dict[str, float]:
 
 def fleet_metrics(outcomes: Sequence[QueueOutcome]) -> dict[str, float]:
     """The FLEET_METRICS of one tick over the queues it ticked: the highest LoadRatio (0 when
-    none decided: sent every tick, the heartbeat), SlaUsage and FleetUsage, the sum of
-    ControllerErrors, the queues with no decision."""
+    none decided), SlaUsage and FleetUsage, the sum of ControllerErrors, the queues with no
+    decision."""
     decisions = [outcome.decision for outcome in outcomes if outcome.decision is not None]
     usages = [d.fleet_usage for d in decisions if d.fleet_usage is not None]
     return {

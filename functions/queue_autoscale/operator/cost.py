@@ -362,6 +362,21 @@ def _custom_metrics(workload: Workload, shape: StackShape) -> tuple[int, float, 
     return per_queue, always + sum(shares.values()), item
 
 
+def _fleet_emf_share(workload: Workload, shape: StackShape) -> float:
+    """Of the shard ticks, the share whose fleet line is an EMF document (some fleet metric at
+    its floor) rather than plain JSON: every tick while MaxLoadRatio is sent every tick; else at
+    most the share of the stack's hours in which a threshold metric is sent (an upper bound:
+    every tick of such an hour)."""
+    if "MaxLoadRatio" not in shape.fleet_threshold_metrics:
+        return 1.0
+    jobs_per_second = workload.events_per_second / EVENTS_PER_JOB
+    quiet = 1.0
+    for name in shape.fleet_threshold_metrics:
+        share = share_at(ALARM_METRIC_HOUR_SHARE[name], jobs_per_second)
+        quiet *= 1.0 - stack_hour_share(share, workload.queues)
+    return 1.0 - quiet
+
+
 def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     m = MEASURED
     month = evaluate_plan(workload, shape)
@@ -369,7 +384,9 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     rates = _ingest_rates(workload, shape)
     queue_line = m.emf_bytes if shape.queue_metrics else m.queue_line_bytes
     logged = workload.queues * ticks * (queue_line + m.log_line_bytes)
-    logged += month.shards * ticks * m.fleet_emf_bytes
+    emf_share = _fleet_emf_share(workload, shape)
+    fleet_line = emf_share * m.fleet_emf_bytes + (1.0 - emf_share) * m.fleet_line_bytes
+    logged += month.shards * ticks * fleet_line
     if shape.evaluate.platform_lines:
         logged += month.invocations * m.invocation_log_bytes
     if shape.record.platform_lines:

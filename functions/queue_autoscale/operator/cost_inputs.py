@@ -83,7 +83,8 @@ class StackShape:
     ingest_metrics_per_queue: int = 1
     """Per-queue metrics record_events publishes for a busy queue (AcceptedEvents)."""
     fleet_silent_metrics: int = 0
-    """Of `fleet_metrics`, those not extracted while 0 in a healthy fleet scaled to zero."""
+    """Of `fleet_metrics`, those not extracted in a healthy fleet scaled to zero (at 0, or below
+    their alarms' threshold)."""
     fleet_healthy_silent_metrics: int = 0
     """Of those, the ones 0 in a busy, healthy fleet (QueueErrors, UndecidedQueues)."""
     fleet_threshold_metrics: frozenset[str] = frozenset()
@@ -116,6 +117,10 @@ class Measured:
     `telemetry.emf_metrics`; the same tick's EMF documents were 836 bytes a queue."""
     fleet_emf_bytes: float = 445.0
     """Per shard tick: the fleet metrics' EMF document (the same measurement)."""
+    fleet_line_bytes: float = 166.0
+    """Per shard tick with no fleet metric at its floor: the fleet line as plain JSON, measured
+    2026-12-03 through `telemetry.emf_fleet_metrics` with 16-digit ratios and the default stack
+    name (queue-autoscale)."""
     log_line_bytes: float = 297.0
     """The `decision` INFO line (Powertools JSON)."""
     invocation_log_bytes: float = 350.0
@@ -226,6 +231,21 @@ Every tick changes what the next one reads (the sample; the SLA loop's clock and
 so each tick writes it."""
 
 
+LOAD_ALARM_HOUR_SHARE: Final[RateCurve] = (
+    (0.03, 0.0),
+    (0.1, 0.0),
+    (0.3, 0.0),
+    (1.0, 8 / 169),
+    (3.0, 1.0),
+    (10.0, 1.0),
+    (30.0, 1.0),
+)
+"""Of a busy queue's hours, those holding a tick at LoadRatio >= the lower of OverloadingThreshold
+and OverloadedThreshold (the defaults, 0.8 and 1.0): without the dashboard MaxLoadRatio is a
+metric only then. benchmarks/results/alarm_metric_hours.md's Poisson rows (the same runs as
+SLA_ALARM_HOUR_SHARE's): none up to 0.3 jobs/s, 8 of 169 hours at 1 job/s, every hour from 3 jobs/s
+on, where the default policy runs its fleet near 0.8 of its capacity."""
+
 SLA_ALARM_HOUR_SHARE: Final[RateCurve] = (
     (0.03, 0.0),
     (0.1, 0.0),
@@ -253,6 +273,7 @@ default, 0.8): the same runs with the balanced profile's 1..10 workers, up to 3 
 nearest end's share above: the share depends on how far above the load max_workers is set)."""
 
 ALARM_METRIC_HOUR_SHARE: Final[dict[str, RateCurve]] = {
+    "MaxLoadRatio": LOAD_ALARM_HOUR_SHARE,
     "MaxSlaUsage": SLA_ALARM_HOUR_SHARE,
     "MaxFleetUsage": FLEET_ALARM_HOUR_SHARE,
 }

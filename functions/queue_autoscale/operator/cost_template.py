@@ -105,9 +105,9 @@ def _stream(resources: Mapping[str, Any], logical_id: str) -> StreamBuffer | Non
 
 
 def _threshold_metrics(template: Mapping[str, Any], overrides: Mapping[str, Any]) -> frozenset[str]:
-    """FLEET_SILENT_BELOW_THRESHOLD's metrics the evaluate function sends only at their alarm's
-    threshold: each whose threshold parameter the template passes it, when no dashboard is
-    deployed (a template from before passes none: sent every tick)."""
+    """FLEET_SILENT_BELOW_THRESHOLD's metrics the evaluate function sends only at their alarms'
+    threshold: each all of whose threshold parameters the template passes it, when no dashboard
+    is deployed (a template from before passes none: sent every tick)."""
     dashboard = template["Resources"].get("Dashboard")
     if dashboard is not None and _deployed(template, dashboard, overrides):
         return frozenset()
@@ -115,8 +115,8 @@ def _threshold_metrics(template: Mapping[str, Any], overrides: Mapping[str, Any]
     passed = {json.dumps(v) for v in variables.get("Variables", {}).values()}
     return frozenset(
         metric
-        for metric, parameter in FLEET_SILENT_BELOW_THRESHOLD.items()
-        if json.dumps({"Ref": parameter}) in passed
+        for metric, parameters in FLEET_SILENT_BELOW_THRESHOLD.items()
+        if all(json.dumps({"Ref": parameter}) in passed for parameter in parameters)
     )
 
 
@@ -140,6 +140,7 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
     ]
     record = resources["RecordEventsFunction"]["Properties"]
     source = record["Events"]["Events"]["Properties"]
+    threshold = _threshold_metrics(template, given)
     return StackShape(
         evaluate=_function(template, "EvaluateFunction", given),
         record=_function(template, "RecordEventsFunction", given),
@@ -168,12 +169,12 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         ingest_metrics_per_queue=1 if per_queue else 0,
         # the config loader publishes ConfigErrors only for a rejected or unreadable config
         # (controller/config_loader.py): a healthy stack never sends it
-        fleet_silent_metrics=len(FLEET_SILENT_WHEN_ZERO) + len(CONFIG_METRICS),
+        fleet_silent_metrics=len(FLEET_SILENT_WHEN_ZERO | threshold) + len(CONFIG_METRICS),
         fleet_healthy_silent_metrics=len(
             FLEET_SILENT_WHEN_ZERO & {"QueueErrors", "UndecidedQueues"}
         )
         + len(CONFIG_METRICS),
-        fleet_threshold_metrics=_threshold_metrics(template, given),
+        fleet_threshold_metrics=threshold,
         events_stream=_stream(resources, "EventsDeliveryStream"),
         decisions_stream=_stream(resources, "DecisionsDeliveryStream"),
         evaluate_per_tick="EvaluateTickMode" in template["Parameters"]
