@@ -101,6 +101,13 @@ class QueueOutcome:
         )
         return base
 
+    @property
+    def says_something(self) -> bool:
+        """The tick is news for this queue: its decision's headline changed, it acted, it lost
+        the state race or it has errors. Such a tick publishes ScalingDecisionMade and logs its
+        decision at INFO; a quiet one logs it at DEBUG (the decision log keeps every one)."""
+        return self.news or self.applied or self.conflict or bool(self.errors)
+
 
 def _trend_model(outcome: QueueOutcome, raw: dict[str, Any] | None) -> TrendModel | None:
     """The stored trend model; a malformed one costs only the trend term (and is an error)."""
@@ -219,8 +226,7 @@ def decision_events(outcome: QueueOutcome) -> list[DecisionEvent]:
     decision = outcome.decision
     record = decision_to_dict(decision)
     sla = {name: record[name] for name in SLA_FIELDS}
-    says = outcome.news or outcome.applied or outcome.conflict or bool(outcome.errors)
-    events = [DecisionEvent(DECISION_EVENT, outcome.record())] if says else []
+    events = [DecisionEvent(DECISION_EVENT, outcome.record())] if outcome.says_something else []
     if outcome.applied:
         events.append(
             DecisionEvent(
@@ -379,7 +385,8 @@ def publish(runtime: EvaluateRuntime, now: float, outcomes: Sequence[QueueOutcom
         if outcome.errors:
             logger.error("queue tick had errors", queue=outcome.queue, errors=outcome.errors)
         if outcome.decision is not None:
-            logger.info(
+            log = logger.info if outcome.says_something else logger.debug
+            log(
                 "decision",
                 queue=outcome.queue,
                 current=outcome.decision.current,

@@ -383,7 +383,8 @@ def _cloudwatch(workload: Workload, shape: StackShape, prices: Prices) -> list[U
     ticks = tick_count(workload.interval_seconds) * MINUTES_PER_MONTH
     rates = _ingest_rates(workload, shape)
     queue_line = m.emf_bytes if shape.queue_metrics else m.queue_line_bytes
-    logged = workload.queues * ticks * (queue_line + m.log_line_bytes)
+    news = share_at(DECISION_EVENT_SHARE, workload.events_per_second / EVENTS_PER_JOB)
+    logged = workload.queues * ticks * (queue_line + news * m.log_line_bytes)
     emf_share = _fleet_emf_share(workload, shape)
     fleet_line = emf_share * m.fleet_emf_bytes + (1.0 - emf_share) * m.fleet_line_bytes
     logged += month.shards * ticks * fleet_line

@@ -121,8 +121,11 @@ class Measured:
     """Per shard tick with no fleet metric at its floor: the fleet line as plain JSON, measured
     2026-12-03 through `telemetry.emf_fleet_metrics` with 16-digit ratios and the default stack
     name (queue-autoscale)."""
-    log_line_bytes: float = 297.0
-    """The `decision` INFO line (Powertools JSON)."""
+    log_line_bytes: float = 818.0
+    """The `decision` INFO line (Powertools JSON with the Lambda context and the reason in
+    words), logged only on a tick that is news for the queue (DECISION_EVENT_SHARE; the others
+    log it at DEBUG): the median of the demo's decisions (benchmarks/results/
+    decision_line_bytes.md)."""
     invocation_log_bytes: float = 350.0
     """Per invocation of a function with `platform_lines`: Lambda's START, END and REPORT lines
     (assumed: their usual length as text; JSON's are longer)."""

@@ -3,6 +3,9 @@ metrics or decision log with it, and the tick publishes what it has within its b
 
 from __future__ import annotations
 
+import dataclasses
+import io
+import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -15,6 +18,7 @@ from queue_autoscale.adapters.sqs import QueueDepth
 from queue_autoscale.controller import tick
 from queue_autoscale.core import model_to_dict
 from queue_autoscale.core.models import TrendModel
+from queue_autoscale.telemetry import logger
 from tests.unit.handlers.evaluate_world import NOW, FakeEcs, FakeSqs, build
 
 BUDGET_SECONDS = 0.6
@@ -213,3 +217,34 @@ def test_the_minute_loop_gives_each_tick_at_most_the_time_left() -> None:
         tick.run(runtime, deadline=runtime.clock() + 12.0)
     # THEN the one tick that fits is budgeted the 12 s, not the 30 s interval
     assert budgets == [12.0]
+
+
+def test_a_quiet_decision_is_logged_at_debug_and_news_at_info() -> None:
+    # GIVEN a tick's outcome for a backlogged queue, which scales it (news)
+    runtime = build()
+    (outcome,) = tick.run_tick(runtime, NOW)
+    assert outcome.decision is not None and outcome.says_something
+    quiet = dataclasses.replace(outcome, applied=False, news=False, errors=[])
+    assert not quiet.says_something
+    lines = io.StringIO()
+    handler: Any = logger.registered_handler
+    previous = handler.setStream(lines)
+    try:
+        # WHEN both are published at the functions' log level (INFO)
+        tick.publish(runtime, NOW, [outcome])
+        tick.publish(runtime, NOW, [quiet])
+        with_debug = io.StringIO()
+        handler.setStream(with_debug)
+        logger.setLevel("DEBUG")
+        tick.publish(runtime, NOW, [quiet])
+    finally:
+        logger.setLevel("INFO")
+        handler.setStream(previous)
+    # THEN only the news logs its decision line; the quiet tick's shows only at DEBUG, and
+    # both are in the decision log
+    logged = [json.loads(line) for line in lines.getvalue().splitlines()]
+    decisions = [line for line in logged if line["message"] == "decision"]
+    assert [(d["level"], d["target"]) for d in decisions] == [("INFO", outcome.decision.target)]
+    (debug,) = [json.loads(line) for line in with_debug.getvalue().splitlines()]
+    assert (debug["level"], debug["message"]) == ("DEBUG", "decision")
+    assert [len(log) for log in runtime.archive.logs][-3:] == [1, 1, 1]
