@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 _ROOT2 = math.sqrt(2.0)
+_erfc, _isnan = math.erfc, math.isnan  # module names: read once a cohort and a plan
 
 
 class Fleet(NamedTuple):
@@ -106,21 +107,36 @@ def starts_by(plan: int, fleet: Fleet, mu: float, landing: float, t: float) -> f
     the pending workers are kept soonest-landing first (a smaller plan cancels the newest
     orders) and each starts taking jobs when it lands; workers past the current count are
     ordered now and land at `landing`."""
+    return _starts(plan, fleet, mu, landing, (t,))[0]
+
+
+def _starts(
+    plan: int, fleet: Fleet, mu: float, landing: float, times: Sequence[float]
+) -> list[float]:
+    """K(t) (`starts_by`) at each of `times`, s: the workers the plan keeps of each order, and
+    when they land, worked out once for all of them."""
     running = fleet.running
     if plan <= running:
-        return plan * mu * t
-    worked = running * t  # worker-seconds taking jobs by t
+        rate = plan * mu
+        return [rate * t for t in times]
     keep = plan - running
+    steps: list[tuple[int, float]] = []  # (workers kept, seconds until they take jobs)
     for workers, lands in fleet.landing:
         if keep <= 0:
             break
         kept = workers if workers < keep else keep
         keep -= kept
-        if t > lands:
-            worked += kept * (t - lands)
-    if keep > 0 and t > landing:
-        worked += keep * (t - landing)
-    return worked * mu
+        steps.append((kept, lands))
+    if keep > 0:
+        steps.append((keep, landing))
+    out = []
+    for t in times:
+        worked = running * t  # worker-seconds taking jobs by t
+        for kept, lands in steps:
+            if t > lands:
+                worked += kept * (t - lands)
+        out.append(worked * mu)
+    return out
 
 
 def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
@@ -131,139 +147,135 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
     from the arrivals when it is to come (B + A(t) ahead at the mean, A(t) the expected arrivals
     by t: lambda t, raised past a forecast surge's start)."""
     o = outlook
+    backlog, sla, arrived = o.backlog, o.sla_seconds, o.arrived
+    arriving = o.rate > 0 or o.surge_rate > 0
     step = o.horizon_seconds / points
+    half = step / 2
     oldest = max(o.oldest_age_seconds, 1e-9)
     out = []
     for j in range(points):
         deadline = (j + 0.5) * step
-        enq_first = deadline - step / 2 - o.sla_seconds  # enqueued at (s from now)
+        enq_first = deadline - half - sla  # enqueued at (s from now)
         enq_last = enq_first + step
         low = high = 0.0
-        if enq_first < 0 and o.backlog > 0:  # ages -enq_last .. -enq_first
+        if enq_first < 0 and backlog > 0:  # ages -enq_last .. -enq_first
             young, old = max(0.0, -enq_last), min(oldest, -enq_first)
             if old > young:
-                high = o.backlog * (oldest - young) / oldest
-                low = o.backlog * (oldest - old) / oldest
+                high = backlog * (oldest - young) / oldest
+                low = backlog * (oldest - old) / oldest
         arrivals = ahead = spread = 0.0
-        if enq_last > 0 and (o.rate > 0 or o.surge_rate > 0):
+        if enq_last > 0 and arriving:
             start = max(0.0, enq_first)
             mid = (start + enq_last) / 2
-            before = o.arrived(mid)
-            arrivals = o.arrived(enq_last) - o.arrived(start)
-            ahead = o.backlog + before
+            before = arrived(mid)
+            arrivals = arrived(enq_last) - arrived(start)
+            ahead = backlog + before
             spread = math.sqrt(o.dispersion * before * (1.0 + mid / o.rate_window_seconds))
         out.append(Cohort(deadline, low, high, arrivals, ahead, spread))
     return tuple(out)
 
 
-def late_jobs(cohort: Cohort, starts: float) -> float:
-    """Expected late jobs of a cohort when the fleet starts `starts` jobs by its deadline."""
-    late = cohort.high - starts
-    late = 0.0 if late <= 0 else min(late, cohort.high - cohort.low)
-    if cohort.arrivals > 0:
-        gap = starts - cohort.ahead
-        if cohort.spread > 0:
-            tail = 0.5 * math.erfc(gap / (cohort.spread * _ROOT2))
+def late_jobs(
+    plan: int, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort], deadlines: Sequence[float]
+) -> list[float]:
+    """Each cohort's expected late jobs under `plan` workers (`deadlines`: the cohorts'): of
+    its backlog part, the jobs past the K(d) the fleet starts by its deadline d (`starts_by`);
+    of its arrivals, the Gaussian tail of their position past K(d)."""
+    mu, landing = outlook.service_rate, outlook.landing_seconds
+    out = []
+    for (_, low, high, arrivals, ahead, spread), starts in zip(
+        due, _starts(plan, fleet, mu, landing, deadlines), strict=True
+    ):
+        late = high - starts
+        if late <= 0:
+            late = 0.0
+        elif high - low < late:
+            late = high - low
+        if arrivals > 0:
+            gap = starts - ahead
+            tail = 0.5 * _erfc(gap / (spread * _ROOT2)) if spread > 0 else float(gap < 0)
+            late += arrivals * (1.0 if _isnan(tail) else tail)  # inf - inf: late
+        out.append(late)
+    return out
+
+
+class Plans:
+    """One tick's plans judged on its cohorts `due`: what holding the fleet leaves late, and
+    each plan's miss share, evaluated once a plan (the bisection and the record ask again)."""
+
+    def __init__(self, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort]) -> None:
+        self.fleet, self.outlook = fleet, outlook
+        reach = outlook.reach_seconds
+        self.hold = tuple(late_jobs(fleet.current, fleet, outlook, due, [c.deadline for c in due]))
+        """Each cohort's expected late jobs if the fleet is held at its current count."""
+        self.missing_anyway = _lost_before(due, self.hold, reach) >= 1.0
+        """True when holding the fleet leaves at least one job due before the reach late: a
+        smaller plan then only adds to misses no order can prevent, and is not considered."""
+        # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of the share
+        kept = [
+            (c, h)
+            for c, h in zip(due, self.hold, strict=True)
+            if c.high or c.low or c.arrivals or h
+        ]
+        self._due = [c for c, _ in kept]
+        self._deadlines = [c.deadline for c in self._due]
+        # in a cohort due before the reach a larger order does not help: only the jobs holding
+        # the fleet serves in time count, and the ones of those a plan makes late
+        self._credits = [h if c.deadline < reach else 0.0 for c, h in kept]
+        total = 0.0  # the jobs an order placed now can still reach: the same for every plan
+        for cohort, credit in zip(self._due, self._credits, strict=True):
+            total += cohort.jobs - credit
+        self._total = total
+        self._shares: dict[int, float] = {}
+
+    def share(self, plan: int) -> float:
+        """The share of the jobs due within the horizon that `plan` leaves late, among those
+        an order placed now can still reach (0 with no job due)."""
+        known = self._shares.get(plan)
+        if known is not None:
+            return known
+        late = 0.0
+        lates = late_jobs(plan, self.fleet, self.outlook, self._due, self._deadlines)
+        for jobs, credit in zip(lates, self._credits, strict=True):
+            lost = jobs - credit
+            if lost > 0:
+                late += lost
+        share = late / self._total if self._total > 0 else 0.0
+        self._shares[plan] = share
+        return share
+
+    def smallest(self, level: float, cap: int, guess: int) -> tuple[int, float]:
+        """(c, its miss share): the fewest workers whose predicted miss share is within `level`,
+        and cap + 1 ("more than the cap", with the cap's share) when none up to `cap` is. Never
+        below the current fleet while holding it already leaves a job due before the reach late
+        (`missing_anyway`). Bisection from `guess` on a share that never rises with c: O(log
+        cap) evaluations of the share over the cohorts holding any job (with an SLA past the
+        reach most of the horizon's are empty)."""
+        floor = min(self.fleet.current, cap) if self.missing_anyway else 0
+        share = self.share
+        guess = min(max(guess, floor), cap)
+        at_guess = share(guess)
+        if at_guess <= level:  # share(low) > level (below the floor: not considered)
+            low, high, at_high = floor - 1, guess, at_guess
         else:
-            tail = 1.0 if gap < 0 else 0.0
-        late += cohort.arrivals * (1.0 if math.isnan(tail) else tail)  # inf - inf: late
-    return late
+            at_cap = share(cap)
+            if at_cap > level:
+                return cap + 1, at_cap
+            low, high, at_high = guess, cap, at_cap
+        while high - low > 1:
+            mid = (low + high) // 2
+            at_mid = share(mid)
+            if at_mid <= level:
+                high, at_high = mid, at_mid
+            else:
+                low = mid
+        return high, at_high
 
 
-def miss_share(
-    plan: int, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort], hold_late: Sequence[float]
-) -> float:
-    """The share of the jobs due within the horizon that `plan` leaves late, among those an
-    order placed now can still reach: in a cohort due before the reach a larger order does not
-    help, so only a smaller plan changes its fate, and it counts only the jobs
-    holding the fleet would serve in time (`hold_late`: its late jobs at the current count) and
-    the ones of those the plan makes late. 0 with no job due."""
-    total = _reachable(due, hold_late, outlook.reach_seconds)
-    return _late(plan, fleet, outlook, due, hold_late) / total if total > 0 else 0.0
-
-
-def _reachable(due: Sequence[Cohort], hold_late: Sequence[float], reach: float) -> float:
-    """`miss_share`'s denominator, jobs: the same for every plan."""
-    total = 0.0
-    for cohort, held in zip(due, hold_late, strict=True):
-        if cohort.deadline < reach:
-            total += cohort.jobs - held
-        else:
-            total += cohort.jobs
-    return total
-
-
-def _late(
-    plan: int, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort], hold_late: Sequence[float]
-) -> float:
-    """`miss_share`'s numerator, jobs: the late jobs `plan` adds to what no order can help."""
-    mu, landing, reach = outlook.service_rate, outlook.landing_seconds, outlook.reach_seconds
-    late = 0.0
-    for cohort, held in zip(due, hold_late, strict=True):
-        lost = late_jobs(cohort, starts_by(plan, fleet, mu, landing, cohort.deadline))
-        if cohort.deadline < reach:
-            lost -= held
-        if lost > 0:
-            late += lost
-    return late
-
-
-def hold_late(fleet: Fleet, outlook: Outlook, due: Sequence[Cohort]) -> tuple[float, ...]:
-    """Each cohort's expected late jobs if the fleet is held at its current count."""
-    mu, landing, current = outlook.service_rate, outlook.landing_seconds, fleet.current
-    return tuple(late_jobs(c, starts_by(current, fleet, mu, landing, c.deadline)) for c in due)
-
-
-def smallest_plan(
-    fleet: Fleet,
-    outlook: Outlook,
-    due: Sequence[Cohort],
-    hold: Sequence[float],
-    level: float,
-    cap: int,
-    guess: int,
-) -> tuple[int, float]:
-    """(c, its miss share): the fewest workers whose predicted miss share is within `level`,
-    and cap + 1 ("more than the cap", with the cap's share) when none up to `cap` is. Never
-    below the current fleet while holding it already leaves a job due before the reach late
-    (`missing_anyway`). Bisection from `guess` on a share that never rises with c: O(log cap)
-    evaluations of `miss_share` over the cohorts holding any job (with an SLA past the reach
-    most of the horizon's are empty); `hold` is `hold_late`'s."""
-    floor = 0
-    if missing_anyway(due, hold, outlook.reach_seconds):
-        floor = min(fleet.current, cap)
-    # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of miss_share
-    kept = [(c, h) for c, h in zip(due, hold, strict=True) if c.high or c.low or c.arrivals or h]
-    live, live_hold = [c for c, _ in kept], [h for _, h in kept]
-    total = _reachable(live, live_hold, outlook.reach_seconds)  # the same for every plan
-
-    def share(c: int) -> float:
-        return _late(c, fleet, outlook, live, live_hold) / total if total > 0 else 0.0
-
-    guess = min(max(guess, floor), cap)
-    at_guess = share(guess)
-    if at_guess <= level:  # share(low) > level (below the floor: not considered)
-        low, high, at_high = floor - 1, guess, at_guess
-    else:
-        at_cap = share(cap)
-        if at_cap > level:
-            return cap + 1, at_cap
-        low, high, at_high = guess, cap, at_cap
-    while high - low > 1:
-        mid = (low + high) // 2
-        at_mid = share(mid)
-        if at_mid <= level:
-            high, at_high = mid, at_mid
-        else:
-            low = mid
-    return high, at_high
-
-
-def missing_anyway(due: Sequence[Cohort], hold: Sequence[float], reach: float) -> bool:
-    """True when holding the fleet leaves at least one job due before the reach (s) late: a
-    smaller plan then only adds to misses no order can prevent, and is not considered."""
+def _lost_before(due: Sequence[Cohort], hold: Sequence[float], reach: float) -> float:
+    """The late jobs due before the reach (s) holding the fleet leaves: no order saves them."""
     lost = 0.0
     for cohort, held in zip(due, hold, strict=True):
         if cohort.deadline < reach:
             lost += held
-    return lost >= 1.0
+    return lost

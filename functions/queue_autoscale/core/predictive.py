@@ -147,14 +147,12 @@ def decide_predictive(
         surge_in=math.inf if surge is None else surge.starts_in,
         surge_rate=0.0 if surge is None else surge.rate,
     )
-    due = pickup.cohorts(outlook, knobs.COHORT_POINTS)
-    hold = pickup.hold_late(fleet, outlook, due)
-    guess = max(steady, trend)
-    transient, share = pickup.smallest_plan(fleet, outlook, due, hold, level, cap, guess)
+    plans = pickup.Plans(fleet, outlook, pickup.cohorts(outlook, knobs.COHORT_POINTS))
+    transient, share = plans.smallest(level, cap, max(steady, trend))
     terms = Terms(steady=steady, trend=trend, drain=transient)
     raw, winner = largest_term(terms)
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
-        share = pickup.miss_share(min(raw, cap), fleet, outlook, due, hold)
+        share = plans.share(min(raw, cap))
     why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
     why += _fleet_words(fleet) + _surge_words(surge)
     recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
@@ -186,7 +184,7 @@ def decide_predictive(
         "realized_late": loop.late,
         "realized_excused": loop.excused,
         "realized_through": loop.through,
-        "surge_at": now if pickup.missing_anyway(due, hold, k.reach_seconds) else state.surge_at,
+        "surge_at": now if plans.missing_anyway else state.surge_at,
         "bursts": reading.bursts,
         "burst_ends": reading.ends,
         "orders": orders.placed(state.orders, fleet.pending, m.current, target, now),

@@ -10,9 +10,8 @@ from queue_autoscale.core import pickup
 from queue_autoscale.core.pickup import (
     Fleet,
     Outlook,
+    Plans,
     cohorts,
-    hold_late,
-    miss_share,
     starts_by,
 )
 
@@ -73,7 +72,7 @@ def test_miss_share_matches_a_job_by_job_replay(
     o = _outlook(backlog, oldest, rate)
     due = cohorts(o, 12)
     # WHEN the twelve cohorts' share is set against the replay of every job
-    model = miss_share(plan, FLEET, o, due, hold_late(FLEET, o, due))
+    model = Plans(FLEET, o, due).share(plan)
     replayed = _replayed_share(plan, o)
     # THEN they agree within the cohorts' resolution, the model never the more optimistic
     assert replayed - 0.005 <= model <= replayed + 0.03
@@ -82,9 +81,9 @@ def test_miss_share_matches_a_job_by_job_replay(
 def test_miss_share_never_rises_with_the_plan() -> None:
     o = _outlook(600, 20.0, 15.0)
     due = cohorts(o, 12)
-    hold = hold_late(FLEET, o, due)
+    plans = Plans(FLEET, o, due)
     # GIVEN 600 jobs waiting (the oldest 20 s) and 15 jobs/s on 10 workers, SLA 30 s, lead 60
-    shares = [miss_share(c, FLEET, o, due, hold) for c in range(0, 200)]
+    shares = [plans.share(c) for c in range(0, 200)]
     # THEN more workers never leave more jobs late, and jobs due before the lead stay late
     assert all(a >= b for a, b in pairwise(shares))
     assert shares[0] == 1.0 and 0.5 < shares[-1] < 0.7
@@ -108,9 +107,8 @@ def test_a_forecast_surge_raises_the_smallest_plan() -> None:
     fleet = pickup.Fleet(running=3)
 
     def plan(outlook: pickup.Outlook) -> int:
-        due = pickup.cohorts(outlook, 12)
-        hold = pickup.hold_late(fleet, outlook, due)
-        return pickup.smallest_plan(fleet, outlook, due, hold, 0.01, 1_000, 1)[0]
+        plans = pickup.Plans(fleet, outlook, pickup.cohorts(outlook, 12))
+        return plans.smallest(0.01, 1_000, 1)[0]
 
     # THEN the arrivals from the surge on are planned for: the burst's fleet, not the quiet one
     assert surged.arrived(60.0) == pytest.approx(2.0 * 60.0 + 38.0 * 10.0)
