@@ -159,13 +159,14 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
         enq_last = enq_first + step
         low = high = 0.0
         if enq_first < 0 and backlog > 0:  # ages -enq_last .. -enq_first
-            young, old = max(0.0, -enq_last), min(oldest, -enq_first)
+            young = -enq_last if -enq_last > 0.0 else 0.0  # max(0, .) and min(.), no calls
+            old = -enq_first if -enq_first < oldest else oldest
             if old > young:
                 high = backlog * (oldest - young) / oldest
                 low = backlog * (oldest - old) / oldest
         arrivals = ahead = spread = 0.0
         if enq_last > 0 and arriving:
-            start = max(0.0, enq_first)
+            start = enq_first if enq_first > 0.0 else 0.0
             mid = (start + enq_last) / 2
             before = arrived(mid)
             arrivals = arrived(enq_last) - arrived(start)

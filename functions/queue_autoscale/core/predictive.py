@@ -12,8 +12,10 @@ decision record and the next state out.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
+from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core import onsets, orders, pickup, sla_loop
@@ -53,6 +55,8 @@ from queue_autoscale.core.trend import (
 )
 
 POLICY = "predictive"
+_AT = itemgetter(0)
+"""A trend point's x, its time minus now, s."""
 TAIL_SIGMAS = 10.0
 """The reason's steady-state tail is evaluated at most this many sqrt(load) servers above the
 load (`_steady_tail`): a cost bound of the words, no decision reads it."""
@@ -471,7 +475,7 @@ def rise_slope(
     slope = whole[1]
     if not slope > z * flat_slope_sd(rate, dispersion, span):
         return 0.0
-    recent = [p for p in points if -p[0] <= window / 5.0]
+    recent = points[bisect_left(points, -(window / 5.0), key=_AT) :]  # -x <= T / 5: a suffix
     fit = linear_fit(recent) if len(recent) >= 3 else None
     if fit is not None and -recent[0][0] > 0:
         error = flat_slope_sd(rate, dispersion, -recent[0][0])

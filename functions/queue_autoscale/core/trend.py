@@ -45,9 +45,16 @@ def window_points(
 ) -> list[tuple[float, float]]:
     """(sample time minus now, seconds, <= 0; rate, jobs/s) of the samples within the window,
     oldest first, and the point now, (0, `current_rate`)."""
-    points = [(s.at - now, s.arrival_rate) for s in samples if now - s.at <= window_seconds]
+    first = _window_start(samples, now, window_seconds)
+    points = [(s.at - now, s.arrival_rate) for s in samples[first:]]
     points.append((0.0, current_rate))
     return points
+
+
+def _window_start(samples: Sequence[Sample], now: float, window_seconds: float) -> int:
+    """The index of the first sample within the window (now - at <= window, s): samples are
+    oldest first, so the window's are a suffix, found by bisection."""
+    return bisect_left(samples, -window_seconds, key=lambda s: s.at - now)
 
 
 def linear_forecast(
@@ -75,10 +82,9 @@ def _window_sums(
     """Running sums for a least-squares line over the samples within the window and the point
     now: (points counting the point now, sum x, y0 + sum y, sum x^2, sum xy, the earliest x),
     x the sample time minus now (s, <= 0), y its rate (jobs/s); the earliest x is 0 with no
-    sample in the window. Samples are oldest first, so the window's are a suffix, found by
-    bisection; no point list (this runs every tick). `y0` is where the sum of y starts: the
-    callers keep the order their float additions had."""
-    first = bisect_left(samples, -window_seconds, key=lambda s: s.at - now)
+    sample in the window (`_window_start`); no point list (this runs every tick). `y0` is
+    where the sum of y starts: the callers keep the order their float additions had."""
+    first = _window_start(samples, now, window_seconds)
     n, sx, sy, sxx, sxy = 1 + len(samples) - first, 0.0, y0, 0.0, 0.0
     earliest = samples[first].at - now if first < len(samples) else 0.0
     for sample in samples[first:]:
