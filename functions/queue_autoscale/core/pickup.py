@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 _ROOT2 = math.sqrt(2.0)
-_erfc, _isnan = math.erfc, math.isnan  # module names: read once a cohort and a plan
+_erfc = math.erfc  # a module name: read once a cohort and a plan
 
 
 class Fleet(NamedTuple):
@@ -176,26 +176,42 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
     return tuple(out)
 
 
-def late_jobs(
-    plan: int, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort], deadlines: Sequence[float]
+_Row = tuple[float, float, float, float, float]
+"""A cohort as the plans' loop reads it: (high, high - low, arrivals, ahead, spread x sqrt 2),
+worked out once a tick (`_row`)."""
+
+
+def _row(cohort: Cohort) -> _Row:
+    """The cohort's numbers the late jobs of every plan read (`_late_jobs`)."""
+    return (
+        cohort.high,
+        cohort.high - cohort.low,
+        cohort.arrivals,
+        cohort.ahead,
+        cohort.spread * _ROOT2,
+    )
+
+
+def _late_jobs(
+    plan: int, fleet: Fleet, outlook: Outlook, rows: Sequence[_Row], deadlines: Sequence[float]
 ) -> list[float]:
-    """Each cohort's expected late jobs under `plan` workers (`deadlines`: the cohorts'): of
-    its backlog part, the jobs past the K(d) the fleet starts by its deadline d (`starts_by`);
-    of its arrivals, the Gaussian tail of their position past K(d)."""
+    """Each cohort's expected late jobs under `plan` workers (`rows`, `deadlines`: the
+    cohorts'): of its backlog part, the jobs past the K(d) the fleet starts by its deadline d
+    (`starts_by`); of its arrivals, the Gaussian tail of their position past K(d)."""
     mu, landing = outlook.service_rate, outlook.landing_seconds
     out = []
-    for (_, low, high, arrivals, ahead, spread), starts in zip(
-        due, _starts(plan, fleet, mu, landing, deadlines), strict=True
+    for (high, width, arrivals, ahead, scale), starts in zip(
+        rows, _starts(plan, fleet, mu, landing, deadlines), strict=True
     ):
         late = high - starts
         if late <= 0:
             late = 0.0
-        elif high - low < late:
-            late = high - low
+        elif width < late:
+            late = width
         if arrivals > 0:
             gap = starts - ahead
-            tail = 0.5 * _erfc(gap / (spread * _ROOT2)) if spread > 0 else float(gap < 0)
-            late += arrivals * (1.0 if _isnan(tail) else tail)  # inf - inf: late
+            tail = 0.5 * _erfc(gap / scale) if scale > 0 else (1.0 if gap < 0 else 0.0)
+            late += arrivals * (tail if tail <= 1.0 else 1.0)  # NaN (inf - inf): late
         out.append(late)
     return out
 
@@ -207,26 +223,33 @@ class Plans:
     def __init__(self, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort]) -> None:
         self.fleet, self.outlook = fleet, outlook
         reach = outlook.reach_seconds
-        self.hold = tuple(late_jobs(fleet.current, fleet, outlook, due, [c.deadline for c in due]))
+        rows = [_row(c) for c in due]
+        deadlines = [c.deadline for c in due]
+        self.hold = tuple(_late_jobs(fleet.current, fleet, outlook, rows, deadlines))
         """Each cohort's expected late jobs if the fleet is held at its current count."""
-        self.missing_anyway = _lost_before(due, self.hold, reach) >= 1.0
+        lost = 0.0  # the late jobs due before the reach holding the fleet leaves
+        total = 0.0  # the jobs an order placed now can still reach: the same for every plan
+        self._rows: list[_Row] = []  # the cohorts holding any job
+        self._deadlines: list[float] = []
+        self._credits: list[float] = []
+        for cohort, row, held in zip(due, rows, self.hold, strict=True):
+            before = cohort.deadline < reach
+            if before:
+                lost += held
+            # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of the
+            # share: left out
+            if cohort.high or cohort.low or cohort.arrivals or held:
+                # due before the reach a larger order does not help: only the jobs holding the
+                # fleet serves in time count, and the ones of those a plan makes late
+                credit = held if before else 0.0
+                total += cohort.jobs - credit
+                self._rows.append(row)
+                self._deadlines.append(cohort.deadline)
+                self._credits.append(credit)
+        self._total = total
+        self.missing_anyway = lost >= 1.0
         """True when holding the fleet leaves at least one job due before the reach late: a
         smaller plan then only adds to misses no order can prevent, and is not considered."""
-        # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of the share
-        kept = [
-            (c, h)
-            for c, h in zip(due, self.hold, strict=True)
-            if c.high or c.low or c.arrivals or h
-        ]
-        self._due = [c for c, _ in kept]
-        self._deadlines = [c.deadline for c in self._due]
-        # in a cohort due before the reach a larger order does not help: only the jobs holding
-        # the fleet serves in time count, and the ones of those a plan makes late
-        self._credits = [h if c.deadline < reach else 0.0 for c, h in kept]
-        total = 0.0  # the jobs an order placed now can still reach: the same for every plan
-        for cohort, credit in zip(self._due, self._credits, strict=True):
-            total += cohort.jobs - credit
-        self._total = total
         self._shares: dict[int, float] = {}
 
     def share(self, plan: int) -> float:
@@ -236,7 +259,7 @@ class Plans:
         if known is not None:
             return known
         late = 0.0
-        lates = late_jobs(plan, self.fleet, self.outlook, self._due, self._deadlines)
+        lates = _late_jobs(plan, self.fleet, self.outlook, self._rows, self._deadlines)
         for jobs, credit in zip(lates, self._credits, strict=True):
             lost = jobs - credit
             if lost > 0:
@@ -271,12 +294,3 @@ class Plans:
             else:
                 low = mid
         return high, at_high
-
-
-def _lost_before(due: Sequence[Cohort], hold: Sequence[float], reach: float) -> float:
-    """The late jobs due before the reach (s) holding the fleet leaves: no order saves them."""
-    lost = 0.0
-    for cohort, held in zip(due, hold, strict=True):
-        if cohort.deadline < reach:
-            lost += held
-    return lost

@@ -234,7 +234,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     def noise(rate: float) -> float:
         return z * math.sqrt(dispersion * rate / SHORT_WINDOW_SECONDS)
 
-    plain = sizing._replace(walk_seconds=0.0, band_seconds=0.0)
+    plain = Sizing(sizing.rise_in_backlog, sizing.at_load, 0.0, 0.0, sizing.reach_seconds)
 
     def serves(rate: float) -> float:
         return _steady(rate, m, settings, dispersion, level, cap, plain) * m.service_rate
