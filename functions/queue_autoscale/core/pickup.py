@@ -148,30 +148,31 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
     by t: lambda t, raised past a forecast surge's start)."""
     o = outlook
     backlog, sla, arrived = o.backlog, o.sla_seconds, o.arrived
+    dispersion, window = o.dispersion, o.rate_window_seconds
     arriving = o.rate > 0 or o.surge_rate > 0
     step = o.horizon_seconds / points
     half = step / 2
     oldest = max(o.oldest_age_seconds, 1e-9)
     out = []
-    for j in range(points):
+    for j in range(points):  # float literals: a float-to-float comparison is the fast one
         deadline = (j + 0.5) * step
         enq_first = deadline - half - sla  # enqueued at (s from now)
         enq_last = enq_first + step
         low = high = 0.0
-        if enq_first < 0 and backlog > 0:  # ages -enq_last .. -enq_first
+        if enq_first < 0.0 and backlog > 0.0:  # ages -enq_last .. -enq_first
             young = -enq_last if -enq_last > 0.0 else 0.0  # max(0, .) and min(.), no calls
             old = -enq_first if -enq_first < oldest else oldest
             if old > young:
                 high = backlog * (oldest - young) / oldest
                 low = backlog * (oldest - old) / oldest
         arrivals = ahead = spread = 0.0
-        if enq_last > 0 and arriving:
+        if enq_last > 0.0 and arriving:
             start = enq_first if enq_first > 0.0 else 0.0
-            mid = (start + enq_last) / 2
+            mid = (start + enq_last) / 2.0
             before = arrived(mid)
             arrivals = arrived(enq_last) - arrived(start)
             ahead = backlog + before
-            spread = math.sqrt(o.dispersion * before * (1.0 + mid / o.rate_window_seconds))
+            spread = math.sqrt(dispersion * before * (1.0 + mid / window))
         out.append(Cohort(deadline, low, high, arrivals, ahead, spread))
     return tuple(out)
 
@@ -203,14 +204,14 @@ def _late_jobs(
     for (high, width, arrivals, ahead, scale), starts in zip(
         rows, _starts(plan, fleet, mu, landing, deadlines), strict=True
     ):
-        late = high - starts
-        if late <= 0:
+        late = high - starts  # float literals below: a float-to-float comparison is the fast one
+        if late <= 0.0:
             late = 0.0
         elif width < late:
             late = width
-        if arrivals > 0:
+        if arrivals > 0.0:
             gap = starts - ahead
-            tail = 0.5 * _erfc(gap / scale) if scale > 0 else (1.0 if gap < 0 else 0.0)
+            tail = 0.5 * _erfc(gap / scale) if scale > 0.0 else (1.0 if gap < 0.0 else 0.0)
             late += arrivals * (tail if tail <= 1.0 else 1.0)  # NaN (inf - inf): late
         out.append(late)
     return out
@@ -232,6 +233,7 @@ class Plans:
         self._rows: list[_Row] = []  # the cohorts holding any job
         self._deadlines: list[float] = []
         self._credits: list[float] = []
+        held_live: list[float] = []  # the hold's late jobs of the cohorts holding any job
         for cohort, row, held in zip(due, rows, self.hold, strict=True):
             before = cohort.deadline < reach
             if before:
@@ -246,11 +248,14 @@ class Plans:
                 self._rows.append(row)
                 self._deadlines.append(cohort.deadline)
                 self._credits.append(credit)
+                held_live.append(held)
         self._total = total
         self.missing_anyway = lost >= 1.0
         """True when holding the fleet leaves at least one job due before the reach late: a
         smaller plan then only adds to misses no order can prevent, and is not considered."""
-        self._shares: dict[int, float] = {}
+        # the plan at the current count is the hold: its share is known (a third of the ticks'
+        # bisections ask for it)
+        self._shares: dict[int, float] = {fleet.current: self._share(held_live)}
 
     def share(self, plan: int) -> float:
         """The share of the jobs due within the horizon that `plan` leaves late, among those
@@ -258,15 +263,19 @@ class Plans:
         known = self._shares.get(plan)
         if known is not None:
             return known
-        late = 0.0
         lates = _late_jobs(plan, self.fleet, self.outlook, self._rows, self._deadlines)
+        share = self._shares[plan] = self._share(lates)
+        return share
+
+    def _share(self, lates: Sequence[float]) -> float:
+        """The miss share of a plan that leaves `lates` jobs late in the cohorts holding any
+        job (`share`)."""
+        late = 0.0
         for jobs, credit in zip(lates, self._credits, strict=True):
             lost = jobs - credit
-            if lost > 0:
+            if lost > 0.0:
                 late += lost
-        share = late / self._total if self._total > 0 else 0.0
-        self._shares[plan] = share
-        return share
+        return late / self._total if self._total > 0.0 else 0.0
 
     def smallest(self, level: float, cap: int, guess: int) -> tuple[int, float]:
         """(c, its miss share): the fewest workers whose predicted miss share is within `level`,
