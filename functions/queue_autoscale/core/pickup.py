@@ -194,12 +194,17 @@ def _row(cohort: Cohort) -> _Row:
 
 
 def _late_jobs(
-    plan: int, fleet: Fleet, outlook: Outlook, rows: Sequence[_Row], deadlines: Sequence[float]
+    plan: int,
+    fleet: Fleet,
+    mu: float,
+    landing: float,
+    rows: Sequence[_Row],
+    deadlines: Sequence[float],
 ) -> list[float]:
     """Each cohort's expected late jobs under `plan` workers (`rows`, `deadlines`: the
     cohorts'): of its backlog part, the jobs past the K(d) the fleet starts by its deadline d
-    (`starts_by`); of its arrivals, the Gaussian tail of their position past K(d)."""
-    mu, landing = outlook.service_rate, outlook.landing_seconds
+    (`starts_by`; `mu` and `landing` the outlook's); of its arrivals, the Gaussian tail of their
+    position past K(d)."""
     out = []
     for (high, width, arrivals, ahead, scale), starts in zip(
         rows, _starts(plan, fleet, mu, landing, deadlines), strict=True
@@ -222,11 +227,13 @@ class Plans:
     each plan's miss share, evaluated once a plan (the bisection and the record ask again)."""
 
     def __init__(self, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort]) -> None:
-        self.fleet, self.outlook = fleet, outlook
+        self.fleet = fleet
+        self._current = current = fleet.current
+        self._mu, self._landing = outlook.service_rate, outlook.landing_seconds
         reach = outlook.reach_seconds
         rows = [_row(c) for c in due]
         deadlines = [c.deadline for c in due]
-        self.hold = tuple(_late_jobs(fleet.current, fleet, outlook, rows, deadlines))
+        self.hold = tuple(_late_jobs(current, fleet, self._mu, self._landing, rows, deadlines))
         """Each cohort's expected late jobs if the fleet is held at its current count."""
         lost = 0.0  # the late jobs due before the reach holding the fleet leaves
         total = 0.0  # the jobs an order placed now can still reach: the same for every plan
@@ -255,7 +262,7 @@ class Plans:
         smaller plan then only adds to misses no order can prevent, and is not considered."""
         # the plan at the current count is the hold: its share is known (a third of the ticks'
         # bisections ask for it)
-        self._shares: dict[int, float] = {fleet.current: self._share(held_live)}
+        self._shares: dict[int, float] = {current: self._share(held_live)}
 
     def share(self, plan: int) -> float:
         """The share of the jobs due within the horizon that `plan` leaves late, among those
@@ -263,7 +270,7 @@ class Plans:
         known = self._shares.get(plan)
         if known is not None:
             return known
-        lates = _late_jobs(plan, self.fleet, self.outlook, self._rows, self._deadlines)
+        lates = _late_jobs(plan, self.fleet, self._mu, self._landing, self._rows, self._deadlines)
         share = self._shares[plan] = self._share(lates)
         return share
 
@@ -284,7 +291,7 @@ class Plans:
         (`missing_anyway`). Bisection from `guess` on a share that never rises with c: O(log
         cap) evaluations of the share over the cohorts holding any job (with an SLA past the
         reach most of the horizon's are empty)."""
-        floor = min(self.fleet.current, cap) if self.missing_anyway else 0
+        floor = min(self._current, cap) if self.missing_anyway else 0
         share = self.share
         guess = min(max(guess, floor), cap)
         at_guess = share(guess)
