@@ -74,10 +74,15 @@ class Outlook(NamedTuple):
 
     def arrived(self, t: float) -> float:
         """Expected arrivals from now until `t` seconds, jobs."""
-        extra = self.surge_rate - self.rate
-        if extra > 0 and t > self.surge_in:
-            return self.rate * t + extra * (t - self.surge_in)
-        return self.rate * t
+        return _arrived(self.rate, self.surge_rate - self.rate, self.surge_in, t)
+
+
+def _arrived(rate: float, extra: float, surge_in: float, t: float) -> float:
+    """`Outlook.arrived` from its numbers: `rate` jobs/s, `extra` jobs/s more from `surge_in`
+    s on where it is above 0 (`cohorts` reads them once, not three times a cohort)."""
+    if extra > 0.0 and t > surge_in:
+        return rate * t + extra * (t - surge_in)
+    return rate * t
 
 
 class Cohort(NamedTuple):
@@ -147,8 +152,8 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
     from the arrivals when it is to come (B + A(t) ahead at the mean, A(t) the expected arrivals
     by t: lambda t, raised past a forecast surge's start)."""
     o = outlook
-    backlog, sla, arrived = o.backlog, o.sla_seconds, o.arrived
-    dispersion, window = o.dispersion, o.rate_window_seconds
+    backlog, sla, dispersion, window = o.backlog, o.sla_seconds, o.dispersion, o.rate_window_seconds
+    rate, extra, surge_in = o.rate, o.surge_rate - o.rate, o.surge_in
     arriving = o.rate > 0 or o.surge_rate > 0
     step = o.horizon_seconds / points
     half = step / 2
@@ -169,8 +174,10 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
         if enq_last > 0.0 and arriving:
             start = enq_first if enq_first > 0.0 else 0.0
             mid = (start + enq_last) / 2.0
-            before = arrived(mid)
-            arrivals = arrived(enq_last) - arrived(start)
+            before = _arrived(rate, extra, surge_in, mid)
+            arrivals = _arrived(rate, extra, surge_in, enq_last) - _arrived(
+                rate, extra, surge_in, start
+            )
             ahead = backlog + before
             spread = math.sqrt(dispersion * before * (1.0 + mid / window))
         out.append(Cohort(deadline, low, high, arrivals, ahead, spread))
@@ -179,18 +186,7 @@ def cohorts(outlook: Outlook, points: int) -> tuple[Cohort, ...]:
 
 _Row = tuple[float, float, float, float, float]
 """A cohort as the plans' loop reads it: (high, high - low, arrivals, ahead, spread x sqrt 2),
-worked out once a tick (`_row`)."""
-
-
-def _row(cohort: Cohort) -> _Row:
-    """The cohort's numbers the late jobs of every plan read (`_late_jobs`)."""
-    return (
-        cohort.high,
-        cohort.high - cohort.low,
-        cohort.arrivals,
-        cohort.ahead,
-        cohort.spread * _ROOT2,
-    )
+worked out once a tick (`Plans`)."""
 
 
 def _late_jobs(
@@ -231,7 +227,10 @@ class Plans:
         self._current = current = fleet.current
         self._mu, self._landing = outlook.service_rate, outlook.landing_seconds
         reach = outlook.reach_seconds
-        rows = [_row(c) for c in due]
+        rows: list[_Row] = [
+            (high, high - low, arrivals, ahead, spread * _ROOT2)
+            for _, low, high, arrivals, ahead, spread in due
+        ]
         deadlines = [c.deadline for c in due]
         self.hold = tuple(_late_jobs(current, fleet, self._mu, self._landing, rows, deadlines))
         """Each cohort's expected late jobs if the fleet is held at its current count."""
@@ -241,19 +240,20 @@ class Plans:
         self._deadlines: list[float] = []
         self._credits: list[float] = []
         held_live: list[float] = []  # the hold's late jobs of the cohorts holding any job
-        for cohort, row, held in zip(due, rows, self.hold, strict=True):
-            before = cohort.deadline < reach
+        for cohort, row, deadline, held in zip(due, rows, deadlines, self.hold, strict=True):
+            before = deadline < reach
             if before:
                 lost += held
+            high, _, arrivals, _, _ = row
             # a cohort with no job, late under no plan, adds exactly 0.0 to both sums of the
             # share: left out
-            if cohort.high or cohort.low or cohort.arrivals or held:
+            if high or cohort.low or arrivals or held:
                 # due before the reach a larger order does not help: only the jobs holding the
                 # fleet serves in time count, and the ones of those a plan makes late
                 credit = held if before else 0.0
                 total += cohort.jobs - credit
                 self._rows.append(row)
-                self._deadlines.append(cohort.deadline)
+                self._deadlines.append(deadline)
                 self._credits.append(credit)
                 held_live.append(held)
         self._total = total
