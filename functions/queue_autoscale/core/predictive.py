@@ -12,10 +12,8 @@ decision record and the next state out.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core import onsets, orders, pickup, sla_loop
@@ -49,14 +47,11 @@ from queue_autoscale.core.queueing import (
 from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
 from queue_autoscale.core.trend import (
     flat_slope_sd,
-    linear_fit,
     persistent_forecast_rate,
-    window_points,
+    window_fit,
 )
 
 POLICY = "predictive"
-_AT = itemgetter(0)
-"""A trend point's x, its time minus now, s."""
 TAIL_SIGMAS = 10.0
 """The reason's steady-state tail is evaluated at most this many sqrt(load) servers above the
 load (`_steady_tail`): a cost bound of the words, no decision reads it."""
@@ -467,18 +462,15 @@ def rise_slope(
         return 0.0
     z = walk_quantile(settings.percentile)
     window = settings.trend_window_seconds
-    points = window_points(samples, rate, now, window)
-    whole = linear_fit(points) if len(points) >= 3 else None
-    span = -points[0][0]
+    whole, span = window_fit(samples, rate, now, window)
     if whole is None or not span > 0:
         return 0.0
     slope = whole[1]
     if not slope > z * flat_slope_sd(rate, dispersion, span):
         return 0.0
-    recent = points[bisect_left(points, -(window / 5.0), key=_AT) :]  # -x <= T / 5: a suffix
-    fit = linear_fit(recent) if len(recent) >= 3 else None
-    if fit is not None and -recent[0][0] > 0:
-        error = flat_slope_sd(rate, dispersion, -recent[0][0])
+    fit, recent = window_fit(samples, rate, now, window / 5.0)  # the last fifth
+    if fit is not None and recent > 0:
+        error = flat_slope_sd(rate, dispersion, recent)
         if fit[1] < slope - z * error:
             return 0.0
     return slope

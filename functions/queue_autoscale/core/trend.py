@@ -97,6 +97,19 @@ def _window_sums(
     return n, sx, sy, sxx, sxy, earliest
 
 
+def window_fit(
+    samples: Sequence[Sample], current_rate: float, now: float, window_seconds: float
+) -> tuple[tuple[float, float] | None, float]:
+    """`linear_fit` of `window_points` without the list: the least-squares (intercept, slope)
+    of the samples within the window and the point now, (0, `current_rate`) added last (None
+    with fewer than 3 points or 2 distinct x), and the span they cover, s (the earliest
+    sample's age, 0 with none). The point now adds 0 to the x sums, so they are the window's
+    own (`_window_sums`; `current_rate` finite)."""
+    n, sx, sy, sxx, sxy, earliest = _window_sums(samples, now, window_seconds, 0.0)
+    fit = _fit(n, sx, sy + current_rate, sxx, sxy) if n >= 3 else None
+    return fit, -earliest
+
+
 def flat_slope_sd(rate: float, dispersion: float, span: float) -> float:
     """The standard error of a least-squares slope fitted to a flat rate, jobs/s per s:
     arrivals of intensity `rate` x `dispersion` (jobs/s) over `span` seconds give a slope of
