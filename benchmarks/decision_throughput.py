@@ -349,7 +349,7 @@ def main() -> None:
     parser.add_argument(
         "--worst-case",
         action="store_true",
-        help="Time only the adversarial decisions -> results/decision_worst_case.md.",
+        help="Time only the adversarial decisions -> results/decision_worst_case_{policy}.md.",
     )
     parser.add_argument("--policy", choices=sorted(POLICIES), default=DEFAULT_POLICY)
     parser.add_argument("--latency", action="store_true", help="Print per-decision latency.")
