@@ -23,7 +23,6 @@ import io
 import json
 import statistics
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +32,19 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _report import header, write  # noqa: E402
 
+from queue_autoscale.demo.stack import FakeContext  # noqa: E402
 from queue_autoscale.telemetry import logger  # noqa: E402
 
 ARCHIVE = ROOT / "tests" / "sim" / "data" / "demo-archive" / "decisions"
 
 
-@dataclass
-class Context:
-    """The LambdaContext attributes Powertools injects, as a stack named queue-autoscale has."""
-
-    function_name: str = "queue-autoscale-evaluate"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = (
-        "arn:aws:lambda:us-east-1:123456789012:function:queue-autoscale-evaluate"
-    )
-    aws_request_id: str = "0f4c8a2e-1d3b-4f5a-9c7e-8b2d6e1f3a4c"
+CONTEXT = FakeContext(
+    function_name="queue-autoscale-evaluate",
+    invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:queue-autoscale-evaluate",
+    memory_limit_in_mb=256,
+    aws_request_id="0f4c8a2e-1d3b-4f5a-9c7e-8b2d6e1f3a4c",
+)
+"""The Lambda context a stack named queue-autoscale gives its evaluate function (256 MB)."""
 
 
 def records() -> list[dict[str, Any]]:
@@ -78,7 +75,7 @@ def line_bytes(record: dict[str, Any]) -> int:
         )
 
     try:
-        tick({}, Context())
+        tick({}, CONTEXT)
     finally:
         handler.setStream(previous)
     return len(stream.getvalue().encode("utf-8"))
