@@ -20,6 +20,7 @@ from queue_autoscale.constants import (
 from queue_autoscale.core import DEFAULT_POLICY, POLICIES, AgeSource, ControllerState
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.settings import EvaluateSettings
+from tests.integration.conftest import emf_documents, json_lines
 from tests.unit.core.builders import snapshot as build
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("moto")]
@@ -228,7 +229,7 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     function_environ: Any,
     lambda_context: Any,
     reset_runtime: Any,
-    emf_output: Any,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN seed 002's case: 10 jobs/s arrive and complete, 1 s jobs, 20 workers, no backlog
@@ -247,19 +248,20 @@ def test_seed_002_underloaded_fleet_publishes_load_ratio_one_half(
     monkeypatch.setenv("PER_QUEUE_METRICS", "true")
 
     # WHEN one tick runs
+    capsys.readouterr()
     answer = evaluate.handler({"once": True}, lambda_context)
 
-    # THEN the tick's fleet metrics carry the queue's values (the highest of one queue)
-    documents = emf_output()
-    (fleet,) = [doc for doc in documents if "Stack" in doc]
-    assert fleet["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack"]]
-    assert fleet["MaxLoadRatio"] == [pytest.approx(0.5)]
-    # (MaxFleetUsage, 0.4, is under the template's FleetUsageThreshold, 0.8, and the stack has
-    # no dashboard: a plain field of the line, not a metric; its alarm reads both alike)
+    # THEN the tick's fleet line carries the queue's values (the highest of one queue), every one
+    # a plain field: the load ratio 0.5 is under the template's OverloadingThreshold (0.8), the
+    # fleet usage 0.4 under its FleetUsageThreshold (0.8), the rest 0, and the stack has no
+    # dashboard, so no alarm could tell a datapoint from none; the line is still printed, the
+    # log event the controller-silent alarm counts
+    out = capsys.readouterr().out
+    documents = emf_documents(out)
+    (fleet,) = json_lines(out, "Stack")
+    assert "_aws" not in fleet
+    assert fleet["MaxLoadRatio"] == pytest.approx(0.5)
     assert fleet["MaxFleetUsage"] == pytest.approx(20 / 50)
-    assert "MaxFleetUsage" not in {
-        m["Name"] for m in fleet["_aws"]["CloudWatchMetrics"][0]["Metrics"]
-    }
     assert (fleet["MaxSlaUsage"], fleet["QueueErrors"], fleet["UndecidedQueues"]) == (0, 0, 0)
     # AND the published metrics carry the measured values under their declared names
     (document,) = [doc for doc in documents if doc.get("Queue") == world.queue]
