@@ -120,7 +120,8 @@ def report_undecided(runtime: EvaluateRuntime, shards: Sequence[Shard]) -> None:
 
 def hold_lock(runtime: EvaluateRuntime, shard: Shard, owner: str, until: float) -> bool:
     """Take `shard`'s lock until `until` (epoch seconds); wait up to one interval while another
-    invocation holds it. False when it is still held, or the table cannot be written."""
+    invocation holds it. False when it is still held (its holder ticks the shard), or the table
+    cannot be written (the shard's queues are then published as undecided)."""
     polls = math.ceil(runtime.settings.evaluation_interval_seconds / LOCK_POLL_SECONDS)
     for attempt in range(polls + 1):  # bounded in attempts, whatever the clock does
         try:
@@ -129,8 +130,9 @@ def hold_lock(runtime: EvaluateRuntime, shard: Shard, owner: str, until: float) 
         except StateConflict:
             if attempt < polls:
                 runtime.sleep(LOCK_POLL_SECONDS)
-        except AdapterError as error:
+        except AdapterError as error:  # nobody ticks the shard: its queues are undecided
             logger.error("shard lock unavailable", shard=shard.label, error=str(error))
+            report_undecided(runtime, [shard])
             return False
     logger.warning("shard lock still held: leaving this minute", shard=shard.label)
     return False

@@ -150,6 +150,29 @@ def test_a_shard_waits_for_its_lock_then_gives_its_minute_up() -> None:
     assert shards.run_shard(runtime, Shard(2, 3), owner="other", max_ticks=1).locked
 
 
+def test_a_shard_whose_lock_cannot_be_written_publishes_its_queues_undecided() -> None:
+    # GIVEN the lock table refusing every write (the loop mode's lock, not its holder)
+    runtime = world()
+
+    def refused(*_args: Any) -> None:
+        raise Throttled("PutItem", "Rate exceeded")
+
+    runtime.table.acquire_lock = refused
+    # WHEN shard 1/3 starts its minute
+    result = shards.run_shard(runtime, Shard(1, 3), owner="me", max_ticks=1)
+    # THEN it ticks nothing, and its queues are the fleet's UndecidedQueues (the queue-silent
+    # alarm's metric: the invocation logs, so only this says nothing decides them)
+    assert (result.locked, result.ticks) == (False, [])
+    owned = sum(1 for q in QUEUES if shard_of(q, 3) == 1)
+    assert owned > 0
+    assert runtime.publish_fleet_metrics.published == [{"UndecidedQueues": float(owned)}]
+    # AND a lock another invocation holds publishes nothing: its holder ticks the shard
+    held = world()
+    held.table.locks[1] = ("earlier", NOW + 60)
+    shards.run_shard(held, Shard(1, 3), owner="later", max_ticks=1)
+    assert held.publish_fleet_metrics.published == []
+
+
 def test_a_shard_takes_a_lock_released_while_it_waits() -> None:
     runtime = world()
     runtime.table.locks[0] = ("earlier", NOW + 5)  # the previous minute ends in 5 s
