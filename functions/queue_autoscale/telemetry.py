@@ -86,7 +86,7 @@ def emf_metrics(queue: str, values: Mapping[str, float]) -> None:
     for name in values:
         metric_unit(name)  # an undeclared name fails here, extracted or not
     if not per_queue_metrics():
-        print(json.dumps({METRIC_DIMENSION: queue, **{k: float(v) for k, v in values.items()}}))
+        _plain(METRIC_DIMENSION, queue, values)
         return
     _emf(METRIC_DIMENSION, queue, values, QUEUE_FLOORS)
 
@@ -97,10 +97,9 @@ def emf_fleet_metrics(values: Mapping[str, float], floors: Floors = FLEET_ZERO_F
     (`floors`; the evaluate function's come from `controller.runtime.fleet_floors`) stays a
     plain field; with no metric left the line is plain JSON. The line is printed every tick:
     the controller-silent alarm counts the log group's events."""
-    if not _emf(FLEET_DIMENSION, stack_name(), values, floors):
-        print(
-            json.dumps({FLEET_DIMENSION: stack_name(), **{k: float(v) for k, v in values.items()}})
-        )
+    stack = stack_name()
+    if not _emf(FLEET_DIMENSION, stack, values, floors):
+        _plain(FLEET_DIMENSION, stack, values)
 
 
 def emf_config_metrics(source: str, values: Mapping[str, float]) -> None:
@@ -113,6 +112,11 @@ def below_floor(name: str, number: float, floors: Floors) -> bool:
     """Whether `name`'s value stays a plain field: it has a floor and is 0 or below it."""
     floor = floors.get(name)
     return floor is not None and (number == 0 or number < floor)
+
+
+def _plain(dimension: str, value: str, values: Mapping[str, float]) -> None:
+    """One plain JSON line: the field `dimension`=`value` and `values` as floats (no metric)."""
+    print(json.dumps({dimension: value, **{k: float(v) for k, v in values.items()}}))
 
 
 def _emf(
