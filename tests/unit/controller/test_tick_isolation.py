@@ -229,6 +229,8 @@ def test_a_quiet_decision_is_logged_at_debug_and_news_at_info() -> None:
     lines = io.StringIO()
     handler: Any = logger.registered_handler
     previous = handler.setStream(lines)
+    level = logger.log_level  # another test of the session may have changed it
+    logger.setLevel("INFO")
     try:
         # WHEN both are published at the functions' log level (INFO)
         tick.publish(runtime, NOW, [outcome])
@@ -238,7 +240,7 @@ def test_a_quiet_decision_is_logged_at_debug_and_news_at_info() -> None:
         logger.setLevel("DEBUG")
         tick.publish(runtime, NOW, [quiet])
     finally:
-        logger.setLevel("INFO")
+        logger.setLevel(level)
         handler.setStream(previous)
     # THEN only the news logs its decision line; the quiet tick's shows only at DEBUG, and
     # both are in the decision log
