@@ -199,9 +199,15 @@ MAX_JOB_SECONDS_LIMIT = 1_209_600.0
 """SQS's 14-day retention: no job (or prior job time) is longer."""
 MAX_ACTIVATION_JOBS = 10**9
 """Visible jobs needed to scale up from zero: at most a billion."""
-COUNTER_RESOLUTION_SECONDS = 1.0
-"""The counters' resolution: a recovery horizon shorter than one counted second cannot be
-measured, and one of 1e-15 s divided the drain's arithmetic by zero."""
+DERIVED_FIELDS: tuple[str, ...] = (
+    "stabilization_window_seconds",
+    "scale_down_cooldown_seconds",
+    "scale_down_step",
+    "scale_down_percent",
+    "recovery_horizon_seconds",
+)
+"""Fields a queue's config cannot set: the controller derives them from the SLA, percentile,
+lead and interval (docs/decision.md). A config naming one is rejected, saying so."""
 
 
 class QueueConfig(BaseModel):
@@ -237,19 +243,6 @@ class QueueConfig(BaseModel):
         default=CORE_DEFAULTS["scale_up_cooldown_seconds"], ge=0, le=3_600
     )
     """Minimum time between two scale-ups, s."""
-    scale_down_cooldown_seconds: float = Field(
-        default=CORE_DEFAULTS["scale_down_cooldown_seconds"], ge=0, le=86_400
-    )
-    """Minimum time between two scale-downs, s."""
-    stabilization_window_seconds: float = Field(
-        default=CORE_DEFAULTS["stabilization_window_seconds"], ge=0, le=86_400
-    )
-    """Scale down only to the highest recommendation in this window, s."""
-    scale_down_step: int = Field(default=CORE_DEFAULTS["scale_down_step"], ge=1, le=10_000)
-    """One scale-down removes at most max(step, percent of the fleet) tasks (a drain's surplus
-    goes at once)."""
-    scale_down_percent: float = Field(default=CORE_DEFAULTS["scale_down_percent"], gt=0, le=100)
-    """The percent of the fleet one scale-down may remove (see scale_down_step)."""
     activation_threshold: int = Field(
         default=CORE_DEFAULTS["activation_threshold"], ge=1, le=MAX_ACTIVATION_JOBS
     )
@@ -259,11 +252,6 @@ class QueueConfig(BaseModel):
     """A hard cap besides max_workers (an account quota); at least min_workers."""
     overloading_threshold: float = Field(default=CORE_DEFAULTS["overloading_threshold"], gt=0, lt=1)
     """Load ratio (rho) at which the queue reads overloading."""
-    recovery_horizon_seconds: float | None = Field(
-        default=None, ge=COUNTER_RESOLUTION_SECONDS, le=MAX_SLA_SECONDS
-    )
-    """The drain sizes for every job with at least this much of its SLA left when new workers
-    land, s; unset, what the percentile's miss budget allows (SLA / 3 until it can be read)."""
     expected_job_seconds: float = Field(
         default=CORE_DEFAULTS["expected_job_seconds"],
         ge=JOB_TIME_RESOLUTION_SECONDS,
@@ -287,6 +275,16 @@ class QueueConfig(BaseModel):
     def _apply_profile(cls, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return data
+        derived = [name for name in DERIVED_FIELDS if name in data]
+        if derived:
+            raise ValueError(
+                f"{', '.join(derived)}: not a setting; the controller derives when and how "
+                "far it scales in from the lead and interval (a worker stays lead + interval "
+                "after its need ends, then goes at once, draining) and sizes for every job due "
+                "within lead + interval + SLA (docs/decision.md): remove "
+                + ("it" if len(derived) == 1 else "them")
+                + " from the config"
+            )
         raw_profile = data.get("profile", Profile.BALANCED.value)
         try:
             profile = Profile(raw_profile)
@@ -438,15 +436,10 @@ class QueueConfig(BaseModel):
             provisioning_lead_seconds=self.provisioning_lead_seconds,
             evaluation_interval_seconds=evaluation_interval_seconds,
             scale_up_cooldown_seconds=self.scale_up_cooldown_seconds,
-            scale_down_cooldown_seconds=self.scale_down_cooldown_seconds,
-            stabilization_window_seconds=self.stabilization_window_seconds,
-            scale_down_step=self.scale_down_step,
-            scale_down_percent=self.scale_down_percent,
             activation_threshold=self.activation_threshold,
             capacity_cap=self.capacity_cap,
             partition_cap=self.partition_cap(partitions),
             overloading_threshold=self.overloading_threshold,
-            recovery_horizon_seconds=self.recovery_horizon_seconds,
             expected_job_seconds=self.expected_job_seconds,
             max_job_seconds=self.max_job_seconds,
             dry_run=self.dry_run,

@@ -75,7 +75,7 @@ def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     assert summary.desired_max_spike > summary.desired_start, summary
     assert summary.controller_errors == 0
     # the step: the controller never cancelled an order that had not landed while the backlog
-    # grew, and it absorbed the step without a scale-out within lead + stabilization of a
+    # grew, and it absorbed the step without a scale-out within the demo's flap window of a
     # scale-in (none in the whole run: the quiet phases before and after included)
     assert summary.wrong_way_scale_downs == 0, summary
     assert summary.passed

@@ -76,9 +76,9 @@ def test_a_length_past_the_trace_says_it_was_cut(tmp_path: Path) -> None:
         pytest.param([], "give exactly one of --scenario", id="neither"),
         pytest.param(["--scenario", "steady", "--sla", "0"], "sla = 0.0", id="sla"),
         pytest.param(
-            ["--scenario", "steady", "--scale-down-percent", "0"],
-            "scale-down-percent = 0.0: out of range",
-            id="scale-down-percent",
+            ["--scenario", "steady", "--short-window", "0"],
+            "short-window = 0: out of range",
+            id="short-window",
         ),
     ],
 )
@@ -106,11 +106,3 @@ def test_simulate_writes_every_core_decision(tmp_path: Path) -> None:
     last = records[-1]
     assert {"terms", "target", "reason", "constraints", "oldest_age_seconds"} <= last.keys()
     assert 15 <= last["target"] <= 40  # 20 jobs/s of 1 s jobs
-
-
-def test_the_scale_down_step_is_a_run_setting() -> None:
-    from queue_autoscale.sim.runner import RunSpec
-
-    assert RunSpec().settings().scale_down_percent == 25.0
-    spec = RunSpec(scale_down_percent=50.0, recovery_horizon_seconds=5.0)
-    assert (spec.settings().scale_down_percent, spec.settings().recovery_horizon) == (50.0, 5.0)

@@ -1,5 +1,6 @@
 """The constraints after the sizing terms: poison guard, caps, floors, activation, and the
-movement rules (cooldowns, stabilization, step limit). DESIGN.md section 4. Pure."""
+movement rules (cooldowns, the delayed off, the hold while orders start). DESIGN.md section 4.
+Pure."""
 
 from __future__ import annotations
 
@@ -144,31 +145,6 @@ def _activation(
     return target
 
 
-def _drain_surplus(state: ControllerState, settings: QueueSettings, now: float) -> bool:
-    """True when the fleet being scaled down went up within the stabilization window, at least
-    one provisioning lead ago.
-
-    The window remembers the sustained need (steady and trend terms) of every tick, so a fleet
-    above all of it that last went up within the window went up past the sustained need of its
-    own tick: the drain term (or a floor) ordered those workers for a backlog. Once they have
-    had a lead to land, the backlog they were ordered for is gone and they are released at once
-    (paced at 25 % a minute, a drain of ten times the need cost more worker-seconds than the
-    whole burst). Within the lead the step limit applies as to any capacity: cancelling workers
-    still starting because the running fleet cleared a backlog for a moment re-ordered them a
-    few ticks later on the NASA day.
-    """
-    last_up = state.last_scale_up_at
-    if last_up is None:
-        return False
-    since = now - last_up
-    return settings.provisioning_lead_seconds <= since <= settings.stabilization_window_seconds
-
-
-_SURPLUS_WORDS = (
-    "the fleet above it went up past every sustained need, for a backlog gone since they landed"
-)
-
-
 def _late_at_zero(m: Measures, settings: QueueSettings) -> bool:
     """True when a job waiting at zero workers would pass its SLA if the fleet waited one more
     tick: age + interval + provisioning lead >= SLA (activation never strands a job)."""
@@ -222,8 +198,14 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     state: ControllerState,
     settings: QueueSettings,
     now: float,
+    window: float,
+    down_cooldown: float = 0.0,
 ) -> tuple[int, list[Step]]:
-    """Cooldowns, stabilization and the step limit: how far to move toward the recommendation."""
+    """How far to move toward the recommendation: up at once (unless the fleet is stuck or the
+    configured scale-up cooldown runs); down only to the highest recommendation of the trailing
+    `window` s (the policy's delayed off), not while orders for a growing backlog are still
+    starting or a deployment rolls, and not within `down_cooldown` s of the last scale-down
+    that stopped running workers. A release is not paced further: scale-in drains."""
     target = recommendation
     if target > current:
         unmet = state.unmet_since
@@ -246,7 +228,6 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     held = _scale_down_held(snapshot, state)
     if held is not None:
         return current, [held]
-    window = settings.stabilization_window_seconds
     seen = [s.raw_target for s in state.samples if now - s.at <= window]
     covered = history_covers(state, window, now)
     highest = max(seen, default=recommendation)
@@ -260,23 +241,14 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
         )
         return current, [Step(Constraint.STABILIZATION, why)]
     steps: list[Step] = []
-    surplus = _drain_surplus(state, settings, now)
     if highest > target:
         words = f"down only to {highest}, the highest in the last {window:g} s"
-        if surplus:
-            words += " (at once: " + _SURPLUS_WORDS + ")"
         steps.append(Step(Constraint.STABILIZATION, words))
         target = highest
     last_down = state.last_scale_down_at
-    if last_down is not None and now - last_down < settings.scale_down_cooldown_seconds:
-        wait = settings.scale_down_cooldown_seconds - (now - last_down)
+    if last_down is not None and now - last_down < down_cooldown:
+        wait = down_cooldown - (now - last_down)
         return current, [Step(Constraint.DOWN_COOLDOWN, f"down-cooldown: {wait:.0f} s left")]
-    if surplus:  # what the drain ordered above every sustained need goes at once
-        return target, steps
-    step = max(settings.scale_down_step, math.ceil(current * settings.scale_down_percent / 100))
-    if target < current - step:
-        steps.append(Step(Constraint.STEP, f"step limit: down by at most {step}"))
-        target = current - step
     return target, steps
 
 

@@ -28,10 +28,6 @@ from queue_autoscale.core.models import (
 
 MAX_SAMPLES = 512
 """Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
-KEPT_WINDOWS = 2.0
-"""Samples are kept at least this many configured stabilization windows back: the span the
-state has always carried (the stretch the deleted rule-based policy's loop could apply), which
-`constraints.history_covers` and the state item's size were measured with."""
 
 _UP, _DOWN, _HOLD = Action.UP, Action.DOWN, Action.HOLD
 """The actions as module constants, read every tick: an enum member read through its class costs
@@ -174,20 +170,15 @@ def next_state(
     """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
     state a policy keeps (set in the same copy: a state is copied once per tick).
 
-    Samples are kept for the longest window a rule reads: the trend window, `KEPT_WINDOWS` x
-    the configured stabilization window, or `history_seconds`, what the policy itself reads
-    further back (s; predictive: the burst model's W + 2R, which a short stabilization window
-    left unread for good).
+    Samples are kept for the longest window a rule reads: the trend window, or
+    `history_seconds`, what the policy itself reads further back (s; predictive: the burst
+    model's W + 2R, which covers the delayed off's R).
 
     A scale-down starts the down-cooldown only when it stops running workers (target below
     `running`): cancelling orders still starting stops none, and a cooldown started by trimming
     a drain's pending order held the whole drained fleet past its release (bursty at 60 s,
     p99.9, seed 1: 268 workers for 30 s more)."""
-    keep = max(
-        KEPT_WINDOWS * settings.stabilization_window_seconds,
-        settings.trend_window_seconds,
-        history_seconds,
-    )
+    keep = max(settings.trend_window_seconds, history_seconds)
     keep += settings.evaluation_interval_seconds
     sample = Sample(
         at=now,

@@ -116,8 +116,6 @@ class Action(StrEnum):
 
 RATE_WINDOW_SECONDS = 300.0
 """The long arrival-rate window, seconds (core/snapshot.py measures over it)."""
-MIN_RECOVERY_HORIZON_SECONDS = 1.0
-"""The shortest recovery horizon the drain sizes with, s (its fleet grows as 1 / horizon)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,14 +136,6 @@ class QueueSettings:
     """Time from UpdateService until a new task takes jobs."""
     evaluation_interval_seconds: float = DEFAULT_EVALUATION_INTERVAL_SECONDS
     scale_up_cooldown_seconds: float = 0.0
-    scale_down_cooldown_seconds: float = 60.0
-    stabilization_window_seconds: float = 300.0
-    """Scale down only to the highest raw target seen in this trailing window."""
-    scale_down_step: int = 5
-    """At least this many workers may be removed in one action..."""
-    scale_down_percent: float = 25.0
-    """...or this share of the fleet, whichever is more (so a large fleet comes down in minutes,
-    not hours)."""
     activation_threshold: int = 1
     """Visible jobs needed to scale a fleet up from zero."""
     capacity_cap: int | None = None
@@ -155,11 +145,6 @@ class QueueSettings:
     more would sit idle."""
     overloading_threshold: float = 0.8
     """rho at or above this (and below 1) reads as overloading."""
-    recovery_horizon_seconds: float | None = None
-    """The drain term sizes for every job that will have at least this many seconds of its SLA
-    left when new workers land; older ones are served first but not sized for (default: a third
-    of the SLA, at least 1 s, set by the drain to what the percentile's miss budget allows, up to
-    the SLA less one interval: core/drain.py budget_horizon_seconds; set, it is used as given)."""
     expected_job_seconds: float = 1.0
     """Prior mean job duration used until completions have been measured."""
     max_job_seconds: float = DEFAULT_MAX_JOB_SECONDS
@@ -167,14 +152,6 @@ class QueueSettings:
     trend_window_seconds: float = 300.0
     """Samples this recent feed the linear trend fit."""
     dry_run: bool = False
-
-    @property
-    def recovery_horizon(self) -> float:
-        """Seconds of SLA a job must have left at landing for the drain to size for it."""
-        if self.recovery_horizon_seconds is not None:
-            return self.recovery_horizon_seconds
-        third = self.sla_seconds / 3.0  # max(MIN, third) without the builtin's call: hot path
-        return third if third > MIN_RECOVERY_HORIZON_SECONDS else MIN_RECOVERY_HORIZON_SECONDS
 
     @property
     def stale_after(self) -> float:

@@ -161,8 +161,16 @@ def decide_predictive(
         back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
         returns = steady if back == m.arrival_rate else size(back)  # no rise: already sized
         remembered = min(max(remembered, returns), cap)
-    held = knobs.movement_settings(settings, k, off)
-    target, moves = movement(recommendation, m.current, snapshot, state, held, now)
+    target, moves = movement(
+        recommendation,
+        m.current,
+        snapshot,
+        state,
+        settings,
+        now,
+        k.delayed_off_seconds,
+        knobs.down_cooldown(off),
+    )
     decision = build_decision(
         snapshot=snapshot,
         settings=settings,

@@ -7,8 +7,6 @@ workload. docs/decision.md explains each with its formula.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import lru_cache
 from typing import NamedTuple
 
 from queue_autoscale.core.models import QueueSettings
@@ -24,6 +22,10 @@ usual budgets (z(0.995) - z(0.95) = 0.93), not for an unreachable zero."""
 DISPERSION_FLOOR = 1.0
 """The arrivals' index of dispersion (variance / mean of per-second counts) never reads below
 Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
+
+ABLATED_DOWN_COOLDOWN_SECONDS = 60.0
+"""Read only with "release-now" switched off, for the ablation: the scale-down cooldown a
+release then waits, s. Production never reads it."""
 
 
 MECHANISMS: tuple[str, ...] = (
@@ -89,6 +91,14 @@ class Knobs(NamedTuple):
     need size at the load."""
 
 
+def down_cooldown(off: frozenset[str] = frozenset()) -> float:
+    """Seconds a release waits after the last one that stopped running workers: none
+    ("release-now"). The delayed off already keeps what the last L + I asked for, so a cooldown
+    after a release only holds workers the plan no longer needs (after a drain, the in-flight
+    floor it left goes a tick later, not a cooldown later). Off, `ABLATED_DOWN_COOLDOWN_SECONDS`."""
+    return ABLATED_DOWN_COOLDOWN_SECONDS if "release-now" in off else 0.0
+
+
 def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
     """The tick's knobs from the queue's settings (`off`: mechanisms switched off)."""
     lead = settings.provisioning_lead_seconds
@@ -118,28 +128,3 @@ def chance_level(budget: float, started: float, late: float, floor: float) -> fl
         return budget
     level = 2.0 * budget - late / started
     return level if level > floor else floor
-
-
-def movement_settings(
-    settings: QueueSettings, knobs: Knobs, off: frozenset[str] = frozenset()
-) -> QueueSettings:
-    """The settings `constraints.movement` applies to this policy's plan, made once per tick:
-    the stabilization window is the delayed off, and a release goes at once (no step limit:
-    the plan already priced what the release costs, and scale-in drains), with no scale-down
-    cooldown ("release-now"): the delayed off already keeps what the last L + I asked for, so a
-    cooldown after a release only holds workers the plan no longer needs (after a drain, the
-    in-flight floor it left goes a tick later, not a cooldown later). The scale-up cooldown,
-    the deployment guard and the fleet-stuck stop are the configured ones."""
-    return _moving(settings, knobs.delayed_off_seconds, "release-now" not in off)
-
-
-@lru_cache(maxsize=4096)
-def _moving(settings: QueueSettings, delayed_off: float, release_now: bool) -> QueueSettings:
-    """`movement_settings`, made once per queue's settings (memoized: a queue's settings stay
-    the same from tick to tick, and `replace` costs about 7 µs)."""
-    return replace(
-        settings,
-        stabilization_window_seconds=delayed_off,
-        scale_down_percent=100.0,
-        scale_down_cooldown_seconds=0.0 if release_now else settings.scale_down_cooldown_seconds,
-    )

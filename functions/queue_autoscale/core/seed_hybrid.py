@@ -51,6 +51,9 @@ ESCALATION_STEP = 0.1
 ESCALATION_CAP = 2.0
 RECOVERY_SHARE = 0.8
 """After a breach, at least this share of max_workers for the recovery period."""
+RECOVERY_SECONDS = 300.0
+"""The recovery period after a breach, s (seed 000 names none; five minutes, as KEDA's and
+HPA's default scale-down stabilization window)."""
 
 
 def seed_drain_rate(depths: Sequence[int], interval_seconds: float) -> float:
@@ -137,14 +140,14 @@ def decide_seed_hybrid(
     steps: list[tuple[Constraint, str]] = []
     target = min(max(raw, settings.min_workers), settings.max_workers)
     breached_at = now if m.sla_usage >= 1.0 else state.last_breach_at
-    if breached_at is not None and now - breached_at <= settings.stabilization_window_seconds:
+    if breached_at is not None and now - breached_at <= RECOVERY_SECONDS:
         floor = math.ceil(settings.max_workers * RECOVERY_SHARE - 1e-9)
         if target < floor:
             steps.append(
                 (
                     Constraint.POST_BREACH_RECOVERY,
                     f"post-breach recovery: at least {n_workers(floor)} (80% of max) for "
-                    f"{settings.stabilization_window_seconds:g} s after the breach at "
+                    f"{RECOVERY_SECONDS:g} s after the breach at "
                     f"{breached_at:.0f}",
                 )
             )

@@ -63,9 +63,6 @@ def demo_queue(options: DemoOptions, suffix: str = "") -> QueueConfig:
             "profile": options.profile.value,
             "provisioning_lead_seconds": options.provisioning_seconds,
             "expected_job_seconds": options.mean_job_seconds,
-            # A two-minute demo cannot wait out five-minute windows: scale them with it.
-            "stabilization_window_seconds": max(10.0, options.duration_seconds / 6.0),
-            "scale_down_cooldown_seconds": max(5.0, options.duration_seconds / 12.0),
             "dry_run": options.dry_run,
         }
     )

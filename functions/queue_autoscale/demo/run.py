@@ -259,10 +259,11 @@ def header(options: DemoOptions, state: RunState, fleet: WorkerFleet, elapsed: f
     )
 
 
-def flap_window_seconds(queue: QueueConfig) -> float:
-    """A scale-out this soon after a scale-in is a flap: the provisioning lead plus the
-    stabilization window, seconds (10 s + 20 s in the two-minute demo)."""
-    return queue.provisioning_lead_seconds + queue.stabilization_window_seconds
+def flap_window_seconds(queue: QueueConfig, options: DemoOptions) -> float:
+    """A scale-out this soon after a scale-in is a flap, seconds: the provisioning lead plus a
+    sixth of the demo (the bench's lead + 5 minutes, scaled to a demo of minutes; at least
+    10 s): 10 s + 20 s in the two-minute demo."""
+    return queue.provisioning_lead_seconds + max(10.0, options.duration_seconds / 6.0)
 
 
 def close(
@@ -290,7 +291,7 @@ def close(
         rows=state.rows,
         ingest_counts=handlers.ingest_counts,
         sla_seconds=demo.queue.sla_seconds,
-        flap_window_seconds=flap_window_seconds(demo.queue),
+        flap_window_seconds=flap_window_seconds(demo.queue, options),
         concurrency=demo.queue.effective_concurrency,
     )
     summary.archive_objects = objects

@@ -110,14 +110,6 @@ def register(app: typer.Typer) -> None:
         short_window: Annotated[
             int, typer.Option(help="Short arrival-rate window of our snapshot, s (long: 300).")
         ] = 60,
-        recovery_horizon: Annotated[
-            float | None,
-            typer.Option(help="Our drain's recovery horizon, s (default: the core's)."),
-        ] = None,
-        scale_down_percent: Annotated[
-            float | None,
-            typer.Option(help="Our scale-down step, % of the fleet (default: the core's 25)."),
-        ] = None,
         partitions: Annotated[
             int | None,
             typer.Option(help="Kafka: partitions (one consumer a worker); workers beyond idle."),
@@ -204,8 +196,6 @@ def register(app: typer.Typer) -> None:
                 max_workers=max_workers,
                 seed=seed,
                 short_window_seconds=short_window,
-                recovery_horizon_seconds=recovery_horizon,
-                scale_down_percent=scale_down_percent,
                 partitions=partitions,
                 prefetch=prefetch,
             )

@@ -118,10 +118,6 @@ class RunSpec:
     cloudwatch_lag_seconds: int = 60
     cloudwatch_age: bool = True
     short_window_seconds: int = 60
-    recovery_horizon_seconds: float | None = None
-    """None: the core's default."""
-    scale_down_percent: float | None = None
-    """Our controller's scale-down step as a share of the fleet, % (None: the core's 25)."""
     partitions: int | None = None
     """Kafka: the topic's partitions, one consumer per worker: the partition cap (None: none)."""
     prefetch: int | None = None
@@ -130,7 +126,6 @@ class RunSpec:
     """Seconds of the newest counters a tick does not see yet (`FleetSpec`'s, >= 0)."""
 
     def __post_init__(self) -> None:
-        horizon, percent = self.recovery_horizon_seconds, self.scale_down_percent
         checks: dict[str, tuple[bool, object, str]] = {  # option: (ok, value, the bound)
             "sla": (self.sla_seconds > 0, self.sla_seconds, "> 0 s"),
             "service-time": (self.service_seconds > 0, self.service_seconds, "> 0 s"),
@@ -158,12 +153,6 @@ class RunSpec:
                 1 <= self.short_window_seconds <= 300,
                 self.short_window_seconds,
                 "1..300 s",
-            ),
-            "recovery-horizon": (horizon is None or horizon > 0, horizon, "> 0 s"),
-            "scale-down-percent": (
-                percent is None or 0 < percent <= 100,
-                percent,
-                "> 0 and <= 100",
             ),
             "partitions": (
                 self.partitions is None or self.partitions >= 1,
@@ -216,10 +205,6 @@ class RunSpec:
             min_workers=self.min_workers,
             max_workers=self.max_workers,
         )
-        if self.recovery_horizon_seconds is not None:
-            settings = replace(settings, recovery_horizon_seconds=self.recovery_horizon_seconds)
-        if self.scale_down_percent is not None:
-            settings = replace(settings, scale_down_percent=self.scale_down_percent)
         if self.partitions is not None:  # our controller knows the cap, as config.py gives it
             settings = replace(settings, partition_cap=self.partitions)
         return settings

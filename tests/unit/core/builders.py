@@ -26,9 +26,6 @@ def settings(**overrides: Any) -> QueueSettings:
         "min_workers": 1,
         "max_workers": 100,
         "scale_up_cooldown_seconds": 0.0,
-        "scale_down_cooldown_seconds": 60.0,
-        "stabilization_window_seconds": 300.0,
-        "scale_down_step": 5,
         "evaluation_interval_seconds": 30.0,  # the cases were worked at 30 s
     }
     base.update(overrides)

@@ -69,8 +69,6 @@ def test_a_prefetching_fleet_on_steady_traffic_does_not_flap() -> None:
         max_workers=30,
         evaluation_interval_seconds=5.0,
         provisioning_lead_seconds=10.0,
-        stabilization_window_seconds=20.0,
-        scale_down_cooldown_seconds=10.0,
         expected_job_seconds=0.5,
     )
     state = ControllerState("jobs")
@@ -101,13 +99,13 @@ def test_a_prefetching_fleet_on_steady_traffic_does_not_flap() -> None:
 
 def test_no_scale_down_while_ordered_tasks_have_not_started_and_the_backlog_grows() -> None:
     # GIVEN 8 desired, 2 running and 6 ordered not started; 99 waiting at the last tick
-    config = settings(stabilization_window_seconds=20.0, scale_down_cooldown_seconds=0.0)
+    config = settings()
     state = ControllerState(
         "jobs", samples=(Sample(at=NOW - 5, arrival_rate=10.0, visible=99, raw_target=8),)
     )
     growing = snapshot(visible=128, running=2, desired=8, pending=6, taken_at=NOW)
     # WHEN the recommendation falls to 6 (a rate estimate that dipped)
-    target, steps = movement(6, 8, growing, state, config, NOW)
+    target, steps = movement(6, 8, growing, state, config, NOW, 20.0)
     # THEN the order stands, and says why
     assert target == 8
     assert [step.code for step in steps] == ["orders_pending"]
@@ -115,8 +113,8 @@ def test_no_scale_down_while_ordered_tasks_have_not_started_and_the_backlog_grow
     # AND once the backlog shrinks, or the ordered tasks started, the scale-down may proceed
     shrinking = replace(growing, visible=90)
     landed = replace(growing, pending=0)
-    assert movement(6, 8, shrinking, state, config, NOW)[1][0].code != "orders_pending"
-    assert movement(6, 8, landed, state, config, NOW)[1][0].code != "orders_pending"
+    assert movement(6, 8, shrinking, state, config, NOW, 20.0)[1][0].code != "orders_pending"
+    assert movement(6, 8, landed, state, config, NOW, 20.0)[1][0].code != "orders_pending"
 
 
 @given(
@@ -133,6 +131,6 @@ def test_no_scale_down_ever_cancels_orders_while_the_backlog_grows(
         "jobs", samples=(Sample(at=NOW - 5, arrival_rate=1.0, visible=before, raw_target=1),)
     )
     grown = snapshot(visible=before + growth, running=1, desired=current, pending=pending)
-    target, steps = movement(max(0, current - cut), current, grown, state, settings(), NOW)
+    target, steps = movement(max(0, current - cut), current, grown, state, settings(), NOW, 90.0)
     assert target == current
     assert steps[0].code == "orders_pending"

@@ -1,6 +1,7 @@
 """Every numeric config field has a floor and a ceiling, and any config validation accepts
-decides without an exception for any snapshot (a recovery_horizon_seconds of 1e-15 passed
-validation and every tick then failed with ZeroDivisionError)."""
+decides without an exception for any snapshot (a setting of 1e-15 s once passed validation
+and every tick then failed with ZeroDivisionError). A field the controller derives is refused,
+saying so."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queue_autoscale.config import ConfigError, QueueConfig, parse_queue
+from queue_autoscale.config import DERIVED_FIELDS, ConfigError, QueueConfig, parse_queue
 from queue_autoscale.core import POLICIES, ControllerState, Sample
 from queue_autoscale.core.models import QueueSnapshot
 from tests.unit.core.builders import NOW
@@ -97,9 +98,16 @@ def test_any_config_validation_accepts_decides_for_any_snapshot(
     assert 0 <= decision.target <= max(cfg.max_workers, decision.current or 0)
 
 
-@pytest.mark.parametrize(
-    "horizon", [pytest.param(1e-15, id="1e-15"), pytest.param(5e-324, id="denormal")]
-)
-def test_a_recovery_horizon_below_its_floor_is_refused(horizon: float) -> None:
-    with pytest.raises(ConfigError, match="recovery_horizon_seconds"):
-        parse_queue({"queue": "jobs", "recovery_horizon_seconds": horizon})
+@pytest.mark.parametrize("field", DERIVED_FIELDS)
+def test_a_field_the_controller_derives_is_refused_with_why(field: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_queue({"queue": "jobs", field: 60})
+    words = str(refused.value)
+    assert f"queue 'jobs': {field}: not a setting" in words
+    assert "lead + interval" in words and "remove it from the config" in words
+    assert field not in QueueConfig.model_fields
+
+
+def test_every_derived_field_set_is_named_in_one_refusal() -> None:
+    with pytest.raises(ConfigError, match=r"scale_down_step, scale_down_percent: .*remove them"):
+        parse_queue({"queue": "jobs", "scale_down_percent": 50, "scale_down_step": 3})

@@ -10,6 +10,7 @@ import pytest
 from queue_autoscale.core import ControllerState, Sample, TrendModel
 from queue_autoscale.core.models import Action
 from queue_autoscale.core.predictive import ablated
+from queue_autoscale.core.predictive_knobs import ABLATED_DOWN_COOLDOWN_SECONDS
 from queue_autoscale.core.trend import hour_of_week
 from tests.unit.core.builders import NOW, decide_default, settings, snapshot
 
@@ -64,28 +65,26 @@ def test_scale_down_to_the_highest_recommendation_in_the_window() -> None:
     assert "down only to 7, the highest in the last 90 s" in d.decision.reason
 
 
-def test_a_release_goes_at_once_whatever_the_configured_step() -> None:
+def test_a_release_goes_at_once() -> None:
     # GIVEN 20 workers, an idle queue, and a window that needed 1 throughout
     snap = snapshot(running=20, desired=20)
     state = ControllerState("jobs", samples=history(1))
-    # WHEN the configured step limit would allow 3 (or 5) a tick
-    for percent in (10.0, 25.0):
-        cfg = settings(scale_down_step=3, scale_down_percent=percent)
-        d = decide_default(snap, cfg, state, NOW).decision
-        # THEN the release goes at once (docs/decision.md, section 4): scale-in drains, and
-        # the plan has already counted what a release makes late
-        assert (d.target, d.action) == (1, Action.DOWN) and "step" not in d.constraints
+    d = decide_default(snap, settings(), state, NOW).decision
+    # THEN the release goes at once, not a step at a time (docs/decision.md, section 4):
+    # scale-in drains, and the plan has already counted what a release makes late
+    assert (d.target, d.action) == (1, Action.DOWN) and d.constraints == ("min_workers",)
 
 
 def test_down_cooldown_holds_a_second_scale_down_only_with_release_now_off() -> None:
-    # GIVEN a fleet of 10 scaled down 20 s ago and a configured 60 s down-cooldown
+    # GIVEN a fleet of 10 scaled down 20 s ago
     snap = snapshot(running=10, desired=10)
     state = ControllerState("jobs", samples=history(1), last_scale_down_at=NOW - 20)
-    cfg = settings(scale_down_cooldown_seconds=60)
+    cfg = settings()
     # WHEN the default policy decides THEN the release goes on ("release-now": the delayed off
     # already kept what the last lead + interval asked for)
     assert decide_default(snap, cfg, state, NOW).decision.action is Action.DOWN
-    # AND with "release-now" switched off the cooldown holds the second scale-down
+    # AND with "release-now" switched off the ablation's 60 s cooldown holds the second one
+    assert ABLATED_DOWN_COOLDOWN_SECONDS == 60.0
     d = ablated("release-now")(snap, cfg, state, NOW).decision
     assert d.action is Action.HOLD and "down_cooldown" in d.constraints
     assert "down-cooldown: 40 s left" in d.reason
@@ -111,9 +110,7 @@ def test_up_cooldown_holds_but_down_cooldown_never_blocks_up() -> None:
     d = decide_default(snap, settings(scale_up_cooldown_seconds=30), blocked, NOW).decision
     assert d.action is Action.HOLD and "up_cooldown" in d.constraints
     just_scaled_down = ControllerState("jobs", last_scale_down_at=NOW - 1)
-    d = decide_default(
-        snap, settings(scale_down_cooldown_seconds=600), just_scaled_down, NOW
-    ).decision
+    d = ablated("release-now")(snap, settings(), just_scaled_down, NOW).decision
     assert d.action is Action.UP
 
 
@@ -121,9 +118,7 @@ def test_in_flight_floor() -> None:
     # 12 jobs running on workers of concurrency 2 keep 6 workers even when nothing waits.
     snap = snapshot(in_flight=12, running=10, desired=10, completion_rate=1.0)
     state = ControllerState("jobs", samples=history(1))
-    d = decide_default(
-        snap, settings(worker_concurrency=2, scale_down_step=10), state, NOW
-    ).decision
+    d = decide_default(snap, settings(worker_concurrency=2), state, NOW).decision
     assert d.target == 6 and "in_flight" in d.constraints
 
 
@@ -393,16 +388,17 @@ def test_predicted_pickup_and_breach() -> None:
 
 
 def test_state_keeps_only_the_longest_window_and_replaces_a_replayed_tick() -> None:
-    # GIVEN samples from 20 minutes ago to 30 s ago (windows: the 300 s stabilization window,
-    # which the SLA loop may stretch to 600 s, + a 30 s interval: 630 s)
+    # GIVEN samples from 20 minutes ago to 30 s ago (the longest window read: the burst
+    # model's W + 2R = 300 + 2 x (60 + 30) = 480 s, longer than the 300 s trend window, + a
+    # 30 s interval: 510 s)
     old = tuple(
         Sample(at=NOW - 1200 + 30 * i, arrival_rate=0, visible=0, raw_target=1) for i in range(40)
     )
     state = ControllerState("jobs", samples=old)
     after = decide_default(snapshot(), settings(), state, NOW).state
     ages = [NOW - s.at for s in after.samples]
-    # the 21 samples 630..30 s old and this tick's
-    assert max(ages) == 630 and ages[-1] == 0 and len(after.samples) == 22
+    # the 17 samples 510..30 s old and this tick's
+    assert max(ages) == 510 and ages[-1] == 0 and len(after.samples) == 18
     # WHEN the same tick is evaluated again, it replaces its own sample instead of adding one
     again = decide_default(snapshot(), settings(), after, NOW).state
     assert len(again.samples) == len(after.samples)

@@ -30,9 +30,7 @@ def configs(draw: st.DrawFn) -> QueueSettings:
         max_workers=high,
         worker_concurrency=draw(st.integers(1, 8)),
         scale_up_cooldown_seconds=draw(st.sampled_from([0.0, 30.0])),
-        scale_down_cooldown_seconds=draw(st.sampled_from([0.0, 60.0, 300.0])),
-        stabilization_window_seconds=draw(st.sampled_from([0.0, 60.0, 300.0])),
-        scale_down_step=draw(st.integers(1, 50)),
+        provisioning_lead_seconds=draw(st.sampled_from([0.0, 60.0, 300.0])),
         activation_threshold=draw(st.integers(1, 10)),
         capacity_cap=draw(st.none() | st.integers(1, 300)),
     )
@@ -136,7 +134,7 @@ def test_no_scale_down_inside_the_stabilization_window(
     cfg, snap, state = case
     assert snap.desired is not None
     # GIVEN a recommendation at least the current size inside the window: the default policy's
-    # is its delayed off, lead + interval (docs/decision.md, section 4), not the configured one
+    # is its delayed off, lead + interval (docs/decision.md, section 4)
     at = NOW - where * derive(cfg).delayed_off_seconds
     high = Sample(at=at, arrival_rate=0.0, visible=0, raw_target=snap.desired)
     samples = tuple(sorted((*state.samples, high), key=lambda s: s.at))

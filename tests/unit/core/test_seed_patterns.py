@@ -71,7 +71,7 @@ def test_escalation_counts_consecutive_high_usage_ticks_and_resets() -> None:
 
 
 def test_after_a_breach_the_fleet_stays_at_four_fifths_of_max_for_a_window() -> None:
-    cfg = settings(sla_seconds=30.0, max_workers=50, stabilization_window_seconds=300.0)
+    cfg = settings(sla_seconds=30.0, max_workers=50)  # the recovery period: 300 s
     calm = snapshot(visible=0, arrival_rate=2.0, mean_job_seconds=1.0, running=40, desired=40)
     breached = ControllerState("jobs", last_breach_at=NOW - 200.0)
     recovering = decide_seed_hybrid(calm, cfg, breached, NOW).decision

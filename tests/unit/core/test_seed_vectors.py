@@ -22,7 +22,6 @@ def seed000(pending: int, age: float, rate_per_worker: float, arrival: float = 0
     provisioning lead."""
     params: dict[str, object] = {
         "provisioning_lead_seconds": 0.0,
-        "recovery_horizon_seconds": 5.0,
         "evaluation_interval_seconds": 30.0,
     }
     params.update(kw)
