@@ -12,6 +12,7 @@ from queue_autoscale.core.constraints import binding_cap, max_allowed
 from queue_autoscale.core.measures import Measures
 from queue_autoscale.core.models import (
     DRAIN,
+    RATE_WINDOW_SECONDS,
     STEADY,
     TREND,
     Action,
@@ -170,15 +171,15 @@ def next_state(
     """Remember this tick: a sample, the time of any scaling action, and `more` fields of the
     state a policy keeps (set in the same copy: a state is copied once per tick).
 
-    Samples are kept for the longest window a rule reads: the trend window, or
-    `history_seconds`, what the policy itself reads further back (s; predictive: the burst
+    Samples are kept for the longest window a rule reads: the trend's, the long rate window W,
+    or `history_seconds`, what the policy itself reads further back (s; predictive: the burst
     model's W + 2R, which covers the delayed off's R).
 
     A scale-down starts the down-cooldown only when it stops running workers (target below
     `running`): cancelling orders still starting stops none, and a cooldown started by trimming
     a drain's pending order held the whole drained fleet past its release (bursty at 60 s,
     p99.9, seed 1: 268 workers for 30 s more)."""
-    keep = max(settings.trend_window_seconds, history_seconds)
+    keep = max(RATE_WINDOW_SECONDS, history_seconds)
     keep += settings.evaluation_interval_seconds
     sample = Sample(
         at=now,

@@ -115,7 +115,11 @@ class Action(StrEnum):
 
 
 RATE_WINDOW_SECONDS = 300.0
-"""The long arrival-rate window, seconds (core/snapshot.py measures over it)."""
+"""W: the long arrival-rate window, seconds (core/snapshot.py measures over it); the trend is
+fitted over the ticks of the same span."""
+SHORT_WINDOW_SECONDS = 60.0
+"""w: the short arrival-rate window, seconds (core/snapshot.py measures over it); a trend's
+recent slope is fitted over the ticks of the same span."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +153,6 @@ class QueueSettings:
     """Prior mean job duration used until completions have been measured."""
     max_job_seconds: float = DEFAULT_MAX_JOB_SECONDS
     """Plausibility limit of one job's duration, seconds (see DEFAULT_MAX_JOB_SECONDS)."""
-    trend_window_seconds: float = 300.0
-    """Samples this recent feed the linear trend fit."""
     dry_run: bool = False
 
     @property

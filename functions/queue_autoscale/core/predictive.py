@@ -28,6 +28,8 @@ from queue_autoscale.core.decision import (
 from queue_autoscale.core.drain import growth_arrival_rate
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
+    RATE_WINDOW_SECONDS,
+    SHORT_WINDOW_SECONDS,
     ControllerState,
     Evaluation,
     Order,
@@ -44,7 +46,6 @@ from queue_autoscale.core.queueing import (
     walk_quantile,
     workers_for_sla,
 )
-from queue_autoscale.core.snapshot import SHORT_WINDOW_SECONDS
 from queue_autoscale.core.trend import (
     flat_slope_sd,
     persistent_forecast_rate,
@@ -459,24 +460,23 @@ def rise_slope(
 ) -> float:
     """The arrival rate's rise, jobs/s per s, or 0 where there is none to tell from noise.
 
-    The least-squares slope of the samples' rates over the trend window T and the rate now,
-    taken when it exceeds z of a flat rate's slope error sqrt(12 lambda D / T^3) (z the
-    percentile's normal quantile; lambda D the arrivals' variance a second) and the last fifth
-    of the window's own slope is not below it by more than z of that fifth's error: a rise
-    that went on until now, not one that levelled off (a step the rate window smeared into a
-    ramp). The last fifth alone is too short to tell a ramp's sign (on 30 jobs/s its slope
-    error is about five times a 0.5 jobs/s-a-minute ramp's slope), so it only vetoes."""
+    The least-squares slope of the samples' rates over the long rate window W and the rate
+    now, taken when it exceeds z of a flat rate's slope error sqrt(12 lambda D / W^3) (z the
+    percentile's normal quantile; lambda D the arrivals' variance a second) and the slope over
+    the short window w is not below it by more than z of that one's error: a rise that went on
+    until now, not one that levelled off (a step the rate window smeared into a ramp). The
+    short window alone is too short to tell a ramp's sign (on 30 jobs/s its slope error is
+    about five times a 0.5 jobs/s-a-minute ramp's slope), so it only vetoes."""
     if not rate > 0:
         return 0.0
     z = walk_quantile(settings.percentile)
-    window = settings.trend_window_seconds
-    whole, span = window_fit(samples, rate, now, window)
+    whole, span = window_fit(samples, rate, now, RATE_WINDOW_SECONDS)
     if whole is None or not span > 0:
         return 0.0
     slope = whole[1]
     if not slope > z * flat_slope_sd(rate, dispersion, span):
         return 0.0
-    fit, recent = window_fit(samples, rate, now, window / 5.0)  # the last fifth
+    fit, recent = window_fit(samples, rate, now, SHORT_WINDOW_SECONDS)
     if fit is not None and recent > 0:
         error = flat_slope_sd(rate, dispersion, recent)
         if fit[1] < slope - z * error:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from queue_autoscale.core.counters import CounterRow, oldest_age, pickup_seconds, window_rates
-from queue_autoscale.core.models import RATE_WINDOW_SECONDS, AgeSource, QueueSnapshot
-
-SHORT_WINDOW_SECONDS = 60.0
-"""The short arrival-rate window, seconds (a surge shows here first)."""
-
+from queue_autoscale.core.models import (
+    RATE_WINDOW_SECONDS,
+    SHORT_WINDOW_SECONDS,
+    AgeSource,
+    QueueSnapshot,
+)
 
 COUNTER_LOOKBACK_CAP_SECONDS = 3600.0
 """The longest stretch of counters a tick reads (the oldest-age walk's reach), seconds."""

@@ -6,7 +6,13 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from queue_autoscale.core.models import QueueSettings, Sample, TrendModel
+from queue_autoscale.core.models import (
+    RATE_WINDOW_SECONDS,
+    SHORT_WINDOW_SECONDS,
+    QueueSettings,
+    Sample,
+    TrendModel,
+)
 
 _SECONDS_PER_HOUR = 3600.0
 _EPOCH_MONDAY_OFFSET_HOURS = 72  # 1970-01-01 was a Thursday: hour 0 of the epoch is Thu 00:00
@@ -122,16 +128,17 @@ def persistent_forecast(
     current_rate: float,
     now: float,
     horizon_seconds: float,
-    window_seconds: float,
+    window_seconds: float = RATE_WINDOW_SECONDS,
+    recent_seconds: float = SHORT_WINDOW_SECONDS,
 ) -> float:
     """lambda at now + horizon: the current rate plus a slope that persists, jobs/s (>= 0).
 
-    The slope is fitted over the whole window and again over its last fifth; it counts only
-    when both agree in sign, and then at the smaller magnitude. A windowed rate turns a step
-    into a ramp as long as its window; a line over the longer window goes on extrapolating that
-    ramp for minutes after the rate has levelled, the recent fit sees the level at once.
+    The slope is fitted over the ticks of the long rate window W and again over those of the
+    short one w; it counts only when both agree in sign, and then at the smaller magnitude. A
+    windowed rate turns a step into a ramp as long as its window; a line over the longer window
+    goes on extrapolating that ramp for minutes after the rate has levelled, the recent fit
+    sees the level at once.
     """
-    recent_seconds = window_seconds / 5.0
     # local running sums, no point lists (this runs every tick); the point now is (0, rate).
     # Samples are oldest first: the recent ones, and the window's, are suffixes.
     rn, rsx, rsy, rsxx, rsxy = 1, 0.0, current_rate, 0.0, 0.0
@@ -193,9 +200,9 @@ def linear_forecast_rate(
     model: TrendModel | None = None,
 ) -> float:
     """Seed 001's forecast at now + the settings' horizon, jobs/s: the least-squares line over
-    the trend window (`linear_forecast`), blended with the seasonal model."""
+    the ticks of the long rate window (`linear_forecast`), blended with the seasonal model."""
     horizon = settings.forecast_horizon_seconds
-    live = linear_forecast(samples, current_rate, now, horizon, settings.trend_window_seconds)
+    live = linear_forecast(samples, current_rate, now, horizon, RATE_WINDOW_SECONDS)
     return _blend(live, model, now + horizon)
 
 
@@ -209,7 +216,7 @@ def persistent_forecast_rate(
     """Our hybrid's forecast at now + the settings' horizon, jobs/s: the current rate plus only
     a slope that persists (`persistent_forecast`), blended with the seasonal model."""
     horizon = settings.forecast_horizon_seconds
-    live = persistent_forecast(samples, current_rate, now, horizon, settings.trend_window_seconds)
+    live = persistent_forecast(samples, current_rate, now, horizon)
     return _blend(live, model, now + horizon)
 
 

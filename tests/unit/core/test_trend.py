@@ -22,7 +22,7 @@ def history(rate_at: dict[float, float]) -> tuple[Sample, ...]:
 
 def test_a_steady_ramp_is_extrapolated_by_both() -> None:
     # +0.05 jobs/s every second over the 300 s window: 20 jobs/s now, 26 in 120 s
-    conf = settings(trend_window_seconds=300.0)
+    conf = settings()
     horizon = conf.forecast_horizon_seconds
     ramp = history({float(age): 20.0 - 0.05 * age for age in range(15, 301, 15)})
     expected = 20.0 + 0.05 * horizon
@@ -32,7 +32,7 @@ def test_a_steady_ramp_is_extrapolated_by_both() -> None:
 
 def test_a_levelled_step_stops_only_the_persistent_slope() -> None:
     # 10 jobs/s, then 20 jobs/s for the last fifth of the window: the rise is over
-    conf = settings(trend_window_seconds=300.0)
+    conf = settings()
     step = history({float(age): 10.0 if age > 60 else 20.0 for age in range(15, 301, 15)})
     assert persistent_forecast_rate(step, 20.0, NOW, conf) == pytest.approx(20.0)
     assert linear_forecast_rate(step, 20.0, NOW, conf) > 20.5  # the line goes on climbing
@@ -40,7 +40,7 @@ def test_a_levelled_step_stops_only_the_persistent_slope() -> None:
 
 def test_both_blend_the_model_by_its_skill() -> None:
     # half the naive error: weight 0.5 on a flat 40 jobs/s model against a flat live 20
-    conf = settings(trend_window_seconds=300.0)
+    conf = settings()
     flat = history({float(age): 20.0 for age in range(15, 301, 15)})
     model = TrendModel(
         "jobs", fitted_at=NOW, level=40.0, slope_per_hour=0.0, mase=0.1, naive_mase=0.2
