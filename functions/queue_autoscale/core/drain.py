@@ -21,13 +21,14 @@ def growth_arrival_rate(
     seconds: float,
     running: int,
     service_rate: float,
+    sigmas: float,
     dispersion: float = 1.0,
 ) -> float | None:
     """Arrival rate implied by a backlog that grew between two ticks, jobs/s, or None.
 
     While jobs wait, every running worker is busy, so arrivals = growth + running * mu. The
     windowed rates lag a step by most of their window; this sees it within one interval. Only
-    growth beyond three standard deviations of the noise of arrivals and departures in the
+    growth beyond `sigmas` standard deviations of the noise of arrivals and departures in the
     interval counts, so a steady queue's jitter never reads as a surge. The arrivals' variance
     is `dispersion` (D, their index of dispersion, variance / mean of the per-second counts)
     times Poisson's: traffic that comes in batches (the NASA day x10 arrives in tens) moves the
@@ -39,7 +40,7 @@ def growth_arrival_rate(
     growth = visible - previous_visible
     d = max(1.0, dispersion)
     arrived = served + growth / seconds
-    if growth <= 3.0 * math.sqrt((d * arrived + served) * seconds):
+    if growth <= sigmas * math.sqrt((d * arrived + served) * seconds):
         return None
     return arrived
 

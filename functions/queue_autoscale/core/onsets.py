@@ -30,10 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from queue_autoscale.core.models import Burst, Sample
-
-MAX_BURSTS = 6
-"""Bursts remembered in the state item (onset epoch s, need, rate): a bound of the state's
-size, not a behaviour (the model reads the last three)."""
+from queue_autoscale.core.predictive_knobs import MAX_BURSTS
 
 
 class Surge(NamedTuple):

@@ -16,11 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from queue_autoscale.core.models import Order
-
-MAX_ORDERS = 16
-"""Orders remembered in the state item: a bound of its size, not a behaviour (one order a tick
-at most, and only pending ones are kept: L / I of them at a lead of L and an interval of I).
-Past it the two oldest merge, at the later one's time (they land no earlier)."""
+from queue_autoscale.core.predictive_knobs import MAX_ORDERS
 
 
 def outstanding(orders: Sequence[Order], pending: int) -> tuple[Order, ...]:

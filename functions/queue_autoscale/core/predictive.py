@@ -500,6 +500,7 @@ def _growth_rate(
         seconds=now - last.at,
         running=m.running,
         service_rate=m.service_rate,
+        sigmas=knobs.GROWTH_SIGMAS,
         dispersion=dispersion,
     )
     return 0.0 if grown is None else grown

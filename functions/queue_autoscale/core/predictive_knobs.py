@@ -22,6 +22,20 @@ usual budgets (z(0.995) - z(0.95) = 0.93), not for an unreachable zero."""
 DISPERSION_FLOOR = 1.0
 """The arrivals' index of dispersion (variance / mean of per-second counts) never reads below
 Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
+GROWTH_SIGMAS = 3.0
+"""The backlog's growth since the last tick is read as arrivals (`drain.growth_arrival_rate`)
+only past this many standard deviations of the interval's arrivals and departures: a steady
+queue's jitter is not a surge."""
+LOOP_WINDOW_LEADS = 20.0
+"""The SLA loop's time constant, in units of L + S (core/sla_loop.py): 30 minutes at L = 60 s,
+S = 30 s, so the realized compliance reads many reactions, not one."""
+MAX_BURSTS = 6
+"""Bursts remembered in the state item (onset epoch s, need, rate; core/onsets.py): a bound of
+the state's size, not a behaviour (the model reads the last three)."""
+MAX_ORDERS = 16
+"""Orders remembered in the state item (core/orders.py): a bound of its size, not a behaviour
+(one order a tick at most, and only pending ones are kept: L / I of them at a lead of L and an
+interval of I). Past it the two oldest merge, at the later one's time (they land no earlier)."""
 
 ABLATED_DOWN_COOLDOWN_SECONDS = 60.0
 """Read only with "release-now" switched off, for the ablation: the scale-down cooldown a

@@ -26,9 +26,8 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
+from queue_autoscale.core.predictive_knobs import LOOP_WINDOW_LEADS
 
-WINDOW_LEADS = 20.0
-"""W = this x (provisioning lead + SLA)."""
 _SECOND = itemgetter(0)
 
 
@@ -50,7 +49,7 @@ class LoopReading(NamedTuple):
 
 def window_seconds(settings: QueueSettings) -> float:
     """W: the time constant of the realized-compliance average, seconds."""
-    return WINDOW_LEADS * (settings.provisioning_lead_seconds + settings.sla_seconds)
+    return LOOP_WINDOW_LEADS * (settings.provisioning_lead_seconds + settings.sla_seconds)
 
 
 def reaction_seconds(settings: QueueSettings) -> float:

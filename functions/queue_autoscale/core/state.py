@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from queue_autoscale.core.models import Burst, ControllerState, Sample, TrendModel
-from queue_autoscale.core.onsets import MAX_BURSTS
 from queue_autoscale.core.orders import orders_from_rows
+from queue_autoscale.core.predictive_knobs import MAX_BURSTS
 
 
 def state_to_dict(state: ControllerState) -> dict[str, Any]:

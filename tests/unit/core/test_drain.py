@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from queue_autoscale.core.drain import growth_arrival_rate
+from queue_autoscale.core.predictive_knobs import GROWTH_SIGMAS
 
 
 def _growth(visible: int, previous: int, seconds: float, running: int, mu: float) -> float | None:
@@ -16,6 +17,7 @@ def _growth(visible: int, previous: int, seconds: float, running: int, mu: float
         seconds=seconds,
         running=running,
         service_rate=mu,
+        sigmas=GROWTH_SIGMAS,
     )
 
 
@@ -54,6 +56,7 @@ def test_growth_noise_scales_with_the_arrivals_dispersion(
         seconds=10.0,
         running=running,
         service_rate=1.0,
+        sigmas=GROWTH_SIGMAS,
         dispersion=dispersion,
     )
     assert grown == (None if expected is None else pytest.approx(expected))

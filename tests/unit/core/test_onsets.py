@@ -9,8 +9,9 @@ import pytest
 
 from queue_autoscale.core import ControllerState, Sample
 from queue_autoscale.core.models import Burst
-from queue_autoscale.core.onsets import MAX_BURSTS, forecast, update
+from queue_autoscale.core.onsets import forecast, update
 from queue_autoscale.core.predictive import ablated, decide_predictive
+from queue_autoscale.core.predictive_knobs import MAX_BURSTS
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 

@@ -9,13 +9,13 @@ import pytest
 
 from queue_autoscale.core.models import ControllerState, Order
 from queue_autoscale.core.orders import (
-    MAX_ORDERS,
     landings,
     orders_from_rows,
     outstanding,
     placed,
 )
 from queue_autoscale.core.pickup import Fleet, starts_by
+from queue_autoscale.core.predictive_knobs import MAX_ORDERS
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 
 NOW = 10_000.0
