@@ -6,7 +6,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
-from queue_autoscale.core.models import JOB_TIME_RESOLUTION_SECONDS, AgeSource
+from queue_autoscale.core.models import (
+    JOB_TIME_RESOLUTION_SECONDS,
+    RATE_WINDOW_SECONDS,
+    SHORT_WINDOW_SECONDS,
+    AgeSource,
+)
 
 JOB_TIME_GROUPS = 7
 """Groups of the median-of-means job time: up to 3 seconds of counters holding any values at
@@ -52,8 +57,8 @@ class Rates:
 def window_rates(
     rows: Iterable[CounterRow],
     now: float,
-    long_window_seconds: float = 300.0,
-    short_window_seconds: float = 60.0,
+    long_window_seconds: float = RATE_WINDOW_SECONDS,
+    short_window_seconds: float = SHORT_WINDOW_SECONDS,
 ) -> Rates:
     """Aggregate the counters of the last `long_window_seconds` (and the short window).
 

@@ -211,6 +211,8 @@ class QueueSnapshot:
     """Share of finished jobs that failed in the window, 0..1."""
     rate_window_seconds: float = RATE_WINDOW_SECONDS
     """Length of the long window the rates were measured over (a setting, not a measure)."""
+    short_window_seconds: float = SHORT_WINDOW_SECONDS
+    """Length of the short window `arrival_rate_short` was measured over (a setting)."""
     pickups: tuple[tuple[int, int, int], ...] = ()
     """(epoch second, jobs started, summed pickup ms) per counter second with starts in the
     long window, in time order: what the SLA loop reads realized compliance from."""

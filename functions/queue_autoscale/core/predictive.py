@@ -236,7 +236,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     z = walk_quantile(settings.percentile)
 
     def noise(rate: float) -> float:
-        return z * math.sqrt(dispersion * rate / SHORT_WINDOW_SECONDS)
+        return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
 
     plain = Sizing(sizing.rise_in_backlog, sizing.at_load, 0.0, 0.0, sizing.reach_seconds)
 
@@ -394,7 +394,7 @@ def _within_dispersion(snapshot: QueueSnapshot) -> float:
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     if measured is None or not math.isfinite(measured):
         return knobs.DISPERSION_FLOOR
-    span, recent = snapshot.rate_window_seconds, SHORT_WINDOW_SECONDS
+    span, recent = snapshot.rate_window_seconds, snapshot.short_window_seconds
     if long is None or short is None or not long > 0 or not span > recent:
         return max(knobs.DISPERSION_FLOOR, measured)
     rest = (span * long - recent * short) / (span - recent)
@@ -420,7 +420,7 @@ def _sizing_rate(
         return m
     if long < 0 or short < 0:
         return m
-    noise = math.sqrt(dispersion * max(long, short) / SHORT_WINDOW_SECONDS)
+    noise = math.sqrt(dispersion * max(long, short) / snapshot.short_window_seconds)
     moved = abs(short - long) > walk_quantile(percentile) * noise
     rate = short if moved and (short < long or not in_backlog) else long
     return m._replace(arrival_rate=rate, window_rate=rate)
@@ -447,7 +447,7 @@ def _returning_rate(
     if not slope > 0:
         return rate
     short = snapshot.arrival_rate_short
-    window = SHORT_WINDOW_SECONDS if rate == short else snapshot.rate_window_seconds
+    window = snapshot.short_window_seconds if rate == short else snapshot.rate_window_seconds
     return rate + slope * (window / 2.0 + k.delayed_off_seconds + k.landing_seconds)
 
 

@@ -127,6 +127,7 @@ def build_snapshot(
         failure_rate=rates.failure_rate if rates else None,
         arrival_dispersion=rates.arrival_dispersion if rates else None,
         rate_window_seconds=windows.long_seconds,
+        short_window_seconds=windows.short_seconds,
         running=fleet.running if fleet else None,
         desired=fleet.desired if fleet else None,
         pending=fleet.pending if fleet else None,

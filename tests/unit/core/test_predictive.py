@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -483,3 +484,25 @@ def test_where_the_backlog_carries_a_rise_the_steady_state_reads_no_forecast() -
     assert d.forecast_rate == pytest.approx(59.2, abs=0.01)
     assert d.terms.trend == d.terms.steady == 49 and d.raw_target == 49
     assert off.decision.terms.trend == 58
+
+
+def test_the_short_window_test_reads_the_noise_of_the_window_measured() -> None:
+    # GIVEN 20 jobs/s over the long window and 21.2 over the short one (Poisson, p95: z 1.645)
+    measured = snapshot(
+        arrival_rate=20.0,
+        arrival_rate_short=21.2,
+        arrival_dispersion=1.0,
+        running=22,
+        desired=22,
+        completion_rate=20.0,
+        in_flight=20,
+    )
+    # WHEN it was measured over 60 s: noise sqrt(21.2 / 60) = 0.59, 1.2 > 1.645 x 0.59 = 0.98
+    sixty = decide_predictive(measured, settings(), ControllerState("jobs"), NOW).decision
+    # THEN the load moved, and the plan sizes on the short window's rate
+    assert sixty.arrival_rate == pytest.approx(21.2)
+    # WHEN over 30 s (the simulator's --short-window 30): noise 0.84, 1.2 < 1.645 x 0.84 = 1.38
+    thirty = replace(measured, short_window_seconds=30.0)
+    again = decide_predictive(thirty, settings(), ControllerState("jobs"), NOW).decision
+    # THEN the same difference is that window's noise, and the long window's rate stands
+    assert again.arrival_rate == pytest.approx(20.0)
