@@ -116,6 +116,9 @@ def decide_predictive(
     level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
     dispersion = _within_dispersion(snapshot)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
+    # the horizon's arrivals take a rise of the short window even where the steady state
+    # leaves it to the backlog (`Sizing.rise_in_backlog`): its jobs are due within the horizon
+    seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, False).arrival_rate
     m = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
@@ -136,7 +139,7 @@ def decide_predictive(
     outlook = pickup.Outlook(
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
-        rate=max(rate, _growth_rate(m, state, settings, dispersion, now)),
+        rate=max(rate, seen, _growth_rate(m, state, settings, dispersion, now)),
         dispersion=dispersion,
         rate_window_seconds=snapshot.rate_window_seconds,
         service_rate=m.service_rate,

@@ -506,3 +506,25 @@ def test_the_short_window_test_reads_the_noise_of_the_window_measured() -> None:
     again = decide_predictive(thirty, settings(), ControllerState("jobs"), NOW).decision
     # THEN the same difference is that window's noise, and the long window's rate stands
     assert again.arrival_rate == pytest.approx(20.0)
+
+
+def test_a_short_window_rise_left_to_the_backlog_still_reaches_the_horizons_arrivals() -> None:
+    # GIVEN S 300 s > L + I = 70 s (the backlog carries the noise), 2 jobs/s over the long
+    # window and 10 over the short one: a rise far past the short window's noise
+    cfg = settings(
+        sla_seconds=300.0, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
+    )
+    rising = snapshot(
+        arrival_rate=2.0,
+        arrival_rate_short=10.0,
+        arrival_dispersion=1.0,
+        running=2,
+        desired=2,
+        completion_rate=2.0,
+        in_flight=2,
+    )
+    d = decide_predictive(rising, cfg, ControllerState("jobs"), NOW).decision
+    # THEN the steady state leaves the rise to the backlog (it sizes on the long window's rate)
+    assert d.arrival_rate == pytest.approx(2.0)
+    # AND the jobs the rise brings within the horizon are forecast at the short window's rate
+    assert "forecast: arrivals 10.00 jobs/s" in d.reason
