@@ -199,7 +199,7 @@ def movement(  # noqa: PLR0911 - a constraint that pins the fleet ends it
     settings: QueueSettings,
     now: float,
     window: float,
-    down_cooldown: float = 0.0,
+    down_cooldown: float,
 ) -> tuple[int, list[Step]]:
     """How far to move toward the recommendation: up at once (unless the fleet is stuck or the
     configured scale-up cooldown runs); down only to the highest recommendation of the trailing

@@ -89,6 +89,7 @@ class Constraint(StrEnum):
     DEPLOYMENT = "deployment"
     STABILIZATION = "stabilization"
     STEP = "step"
+    """Written only by the deleted rule-based policy (hybrid); kept so its decision logs read."""
     ANTICIPATION = "anticipation"
     """Written only by the deleted rule-based policy (hybrid); kept so its decision logs read."""
     BURST_HOLD = "burst_hold"

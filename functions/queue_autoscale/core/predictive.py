@@ -116,10 +116,7 @@ def decide_predictive(
     level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
     dispersion = _within_dispersion(snapshot)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
-    # the horizon's arrivals take a rise of the short window even where the steady state
-    # leaves it to the backlog (`Sizing.rise_in_backlog`): its jobs are due within the horizon
-    seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, False).arrival_rate
-    m = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
+    m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
@@ -408,25 +405,27 @@ def _within_dispersion(snapshot: QueueSnapshot) -> float:
 
 def _sizing_rate(
     m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float, in_backlog: bool
-) -> Measures:
-    """The measures with the one rate the plan sizes on, jobs/s: the long window's, unless the
+) -> tuple[Measures, float]:
+    """The measures with the one rate the steady state sizes on, and the rate the horizon's
+    arrivals are forecast at, jobs/s. The first is the long window's, unless the
     short window's differs from it by more than the percentile's normal quantile of the short
     window's noise (sd sqrt(D lambda / w), w the short window), when the load has moved and the
     short window's is taken. The short window's noise alone then never moves the fleet (on
     steady traffic the higher of the two windows flapped a worker up and down), and a real
     step shows in it within a short window (and in the backlog's growth within an interval).
-    Where the backlog carries the noise (`in_backlog`) a rise is not read there: it shows in the
-    backlog, which the horizon's plan orders for before its jobs are due; a fall still is (idle
-    workers leave no backlog to show them)."""
+    Where the backlog carries the noise (`in_backlog`) the steady state reads no rise there: it
+    shows in the backlog, which the horizon's plan orders for before its jobs are due; a fall
+    still is read (idle workers leave no backlog to show them). The horizon's arrivals take the
+    moved rate either way: the jobs a rise brings are due within the horizon."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     if long is None or short is None or not math.isfinite(long) or not math.isfinite(short):
-        return m
+        return m, m.arrival_rate
     if long < 0 or short < 0:
-        return m
+        return m, m.arrival_rate
     noise = math.sqrt(dispersion * max(long, short) / snapshot.short_window_seconds)
-    moved = abs(short - long) > walk_quantile(percentile) * noise
-    rate = short if moved and (short < long or not in_backlog) else long
-    return m._replace(arrival_rate=rate, window_rate=rate)
+    seen = short if abs(short - long) > walk_quantile(percentile) * noise else long
+    rate = long if in_backlog and seen > long else seen
+    return m._replace(arrival_rate=rate, window_rate=rate), seen
 
 
 def _returning_rate(

@@ -105,7 +105,7 @@ def test_no_scale_down_while_ordered_tasks_have_not_started_and_the_backlog_grow
     )
     growing = snapshot(visible=128, running=2, desired=8, pending=6, taken_at=NOW)
     # WHEN the recommendation falls to 6 (a rate estimate that dipped)
-    target, steps = movement(6, 8, growing, state, config, NOW, 20.0)
+    target, steps = movement(6, 8, growing, state, config, NOW, 20.0, 0.0)
     # THEN the order stands, and says why
     assert target == 8
     assert [step.code for step in steps] == ["orders_pending"]
@@ -113,8 +113,8 @@ def test_no_scale_down_while_ordered_tasks_have_not_started_and_the_backlog_grow
     # AND once the backlog shrinks, or the ordered tasks started, the scale-down may proceed
     shrinking = replace(growing, visible=90)
     landed = replace(growing, pending=0)
-    assert movement(6, 8, shrinking, state, config, NOW, 20.0)[1][0].code != "orders_pending"
-    assert movement(6, 8, landed, state, config, NOW, 20.0)[1][0].code != "orders_pending"
+    assert movement(6, 8, shrinking, state, config, NOW, 20.0, 0.0)[1][0].code != "orders_pending"
+    assert movement(6, 8, landed, state, config, NOW, 20.0, 0.0)[1][0].code != "orders_pending"
 
 
 @given(
@@ -131,6 +131,8 @@ def test_no_scale_down_ever_cancels_orders_while_the_backlog_grows(
         "jobs", samples=(Sample(at=NOW - 5, arrival_rate=1.0, visible=before, raw_target=1),)
     )
     grown = snapshot(visible=before + growth, running=1, desired=current, pending=pending)
-    target, steps = movement(max(0, current - cut), current, grown, state, settings(), NOW, 90.0)
+    target, steps = movement(
+        max(0, current - cut), current, grown, state, settings(), NOW, 90.0, 0.0
+    )
     assert target == current
     assert steps[0].code == "orders_pending"
