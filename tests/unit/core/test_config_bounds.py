@@ -21,6 +21,16 @@ from tests.unit.core.test_bounded_work import snapshots
 
 NUMERIC = (int, float)
 
+REMOVED = (
+    "stabilization_window_seconds",
+    "scale_down_cooldown_seconds",
+    "scale_down_step",
+    "scale_down_percent",
+    "recovery_horizon_seconds",
+)
+"""The scale-in settings the controller derives, written out here so the test does not read
+the list it checks."""
+
 
 def numeric_fields() -> dict[str, tuple[type, float | None, float | None, bool, bool]]:
     """name -> (type, floor, ceiling, floor excluded, ceiling excluded) of each numeric field."""
@@ -98,14 +108,14 @@ def test_any_config_validation_accepts_decides_for_any_snapshot(
     assert 0 <= decision.target <= max(cfg.max_workers, decision.current or 0)
 
 
-@pytest.mark.parametrize("field", DERIVED_FIELDS)
+@pytest.mark.parametrize("field", REMOVED)
 def test_a_field_the_controller_derives_is_refused_with_why(field: str) -> None:
     with pytest.raises(ConfigError) as refused:
         parse_queue({"queue": "jobs", field: 60})
     words = str(refused.value)
     assert f"queue 'jobs': {field}: not a setting" in words
     assert "lead + interval" in words and "remove it from the config" in words
-    assert field not in QueueConfig.model_fields
+    assert field not in QueueConfig.model_fields and field in DERIVED_FIELDS
 
 
 def test_every_derived_field_set_is_named_in_one_refusal() -> None:
