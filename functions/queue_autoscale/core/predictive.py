@@ -113,7 +113,8 @@ def decide_predictive(
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
     k = knobs.derive(settings, off)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
-    level = knobs.chance_level(k.budget, loop.started, loop.late - loop.excused, k.level_floor)
+    late = loop.late - loop.excused if "excused" not in off else loop.late
+    level = knobs.chance_level(k.budget, loop.started, late) if "loop" not in off else k.budget
     dispersion = _within_dispersion(snapshot)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)

@@ -15,10 +15,6 @@ COHORT_POINTS = 12
 """Deadline cohorts the pickup prediction evaluates over the horizon (a resolution, not a
 behaviour): with L = 60 s, I = 10 s and S = 30 s one cohort per 8.3 s of deadlines, finer than
 an interval. The cost of a plan's evaluation is linear in it."""
-LEVEL_FLOOR_SHARE = 0.1
-"""The chance level never tightens below this share of the budget b: a window that overspent
-its budget twice over sizes for b / 10, about one more standard deviation of arrivals at the
-usual budgets (z(0.995) - z(0.95) = 0.93), not for an unreachable zero."""
 DISPERSION_FLOOR = 1.0
 """The arrivals' index of dispersion (variance / mean of per-second counts) never reads below
 Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
@@ -26,9 +22,6 @@ GROWTH_SIGMAS = 3.0
 """The backlog's growth since the last tick is read as arrivals (`drain.growth_arrival_rate`)
 only past this many standard deviations of the interval's arrivals and departures: a steady
 queue's jitter is not a surge."""
-LOOP_WINDOW_LEADS = 20.0
-"""The SLA loop's time constant, in units of L + S (core/sla_loop.py): 30 minutes at L = 60 s,
-S = 30 s, so the realized compliance reads many reactions, not one."""
 MAX_BURSTS = 6
 """Bursts remembered in the state item (onset epoch s, need, rate; core/onsets.py): a bound of
 the state's size, not a behaviour (the model reads the last three)."""
@@ -52,6 +45,8 @@ MECHANISMS: tuple[str, ...] = (
     "walk",
     "mean-landing",
     "release-now",
+    "loop",
+    "excused",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -68,7 +63,10 @@ re-order could land (`predictive.rise_slope`; off: the kept need and the trend a
 alone); "walk" lets the steady state run hot where the backlog's random walk over the reach
 stays within the SLA (`predictive._steady`; off: Erlang C alone); "mean-landing" counts ordered
 workers from their mean landing L + I / 2 (off: from L); "release-now" lets a release follow
-another without the configured scale-down cooldown (off: the cooldown holds)."""
+another without the configured scale-down cooldown (off: the cooldown holds); "loop" moves the
+chance level with the realized compliance (`chance_level`; off: the level is the budget b);
+"excused" keeps the reaction bound's late starts out of the level (core/sla_loop.py; off:
+every late start counts against the budget)."""
 
 
 class Knobs(NamedTuple):
@@ -95,8 +93,6 @@ class Knobs(NamedTuple):
     best offline choice); the interval is the time to see that the need came back."""
     budget: float
     """b = 1 - p: the share of jobs the SLA lets be late."""
-    level_floor: float
-    """The lowest chance level, LEVEL_FLOOR_SHARE x b."""
     correctable: bool
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
@@ -125,20 +121,21 @@ def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
         horizon_seconds=reach + settings.sla_seconds,
         delayed_off_seconds=reach,
         budget=budget,
-        level_floor=LEVEL_FLOOR_SHARE * budget,
         correctable=settings.sla_seconds > reach,
     )
 
 
-def chance_level(budget: float, started: float, late: float, floor: float) -> float:
-    """The chance constraint's level: the predicted miss share a plan may have, 0..2b.
+def chance_level(budget: float, started: float, late: float) -> float:
+    """The chance constraint's level: the predicted miss share a plan may have, 1 / n..2b.
 
     The SLA loop's only output. Over the loop's window (core/sla_loop.py, decayed counts of
     jobs `started` and of those `late`) the realized miss share m = late / started; the level
     is b + (b - m): what the window saved is spent, what it overspent is paid back, so the
     realized share settles at b. With fewer than 1 / b jobs counted (too few to tell a share of
-    b) it is b. Never below `floor`."""
+    b) it is b. Never below 1 / n, n the jobs counted: the least share the window can tell,
+    one of its jobs late."""
     if budget <= 0 or started * budget < 1.0:
         return budget
     level = 2.0 * budget - late / started
+    floor = 1.0 / started
     return level if level > floor else floor

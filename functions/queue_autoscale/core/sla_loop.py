@@ -8,8 +8,8 @@ Measurement. The counters carry, per second, the jobs started and the sum of the
 times (from the `started` events). A second whose mean pickup exceeds the SLA counts its starts
 as late (in a FIFO queue the starts of one second waited about equally long). Each second is
 counted once, when it is at least one evaluation interval old (so its counter has settled),
-into exponentially decaying sums with time constant W = 20 (L + S) (30 minutes at a lead L of
-60 s and an SLA S of 30 s): realized compliance = 1 - late / started.
+into exponentially decaying sums with time constant (L + S) / b (`window_seconds`): realized
+compliance = 1 - late / started.
 
 Excused misses: late starts counted within `reaction_seconds` (L + S + 2 intervals) of the last
 surge the fleet ordered for (`surge_at`) are the reaction bound's (jobs that arrived before
@@ -26,7 +26,6 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
-from queue_autoscale.core.predictive_knobs import LOOP_WINDOW_LEADS
 
 _SECOND = itemgetter(0)
 
@@ -48,8 +47,14 @@ class LoopReading(NamedTuple):
 
 
 def window_seconds(settings: QueueSettings) -> float:
-    """W: the time constant of the realized-compliance average, seconds."""
-    return LOOP_WINDOW_LEADS * (settings.provisioning_lead_seconds + settings.sla_seconds)
+    """The time constant of the realized-compliance average, seconds: (L + S) / b, b = 1 - p.
+
+    One reaction (a lead to act, an SLA to be late in) moves the realized miss share by at most
+    b even if every job in it was late, so the level answers the SLA's budget, not one burst:
+    30 minutes at L = 60 s, S = 30 s, p = 95 %; 2.5 hours at p = 99 %."""
+    budget = 1.0 - settings.percentile
+    reaction = settings.provisioning_lead_seconds + settings.sla_seconds
+    return reaction / budget if budget > 0 else math.inf  # no budget: nothing is forgotten
 
 
 def reaction_seconds(settings: QueueSettings) -> float:

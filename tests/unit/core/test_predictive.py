@@ -137,13 +137,14 @@ def test_the_cap_binds_and_says_so() -> None:
         pytest.param(1_000.0, 0.0, 0.10, id="none-late: spends the saved budget"),
         pytest.param(1_000.0, 50.0, 0.05, id="at-budget: the budget"),
         pytest.param(1_000.0, 80.0, 0.02, id="over-budget: pays it back"),
-        pytest.param(1_000.0, 500.0, 0.005, id="far-over: the floor"),
+        pytest.param(1_000.0, 500.0, 0.001, id="far-over: one job of those counted"),
+        pytest.param(100_000.0, 50_000.0, 0.00001, id="far-over, more counted: a finer floor"),
     ],
 )
 def test_chance_level_moves_with_realized_compliance(
     started: float, late: float, level: float
 ) -> None:
-    assert chance_level(0.05, started, late, 0.005) == pytest.approx(level)
+    assert chance_level(0.05, started, late) == pytest.approx(level)
 
 
 def test_a_tighter_level_after_misses_asks_for_more_workers() -> None:
@@ -154,11 +155,11 @@ def test_a_tighter_level_after_misses_asks_for_more_workers() -> None:
     late = tuple((int(NOW) - 200 + s, 20, 20 * 4_000) for s in range(180))
     d_fine = _decide(cfg=cfg, **STEADY_20, pickups=fine)
     d_late = _decide(cfg=cfg, **STEADY_20, pickups=late)
-    # THEN the level moves (10 % -> the 0.5 % floor) and only the level: 21 -> 22 (the walk's
-    # size at each level, below Erlang C's 22 -> 23)
-    assert (d_fine.raw_target, d_late.raw_target) == (21, 22)
+    # THEN the level moves (10 % -> its floor, one of the 3,600 jobs counted: 0.03 %) and only
+    # the level: 21 -> 23 (the walk's size at each level)
+    assert (d_fine.raw_target, d_late.raw_target) == (21, 23)
     assert "level 10.00%" in d_fine.reason
-    assert "level 0.50%" in d_late.reason  # the floor: b / 10
+    assert "level 0.03%" in d_late.reason
 
 
 def test_knobs_are_derived_from_lead_interval_and_sla() -> None:
@@ -329,6 +330,22 @@ def test_misses_no_order_can_prevent_are_excused_from_the_level() -> None:
     assert after.surge_at == NOW
     quiet = snapshot(arrival_rate=5.0, running=6, desired=6)
     assert decide_predictive(quiet, cfg, ControllerState("jobs"), NOW).state.surge_at is None
+
+
+def test_the_loop_and_its_excuse_switch_off_for_the_ablation() -> None:
+    # GIVEN a window of 10,000 jobs counted, 400 of them late, 200 of those the reaction bound's
+    state = ControllerState(
+        "jobs", realized_started=10_000.0, realized_late=400.0, realized_excused=200.0
+    )
+    snap = snapshot(**STEADY_20)
+    cfg = settings()  # b = 5 %
+
+    def level(*off: str) -> str:
+        return ablated(*off)(snap, cfg, state, NOW).decision.reason.split("level ")[1][:5]
+
+    # THEN the level spends what the window saved: 5 % + (5 % - 200 / 10,000) = 8 %; with
+    # every late start counted, 5 % + (5 % - 4 %) = 6 %; without the loop, the budget
+    assert (level(), level("excused"), level("loop")) == ("8.00%", "6.00%", "5.00%")
 
 
 def test_where_a_plan_is_corrected_within_the_sla_the_backlog_carries_the_noise() -> None:

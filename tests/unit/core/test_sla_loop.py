@@ -18,7 +18,7 @@ CFG = settings(
     provisioning_lead_seconds=60.0,
     evaluation_interval_seconds=10.0,
 )
-W = window_seconds(CFG)  # 20 x (60 + 30) = 1,800 s
+W = window_seconds(CFG)  # (60 + 30) / (1 - 0.99) = 9,000 s
 
 
 def _pickups(seconds: range, per_second: int, pickup_s: float) -> list[tuple[int, int, int]]:
@@ -41,9 +41,13 @@ def test_a_second_is_late_when_its_mean_pickup_exceeds_the_sla() -> None:
     assert late_starts(rows, 100, 102, 30.0) == (5, 0)  # only (100, 102]
 
 
-def test_window_is_derived_from_lead_and_sla() -> None:
-    assert W == 1800.0
-    assert window_seconds(settings(sla_seconds=300.0, provisioning_lead_seconds=60.0)) == 7200.0
+def test_window_is_derived_from_lead_sla_and_budget() -> None:
+    # (L + S) / b: one reaction all late moves the realized share by at most the budget b
+    assert window_seconds(CFG) == pytest.approx(9000.0)
+    loose = settings(sla_seconds=300.0, provisioning_lead_seconds=60.0, percentile=0.95)
+    assert window_seconds(loose) == pytest.approx(7200.0)
+    tight = settings(sla_seconds=30.0, provisioning_lead_seconds=60.0, percentile=0.999)
+    assert window_seconds(tight) == pytest.approx(90_000.0)
 
 
 def test_new_starts_are_counted_into_sums_decaying_over_the_window() -> None:
@@ -67,7 +71,7 @@ def test_the_default_policy_publishes_the_realized_compliance_and_its_level() ->
     plain = decide_default(snap, CFG, _state(), NOW)
     loaded = decide_default(snap, CFG, _state(started=1000.0, late=500.0), NOW)
     # THEN half the counted jobs late reads as 50 % compliance (both sums decay alike), and the
-    # level b + (b - m) = 0.01 + (0.01 - 0.5) is below its floor b / 10: 0.1 %
+    # level b + (b - m) = 0.01 + (0.01 - 0.5) is below its floor, one of the 1,000 jobs: 0.1 %
     assert loaded.decision.realized_compliance == pytest.approx(0.5)
     assert "level 0.10%: budget 1.00%, realized 50.00%" in loaded.decision.reason
     assert loaded.state.realized_late / loaded.state.realized_started == pytest.approx(0.5)
