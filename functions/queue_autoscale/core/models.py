@@ -285,10 +285,10 @@ class ControllerState:
     realized_through: float | None = None
     """The last counter second (epoch) the loop has counted."""
     bursts: tuple[Burst, ...] = ()
-    """The last burst onsets, oldest first, at most core.predictive_knobs.MAX_BURSTS."""
+    """The last burst onsets, oldest first, at most core.onsets.REMEMBERED."""
     burst_ends: tuple[float, ...] = ()
     """Epoch seconds the last bursts were seen to end, oldest first, at most
-    core.predictive_knobs.MAX_BURSTS (an end is seen even when its onset was not)."""
+    core.onsets.REMEMBERED (an end is seen even when its onset was not)."""
     surge_at: float | None = None
     """The last tick whose plan could not pick up a waiting job within the SLA whatever it
     ordered (epoch s; core/pickup.py `missing_anyway`): misses within the reaction time of it

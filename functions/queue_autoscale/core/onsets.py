@@ -30,7 +30,12 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from queue_autoscale.core.models import Burst, Sample
-from queue_autoscale.core.predictive_knobs import MAX_BURSTS
+
+REMEMBERED = 3
+"""Onsets and ends the state keeps: what the model reads, so no decision depends on it. The
+model takes the period from the last two onsets and back-tests it on the one before; the
+back-test reads the last two ends before the last onset, and at most one end follows it (one
+per onset)."""
 
 
 class Surge(NamedTuple):
@@ -92,7 +97,7 @@ def update(  # noqa: PLR0913 - the tick's measures, computed once
         quiet = low + noise(low)
         if rate - noise(rate) > serves(quiet):
             began = _last_sample(samples, lambda r: r <= quiet)
-            kept = (*kept, Burst(now if began is None else began, 0, rate))[-MAX_BURSTS:]
+            kept = (*kept, Burst(now if began is None else began, 0, rate))[-REMEMBERED:]
             return Onsets(kept, over, forecast(kept, over, reach, now))
     if last is not None and rate > last.rate:
         kept = (*kept[:-1], last._replace(rate=rate))
@@ -101,7 +106,7 @@ def update(  # noqa: PLR0913 - the tick's measures, computed once
         busy = high - noise(high)
         if serves(rate + noise(rate)) < busy:
             stamp = _last_sample(samples, lambda r: r >= busy)
-            over = (*over, now if stamp is None else stamp)[-MAX_BURSTS:]
+            over = (*over, now if stamp is None else stamp)[-REMEMBERED:]
     return Onsets(kept, over, forecast(kept, over, reach, now))
 
 

@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from queue_autoscale.core.models import Order
-from queue_autoscale.core.predictive_knobs import MAX_ORDERS
+
+
+def kept_limit(landing: float, interval: float) -> int:
+    """The orders `placed` keeps apart: ceil(landing / interval), at least 1, where `landing`
+    (s) is what `landings` is given and `interval` (s) the least time between two ticks (one
+    order a tick at most). Of one more than that, the two oldest were placed at least
+    landing - interval before this tick, so at the next they have both landed or are overdue
+    (0 s to land): merged, they land as they did apart. The bound changes no decision; it keeps
+    the state's size to what the lead and interval need."""
+    return max(1, math.ceil(landing / interval))
 
 
 def outstanding(orders: Sequence[Order], pending: int) -> tuple[Order, ...]:
@@ -58,10 +67,11 @@ def landings(
 
 
 def placed(
-    orders: Sequence[Order], pending: int, current: int, target: int, now: float
+    orders: Sequence[Order], pending: int, current: int, target: int, now: float, limit: int
 ) -> tuple[Order, ...]:
     """The orders after this tick set the desired count from `current` to `target`: the
-    pending ones, one more for a scale-up, the newest cancelled first for a scale-in."""
+    pending ones, one more for a scale-up, the newest cancelled first for a scale-in. Past
+    `limit` (`kept_limit`) the two oldest merge, at the later one's time."""
     kept = list(outstanding(orders, pending))
     if target > current:
         kept.append(Order(now, target - current))
@@ -71,7 +81,7 @@ def placed(
         if last.workers > cancel:
             kept.append(Order(last.at, last.workers - cancel))
         cancel -= last.workers
-    while len(kept) > MAX_ORDERS:
+    while len(kept) > limit:
         first, second = kept[0], kept[1]
         kept[:2] = [Order(second.at, first.workers + second.workers)]
     return tuple(kept)
@@ -80,8 +90,9 @@ def placed(
 def orders_from_rows(rows: Any) -> tuple[Order, ...]:
     """Orders from the state item's [placed epoch s, workers] rows, oldest first. A row that is
     not two finite numbers with at least one worker is dropped, and anything but a list of rows
-    reads as none (the pending workers then land a lead after the last scale-up); at most
-    MAX_ORDERS, the newest."""
+    reads as none (the pending workers then land a lead after the last scale-up). Every valid
+    row is kept: the item is the controller's own write (`placed` keeps `kept_limit` orders),
+    and the store bounds its size, as it does the samples'."""
     if not isinstance(rows, list | tuple):
         return ()
     out = []
@@ -93,7 +104,7 @@ def orders_from_rows(rows: Any) -> tuple[Order, ...]:
         if math.isfinite(at) and workers >= 1:
             out.append(Order(at, workers))
     out.sort(key=lambda o: o.at)
-    return tuple(out[-MAX_ORDERS:])
+    return tuple(out)
 
 
 def _within(seconds: float, lead: float) -> float:

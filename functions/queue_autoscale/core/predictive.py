@@ -196,7 +196,14 @@ def decide_predictive(
         "surge_at": now if plans.missing_anyway else state.surge_at,
         "bursts": reading.bursts,
         "burst_ends": reading.ends,
-        "orders": orders.placed(state.orders, fleet.pending, m.current, target, now),
+        "orders": orders.placed(
+            state.orders,
+            fleet.pending,
+            m.current,
+            target,
+            now,
+            orders.kept_limit(k.landing_seconds, settings.evaluation_interval_seconds),
+        ),
     }
     history = onsets.history_seconds(snapshot.rate_window_seconds, k.reach_seconds)
     after = next_state(state, settings, now, m, remembered, decision, loop_state, history)

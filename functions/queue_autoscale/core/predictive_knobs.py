@@ -22,14 +22,6 @@ GROWTH_SIGMAS = 3.0
 """The backlog's growth since the last tick is read as arrivals (`drain.growth_arrival_rate`)
 only past this many standard deviations of the interval's arrivals and departures: a steady
 queue's jitter is not a surge."""
-MAX_BURSTS = 6
-"""Bursts remembered in the state item (onset epoch s, need, rate; core/onsets.py): a bound of
-the state's size, not a behaviour (the model reads the last three)."""
-MAX_ORDERS = 16
-"""Orders remembered in the state item (core/orders.py): a bound of its size, not a behaviour
-(one order a tick at most, and only pending ones are kept: L / I of them at a lead of L and an
-interval of I). Past it the two oldest merge, at the later one's time (they land no earlier)."""
-
 ABLATED_DOWN_COOLDOWN_SECONDS = 60.0
 """Read only with "release-now" switched off, for the ablation: the scale-down cooldown a
 release then waits, s. Production never reads it."""

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from queue_autoscale.core.models import Burst, ControllerState, Sample, TrendModel
+from queue_autoscale.core.onsets import REMEMBERED
 from queue_autoscale.core.orders import orders_from_rows
-from queue_autoscale.core.predictive_knobs import MAX_BURSTS
 
 
 def state_to_dict(state: ControllerState) -> dict[str, Any]:
@@ -72,8 +72,8 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         realized_late=float(data.get("realized_late") or 0.0),
         realized_excused=float(data.get("realized_excused") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
-        bursts=tuple(_burst(row) for row in data.get("bursts") or [])[-MAX_BURSTS:],
-        burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-MAX_BURSTS:],
+        bursts=tuple(_burst(row) for row in data.get("bursts") or [])[-REMEMBERED:],
+        burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-REMEMBERED:],
         surge_at=_opt_float(data.get("surge_at")),
         orders=orders_from_rows(data.get("orders") or []),
     )

@@ -6,12 +6,13 @@ import math
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from queue_autoscale.core import ControllerState, Sample
 from queue_autoscale.core.models import Burst
-from queue_autoscale.core.onsets import forecast, update
+from queue_autoscale.core.onsets import REMEMBERED, forecast, update
 from queue_autoscale.core.predictive import ablated, decide_predictive
-from queue_autoscale.core.predictive_knobs import MAX_BURSTS
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, settings, snapshot
 
@@ -114,11 +115,35 @@ def test_an_overdue_burst_fails_the_model_and_a_predicted_one_holds_its_rate() -
 
 
 def test_memory_is_bounded() -> None:
-    bursts = tuple(Burst(NOW - 10_000.0 + 900.0 * k, 0, 40.0) for k in range(MAX_BURSTS))
+    bursts = tuple(Burst(NOW - 10_000.0 + 900.0 * k, 0, 40.0) for k in range(REMEMBERED))
     samples = _samples([2.0] * 18, NOW - 10.0)
     over = (NOW - 5000.0,)  # the last burst ended
     reading = update(bursts, over, samples, 40.0, _noise, _serves, REACH, WINDOW, NOW)
-    assert len(reading.bursts) == MAX_BURSTS and reading.bursts[-1].at == NOW - 10.0
+    assert len(reading.bursts) == REMEMBERED and reading.bursts[-1].at == NOW - 10.0
+
+
+@given(
+    gaps=st.lists(st.floats(1.0, 3_000.0), min_size=1, max_size=12),
+    ended=st.lists(st.booleans(), min_size=12, max_size=12),
+    since=st.floats(0.0, 4_000.0),
+)
+def test_what_is_forgotten_changes_no_forecast(
+    gaps: list[float], ended: list[bool], since: float
+) -> None:
+    """Any history `update` can write (onsets in time order, at most one end after each, and
+    one before the first): the forecast from the last `REMEMBERED` onsets and ends is the
+    forecast from all of them."""
+    bursts: list[Burst] = []
+    ends: list[float] = []
+    at = NOW - 40_000.0
+    for k, gap in enumerate(gaps):
+        at += gap
+        if ended[k] and (not bursts or not ends or ends[-1] < bursts[-1].at):
+            ends.append(at - gap / 2.0)  # after the last onset, or before any
+        bursts.append(Burst(at, 0, 10.0 + k))
+    now = at + since
+    whole = forecast(bursts, ends, REACH, now)
+    assert forecast(bursts[-REMEMBERED:], ends[-REMEMBERED:], REACH, now) == whole
 
 
 def test_a_burst_rate_survives_the_state_item() -> None:

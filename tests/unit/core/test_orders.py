@@ -6,16 +6,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from queue_autoscale.core.models import ControllerState, Order
 from queue_autoscale.core.orders import (
+    kept_limit,
     landings,
     orders_from_rows,
     outstanding,
     placed,
 )
 from queue_autoscale.core.pickup import Fleet, starts_by
-from queue_autoscale.core.predictive_knobs import MAX_ORDERS
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 
 NOW = 10_000.0
@@ -65,20 +67,68 @@ def test_cancelling_a_plan_keeps_the_soonest_landing() -> None:
 
 def test_placed_adds_a_scale_up_and_cancels_the_newest_first() -> None:
     orders = (Order(NOW - 40.0, 6), Order(NOW - 20.0, 4))
-    assert placed(orders, 10, 15, 18, NOW) == (*orders, Order(NOW, 3))
-    assert placed(orders, 10, 15, 9, NOW) == (Order(NOW - 40.0, 4),)
-    assert placed(orders, 10, 15, 4, NOW) == ()
-    assert placed(orders, 7, 12, 12, NOW) == (Order(NOW - 40.0, 3), Order(NOW - 20.0, 4))
+    assert placed(orders, 10, 15, 18, NOW, 8) == (*orders, Order(NOW, 3))
+    assert placed(orders, 10, 15, 9, NOW, 8) == (Order(NOW - 40.0, 4),)
+    assert placed(orders, 10, 15, 4, NOW, 8) == ()
+    assert placed(orders, 7, 12, 12, NOW, 8) == (Order(NOW - 40.0, 3), Order(NOW - 20.0, 4))
 
 
-def test_the_orders_kept_are_bounded() -> None:
+def test_the_orders_kept_are_bounded_by_the_lead_and_interval() -> None:
+    # GIVEN a landing of 65 s (L 60 s + I / 2) and a tick every 10 s: 7 orders kept apart
+    limit = kept_limit(65.0, 10.0)
+    assert limit == 7 and kept_limit(3_630.0, 5.0) == 726 and kept_limit(0.0, 10.0) == 1
     orders: tuple[Order, ...] = ()
+    # WHEN 40 ticks in a row each order one more worker and none has started
     for tick in range(40):
         pending = sum(o.workers for o in orders)
-        orders = placed(orders, pending, pending, pending + 1, NOW + tick)
-    assert len(orders) == MAX_ORDERS
+        orders = placed(orders, pending, pending, pending + 1, NOW + 10.0 * tick, limit)
+    # THEN 7 are kept, the oldest holding the 34 workers of the orders it merged
+    assert len(orders) == limit
     assert sum(o.workers for o in orders) == 40
-    assert orders[0] == Order(NOW + 40 - MAX_ORDERS, 40 - MAX_ORDERS + 1)
+    assert orders[0] == Order(NOW + 10.0 * (40 - limit), 40 - limit + 1)
+
+
+def _by_landing(groups: tuple[tuple[int, float], ...]) -> dict[float, int]:
+    """Workers landing at each time (s from now)."""
+    out: dict[float, int] = {}
+    for workers, seconds in groups:
+        out[seconds] = out.get(seconds, 0) + workers
+    return out
+
+
+@settings(max_examples=300)
+@example(landing=65.0, interval=10.0, ticks=[(0.0, 1, 1.0)] * 9)  # every order still pending
+@given(
+    landing=st.floats(0.0, 700.0),
+    interval=st.floats(1.0, 60.0),
+    ticks=st.lists(
+        st.tuples(
+            st.floats(0.0, 1.0), st.integers(-2, 8), st.one_of(st.just(1.0), st.floats(0.0, 1.0))
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+)
+def test_merging_past_the_limit_changes_no_landing(
+    landing: float, interval: float, ticks: list[tuple[float, int, float]]
+) -> None:
+    """Ticks at least an interval apart, any scale-ups and -ins and any pending count: the
+    workers landing at each time are the same from the bounded orders as from all of them."""
+    limit = kept_limit(landing, interval)
+    bounded: tuple[Order, ...] = ()
+    whole: tuple[Order, ...] = ()
+    now = NOW
+    current = 0
+    for late, step, share in ticks:
+        now += interval * (1.0 + late)
+        pending = round(current * share)
+        lands = landings(bounded, pending, landing, None, now)
+        assert _by_landing(lands) == _by_landing(landings(whole, pending, landing, None, now))
+        target = max(0, current + step)
+        bounded = placed(bounded, pending, current, target, now, limit)
+        whole = placed(whole, pending, current, target, now, 10_000)
+        assert len(bounded) <= limit
+        current = target
 
 
 @pytest.mark.parametrize(
