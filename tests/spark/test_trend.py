@@ -134,22 +134,26 @@ def test_hourly_rates_fill_quiet_hours_with_zero(spark) -> None:
 
 
 def test_the_job_reports_the_backtest_and_the_gate_per_queue() -> None:
-    # GIVEN three queues' models: one 25% better than seasonal-naive, one 5%, one unscored
+    # GIVEN four queues' models: 25% and 5% better than seasonal-naive, 5% worse, unscored
     models = [
         TrendModel("web", 0.0, 1.0, 0.0, mase=0.6, naive_mase=0.8),
         TrendModel("batch", 0.0, 1.0, 0.0, mase=0.95, naive_mase=1.0),
+        TrendModel("slow", 0.0, 1.0, 0.0, mase=1.05, naive_mase=1.0),
         TrendModel("new", 0.0, 1.0, 0.0),
     ]
     # WHEN reported
-    rows = backtest_rows(models, {"web": 168, "batch": 168})
+    rows = backtest_rows(models, {"web": 168, "batch": 168, "slow": 168})
     lines = backtest_lines(rows)
-    # THEN only the first may raise capacity, with weight = its skill, and each has its line
+    # THEN the two better than naive may raise capacity, each weighted by its skill, and each
+    # queue has its line
     assert [(row["queue"], row["raises_capacity"]) for row in rows] == [
         ("web", True),
-        ("batch", False),
+        ("batch", True),
+        ("slow", False),
         ("new", False),
     ]
     assert rows[0]["weight"] == pytest.approx(0.25)
     assert lines[2].split() == ["web", "168", "0.600", "0.800", "0.25", "yes"]
-    assert lines[3].split() == ["batch", "168", "0.950", "1.000", "0.00", "no"]
-    assert lines[4].split() == ["new", "0", "-", "-", "0.00", "no"]
+    assert lines[3].split() == ["batch", "168", "0.950", "1.000", "0.05", "yes"]
+    assert lines[4].split() == ["slow", "168", "1.050", "1.000", "0.00", "no"]
+    assert lines[5].split() == ["new", "0", "-", "-", "0.00", "no"]

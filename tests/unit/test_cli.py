@@ -305,7 +305,7 @@ def test_explain_reads_the_snapshots_queue_from_trend_fits_model_file(tmp_path: 
         "level": 50.0,
         "slope_per_hour": 0.0,
         "seasonal": [1.0] * 168,
-        "mase": 0.1,
+        "mase": 0.2,
         "naive_mase": 1.0,
     }
     models = tmp_path / "trend_model.json"
@@ -323,8 +323,8 @@ def test_explain_reads_the_snapshots_queue_from_trend_fits_model_file(tmp_path: 
         "--json",
     )
 
-    # THEN the queue's own model drives the trend: skill 1 - 0.1 / 1.0 = 0.9, capped at the
-    # weight 0.8, forecasts 4 + 0.8 x (50 - 4) = 40.8 jobs/s; at 5 jobs/s a worker that is 8.16
+    # THEN the queue's own model drives the trend: its skill 1 - 0.2 / 1.0 = 0.8 is its
+    # weight, and forecasts 4 + 0.8 x (50 - 4) = 40.8 jobs/s; at 5 jobs/s a worker that is 8.16
     # busy workers, and 8 run hot (docs/decision.md, section 3): the load's lower bound, 40.8 -
     # 1.645 sqrt(2 x 40.8 / 300) = 39.9 jobs/s, rounds up to 8, and over the reach (70 s) at
     # 40.8 + 1.645 sqrt(40.8 / 300) = 41.4 jobs/s their backlog walks from 100 to 100 + 1.4 x

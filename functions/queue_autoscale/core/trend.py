@@ -171,25 +171,18 @@ def model_rate(model: TrendModel, at: float) -> float:
     return max(0.0, level * factor)
 
 
-MODEL_GATE = 0.10
-"""The seasonal model counts only where its back-tested MASE is at least this fraction below
-the seasonal-naive forecast's (issue 15: a forecast that earns its place)."""
-MODEL_MAX_WEIGHT = 0.8
-"""The model's weight never exceeds this, so the live line still reacts to surprises."""
-
-
 def model_weight(model: TrendModel) -> float:
-    """How much the seasonal model counts in the blend (0..MODEL_MAX_WEIGHT).
+    """How much the seasonal model counts in the blend, 0..1: its skill.
 
-    Its skill is 1 - MASE / naive MASE from `trend_fit`'s back-test on held-out weeks: 0 for a
-    model no better than repeating last week, 0.5 for one with half its error. A skill below
-    MODEL_GATE, or a model without a back-test, gets no weight.
+    The skill is 1 - MASE / naive MASE from `trend_fit`'s back-test on held-out weeks: the share
+    of repeating last week's error the model removed. 0 for a model no better than repeating
+    last week (or without a back-test), 0.5 for one with half its error. A model that removed
+    little error counts little, so no threshold is needed; and the blend never lowers the live
+    forecast, so no cap is needed to keep the live line reacting to a rise.
     """
     if model.mase is None or model.naive_mase is None or model.naive_mase <= 0:
         return 0.0
-    if model.mase > (1.0 - MODEL_GATE) * model.naive_mase:
-        return 0.0
-    return min(MODEL_MAX_WEIGHT, 1.0 - model.mase / model.naive_mase)
+    return max(0.0, 1.0 - model.mase / model.naive_mase)
 
 
 def linear_forecast_rate(
@@ -222,7 +215,7 @@ def persistent_forecast_rate(
 
 def _blend(live: float, model: TrendModel | None, at: float) -> float:
     """The live forecast weighted against the seasonal model's rate at epoch second `at` by the
-    model's back-tested skill (`model_weight`: only a model that passed the MASE gate), jobs/s;
+    model's back-tested skill (`model_weight`: 0 for a model no better than naive), jobs/s;
     the model only ever raises it."""
     if model is None:
         return live

@@ -335,13 +335,15 @@ def test_seasonal_model_blends_into_the_forecast() -> None:
 @pytest.mark.parametrize(
     ("mase", "naive_mase", "expected"),
     [
-        (0.9, 1.0, 10.0 + 0.1 * 20.0),  # skill 0.10: at the gate, weight 0.1 -> 12 jobs/s
-        (0.91, 1.0, 10.0),  # skill 0.09: below the gate, the live forecast alone
+        (0.9, 1.0, 10.0 + 0.1 * 20.0),  # skill 0.10: weight 0.1 -> 12 jobs/s
+        (0.95, 1.0, 10.0 + 0.05 * 20.0),  # skill 0.05: a little better, counts a little
+        (1.0, 1.0, 10.0),  # no better than repeating last week: the live forecast alone
+        (1.2, 1.0, 10.0),  # worse than naive: no weight, not a negative one
         (None, 1.0, 10.0),  # no back-test (an item of the older MAPE form parses so)
-        (0.0, 1.0, 0.2 * 10.0 + 0.8 * 30.0),  # perfect: the weight stops at 0.8
+        (0.0, 1.0, 30.0),  # perfect: the model's rate, which the live one could still exceed
     ],
 )
-def test_seasonal_model_counts_only_past_the_mase_gate(
+def test_seasonal_model_counts_by_its_skill(
     mase: float | None, naive_mase: float, expected: float
 ) -> None:
     # GIVEN a model forecasting 30 jobs/s in 90 s (the lead) against a live 10 jobs/s
@@ -349,7 +351,7 @@ def test_seasonal_model_counts_only_past_the_mase_gate(
     seasonal[hour_of_week(NOW + 90)] = 3.0
     model = TrendModel("jobs", NOW, 10.0, 0.0, tuple(seasonal), mase=mase, naive_mase=naive_mase)
     snap = snapshot(arrival_rate=10.0, running=12, desired=12)
-    # WHEN deciding THEN the model counts by its skill, and not at all below a 10% MASE gain
+    # WHEN deciding THEN the model counts by its skill, and not at all without one
     d = decide_default(snap, settings(), ControllerState("jobs"), NOW, model).decision
     assert d.forecast_rate == pytest.approx(expected)
 
