@@ -53,6 +53,9 @@ from queue_autoscale.core.trend import (
 )
 
 POLICY = "predictive"
+POISSON = 1.0
+"""Poisson arrivals' index of dispersion (variance / mean of per-second counts): the model the
+arrivals are read as until the window shows otherwise (`_within_dispersion`)."""
 TAIL_SIGMAS = 10.0
 """The reason's steady-state tail is evaluated at most this many sqrt(load) servers above the
 load (`_steady_tail`): a cost bound of the words, no decision reads it."""
@@ -115,7 +118,7 @@ def decide_predictive(
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
     level = knobs.chance_level(k.budget, loop.started, late) if "loop" not in off else k.budget
-    dispersion = _within_dispersion(snapshot)
+    dispersion = _within_dispersion(snapshot, settings.percentile)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
@@ -390,25 +393,35 @@ def _kept(
     return _steady(high, m, settings, dispersion, level, cap, sizing)
 
 
-def _within_dispersion(snapshot: QueueSnapshot) -> float:
-    """The arrivals' index of dispersion around their own level, at least DISPERSION_FLOOR.
+def _within_dispersion(snapshot: QueueSnapshot, percentile: float) -> float:
+    """The arrivals' index of dispersion around their own level: Poisson's 1 unless the window
+    shows otherwise.
 
     The snapshot's is the variance of the per-second counts over the long window W over their
     mean. When the rate moved within the window (a step, a burst's end), part of that variance
     is the move, not noise: with the short window's rate over its last w seconds and the rest's
     rate over the W - w before, the law of total variance takes out the between part,
-    (w / W) (short - long)^2 + ((W - w) / W) (rest - long)^2."""
+    (w / W) (short - long)^2 + ((W - w) / W) (rest - long)^2.
+
+    Above 1 it is read as measured (the cautious side). Below 1, a stream smoother than Poisson
+    is assumed only where the window shows it beyond z of the percentile of its sampling error:
+    over W seconds of Poisson counts at lambda jobs/s (fourth central moment lambda + 3
+    lambda^2), D has standard deviation sqrt((2 + 1 / lambda) / W)."""
     measured = snapshot.arrival_dispersion
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     if measured is None or not math.isfinite(measured):
-        return knobs.DISPERSION_FLOOR
+        return POISSON
     span, recent = snapshot.rate_window_seconds, snapshot.short_window_seconds
-    if long is None or short is None or not long > 0 or not span > recent:
-        return max(knobs.DISPERSION_FLOOR, measured)
-    rest = (span * long - recent * short) / (span - recent)
-    between = (recent * (short - long) ** 2 + (span - recent) * (rest - long) ** 2) / span
-    within = (measured * long - between) / long
-    return within if within > knobs.DISPERSION_FLOOR else knobs.DISPERSION_FLOOR
+    within = measured
+    if long is not None and short is not None and long > 0 and span > recent:
+        rest = (span * long - recent * short) / (span - recent)
+        between = (recent * (short - long) ** 2 + (span - recent) * (rest - long) ** 2) / span
+        within = (measured * long - between) / long
+    if within >= POISSON:
+        return within
+    error = math.sqrt((2.0 + 1.0 / long) / span) if long and long > 0 and span > 0 else math.inf
+    smoother = within < POISSON - walk_quantile(percentile) * error
+    return max(within, 0.0) if smoother else POISSON
 
 
 def _sizing_rate(

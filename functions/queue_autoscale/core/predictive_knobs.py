@@ -15,9 +15,6 @@ COHORT_POINTS = 12
 """Deadline cohorts the pickup prediction evaluates over the horizon (a resolution, not a
 behaviour): with L = 60 s, I = 10 s and S = 30 s one cohort per 8.3 s of deadlines, finer than
 an interval. The cost of a plan's evaluation is linear in it."""
-DISPERSION_FLOOR = 1.0
-"""The arrivals' index of dispersion (variance / mean of per-second counts) never reads below
-Poisson's 1: a smoother stream is not assumed on a short window's evidence."""
 GROWTH_SIGMAS = 3.0
 """The backlog's growth since the last tick is read as arrivals (`drain.growth_arrival_rate`)
 only past this many standard deviations of the interval's arrivals and departures: a steady

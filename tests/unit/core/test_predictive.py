@@ -255,6 +255,30 @@ def test_a_step_within_the_window_is_not_read_as_dispersion() -> None:
     assert "dispersion 4.00" in noisy.reason
 
 
+@pytest.mark.parametrize(
+    ("measured", "percentile", "read"),
+    [
+        (0.90, 0.95, 1.00),  # within 1.64 sd of Poisson's 1: noise, read as Poisson
+        (0.80, 0.95, 0.80),  # 2.4 sd below 1: a smoother stream, read as measured
+        (0.80, 0.999, 1.00),  # at p99.9 (z = 3.09) the same window is not evidence enough
+        (0.20, 0.999, 0.20),  # a metronome-like producer is, at any percentile
+        (1.10, 0.999, 1.10),  # above 1 it is read as measured, the cautious side
+    ],
+)
+def test_a_stream_is_read_smoother_than_poisson_only_beyond_its_sampling_error(
+    measured: float, percentile: float, read: float
+) -> None:
+    # GIVEN 300 s of arrivals at 18 jobs/s, flat (no step to take out), whose per-second counts
+    # show `measured` variance / mean: for Poisson counts that estimate has a standard
+    # deviation of sqrt((2 + 1 / 18) / 300) = 0.083
+    cfg = replace(settings(), percentile=percentile)
+    flat = {"arrival_rate": 18.0, "arrival_rate_short": 18.0, "running": 20, "desired": 20}
+    # WHEN the plan reads the dispersion
+    d = _decide(cfg=cfg, arrival_dispersion=measured, **flat)
+    # THEN it is Poisson's 1 unless the window shows otherwise past z of the percentile
+    assert f"dispersion {read:.2f}" in d.reason
+
+
 def test_backlog_growth_since_the_last_tick_raises_the_plan_at_once() -> None:
     # GIVEN the rate windows still at 2 jobs/s, 3 workers, and 1,000 jobs waiting that were
     # not there 10 s ago (a step the windows have not seen yet)
