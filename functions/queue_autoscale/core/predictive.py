@@ -412,14 +412,16 @@ def _within_dispersion(snapshot: QueueSnapshot, percentile: float) -> float:
     if measured is None or not math.isfinite(measured):
         return POISSON
     span, recent = snapshot.rate_window_seconds, snapshot.short_window_seconds
+    if long is None or not long > 0 or not span > 0:
+        return max(measured, POISSON)  # no rate to judge a smoother stream's evidence by
     within = measured
-    if long is not None and short is not None and long > 0 and span > recent:
+    if short is not None and span > recent:
         rest = (span * long - recent * short) / (span - recent)
         between = (recent * (short - long) ** 2 + (span - recent) * (rest - long) ** 2) / span
         within = (measured * long - between) / long
     if within >= POISSON:
         return within
-    error = math.sqrt((2.0 + 1.0 / long) / span) if long and long > 0 and span > 0 else math.inf
+    error = math.sqrt((2.0 + 1.0 / long) / span)
     smoother = within < POISSON - walk_quantile(percentile) * error
     return max(within, 0.0) if smoother else POISSON
 
