@@ -7,6 +7,7 @@ workload. docs/decision.md explains each with its formula.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from queue_autoscale.core.models import QueueSettings
@@ -96,6 +97,31 @@ def down_cooldown(off: frozenset[str] = frozenset()) -> float:
     after a release only holds workers the plan no longer needs (after a drain, the in-flight
     floor it left goes a tick later, not a cooldown later). Off, `ABLATED_DOWN_COOLDOWN_SECONDS`."""
     return ABLATED_DOWN_COOLDOWN_SECONDS if "release-now" in off else 0.0
+
+
+def loop_window_seconds(settings: QueueSettings) -> float:
+    """The time constant of the realized-compliance average (core/sla_loop.py), seconds:
+    (L + S) / b, b = 1 - p.
+
+    One reaction (a lead to act, an SLA to be late in) moves the realized miss share by at most
+    b even if every job in it was late, so the level answers the SLA's budget, not one burst:
+    30 minutes at L = 60 s, S = 30 s, p = 95 %; 2.5 hours at p = 99 %. Infinite without a
+    budget: nothing is forgotten."""
+    budget = 1.0 - settings.percentile
+    reaction = settings.provisioning_lead_seconds + settings.sla_seconds
+    return reaction / budget if budget > 0 else math.inf
+
+
+def excused_seconds(settings: QueueSettings) -> float:
+    """How long after a surge the fleet ordered for late starts are the reaction bound's
+    (core/sla_loop.py), seconds: L + S + 2 I. A job that arrived when the onset showed waits for
+    workers ordered at that tick or the next, a lead later, and is late once it has waited an
+    SLA."""
+    return (
+        settings.provisioning_lead_seconds
+        + settings.sla_seconds
+        + 2.0 * settings.evaluation_interval_seconds
+    )
 
 
 def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:

@@ -8,13 +8,14 @@ Measurement. The counters carry, per second, the jobs started and the sum of the
 times (from the `started` events). A second whose mean pickup exceeds the SLA counts its starts
 as late (in a FIFO queue the starts of one second waited about equally long). Each second is
 counted once, when it is at least one evaluation interval old (so its counter has settled),
-into exponentially decaying sums with time constant (L + S) / b (`window_seconds`): realized
-compliance = 1 - late / started.
+into exponentially decaying sums with time constant (L + S) / b
+(`predictive_knobs.loop_window_seconds`): realized compliance = 1 - late / started.
 
-Excused misses: late starts counted within `reaction_seconds` (L + S + 2 intervals) of the last
-surge the fleet ordered for (`surge_at`) are the reaction bound's (jobs that arrived before
-workers ordered at the surge could land); they lower the published compliance but are kept in
-their own decayed sum, so the chance level does not rise on misses no fleet could prevent.
+Excused misses: late starts counted within L + S + 2 intervals
+(`predictive_knobs.excused_seconds`) of the last surge the fleet ordered for (`surge_at`) are
+the reaction bound's (jobs that arrived before workers ordered at the surge could land); they
+lower the published compliance but are kept in their own decayed sum, so the chance level does
+not rise on misses no fleet could prevent.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
+from queue_autoscale.core.predictive_knobs import excused_seconds, loop_window_seconds
 
 _SECOND = itemgetter(0)
 
@@ -42,30 +44,8 @@ class LoopReading(NamedTuple):
     compliance: float | None
     """1 - late / started, None before any start was counted."""
     excused: float = 0.0
-    """Decayed count of the late jobs started within `reaction_seconds` of a surge: the
+    """Decayed count of the late jobs started within `excused_seconds` of a surge: the
     reaction bound's misses, counted in the compliance but not in the chance level."""
-
-
-def window_seconds(settings: QueueSettings) -> float:
-    """The time constant of the realized-compliance average, seconds: (L + S) / b, b = 1 - p.
-
-    One reaction (a lead to act, an SLA to be late in) moves the realized miss share by at most
-    b even if every job in it was late, so the level answers the SLA's budget, not one burst:
-    30 minutes at L = 60 s, S = 30 s, p = 95 %; 2.5 hours at p = 99 %."""
-    budget = 1.0 - settings.percentile
-    reaction = settings.provisioning_lead_seconds + settings.sla_seconds
-    return reaction / budget if budget > 0 else math.inf  # no budget: nothing is forgotten
-
-
-def reaction_seconds(settings: QueueSettings) -> float:
-    """How long after a burst onset late starts are the reaction bound's, seconds: lead + SLA +
-    two intervals (a job that arrived when the onset showed waits for workers ordered at that
-    tick or the next, a lead later, and is late once it has waited an SLA)."""
-    return (
-        settings.provisioning_lead_seconds
-        + settings.sla_seconds
-        + 2.0 * settings.evaluation_interval_seconds
-    )
 
 
 def late_starts(
@@ -91,9 +71,9 @@ def update(
     surge_at: float | None = None,
 ) -> LoopReading:
     """Count the newly settled seconds and decay the sums. `pickups` is the snapshot's, in
-    time order. Late starts within `reaction_seconds` of `surge_at` (the last surge ordered
+    time order. Late starts within `excused_seconds` of `surge_at` (the last surge ordered
     for, epoch s) are excused: the reaction bound's, not the sizing's."""
-    window = window_seconds(settings)
+    window = loop_window_seconds(settings)
     settle = settings.evaluation_interval_seconds
     until = math.floor(now - settle)
     through = state.realized_through
@@ -121,10 +101,10 @@ def _excused(
     settings: QueueSettings,
 ) -> int:
     """Late starts among the seconds counted now, (through, until], that started within
-    `reaction_seconds` of the last surge (`surge_at`, epoch s; None: none)."""
+    `excused_seconds` of the last surge (`surge_at`, epoch s; None: none)."""
     if surge_at is None:
         return 0
     first = math.ceil(surge_at) - 1.0  # late_starts counts seconds after `first`
     after = first if through is None else max(through, first)
-    last = min(float(until), float(math.floor(surge_at + reaction_seconds(settings))))
+    last = min(float(until), float(math.floor(surge_at + excused_seconds(settings))))
     return late_starts(rows, after, last, settings.sla_seconds)[1] if last > after else 0

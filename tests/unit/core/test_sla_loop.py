@@ -8,7 +8,8 @@ import math
 import pytest
 
 from queue_autoscale.core import ControllerState, Sample
-from queue_autoscale.core.sla_loop import late_starts, reaction_seconds, update, window_seconds
+from queue_autoscale.core.predictive_knobs import excused_seconds, loop_window_seconds
+from queue_autoscale.core.sla_loop import late_starts, update
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, decide_default, settings, snapshot
 
@@ -18,7 +19,7 @@ CFG = settings(
     provisioning_lead_seconds=60.0,
     evaluation_interval_seconds=10.0,
 )
-W = window_seconds(CFG)  # (60 + 30) / (1 - 0.99) = 9,000 s
+W = loop_window_seconds(CFG)  # (60 + 30) / (1 - 0.99) = 9,000 s
 
 
 def _pickups(seconds: range, per_second: int, pickup_s: float) -> list[tuple[int, int, int]]:
@@ -43,11 +44,11 @@ def test_a_second_is_late_when_its_mean_pickup_exceeds_the_sla() -> None:
 
 def test_window_is_derived_from_lead_sla_and_budget() -> None:
     # (L + S) / b: one reaction all late moves the realized share by at most the budget b
-    assert window_seconds(CFG) == pytest.approx(9000.0)
+    assert loop_window_seconds(CFG) == pytest.approx(9000.0)
     loose = settings(sla_seconds=300.0, provisioning_lead_seconds=60.0, percentile=0.95)
-    assert window_seconds(loose) == pytest.approx(7200.0)
+    assert loop_window_seconds(loose) == pytest.approx(7200.0)
     tight = settings(sla_seconds=30.0, provisioning_lead_seconds=60.0, percentile=0.999)
-    assert window_seconds(tight) == pytest.approx(90_000.0)
+    assert loop_window_seconds(tight) == pytest.approx(90_000.0)
 
 
 def test_new_starts_are_counted_into_sums_decaying_over_the_window() -> None:
@@ -83,7 +84,7 @@ def test_the_default_policy_publishes_the_realized_compliance_and_its_level() ->
 def test_misses_in_the_reaction_time_of_a_surge_spend_no_budget() -> None:
     # a tick 25 s ago found jobs no order could save (`surge_at`): the 200 late starts 10..19 s
     # ago, within its lead + SLA + 2 intervals, are the reaction bound's
-    assert reaction_seconds(CFG) == 110.0
+    assert excused_seconds(CFG) == 110.0
     rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)
     surge = update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 25.0)
     assert surge.late == 200.0 and surge.excused == 200.0  # counted in the compliance...
