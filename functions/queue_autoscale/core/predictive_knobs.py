@@ -99,6 +99,17 @@ def down_cooldown(off: frozenset[str] = frozenset()) -> float:
     return ABLATED_DOWN_COOLDOWN_SECONDS if "release-now" in off else 0.0
 
 
+def horizon_seconds(settings: QueueSettings) -> float:
+    """H = L + I + S, seconds: a job waiting now or arriving until the reach is due by then
+    (`Knobs.horizon_seconds`), and the span a surge's late starts are the reaction bound's
+    (`excused_seconds`)."""
+    return (
+        settings.provisioning_lead_seconds
+        + settings.evaluation_interval_seconds
+        + settings.sla_seconds
+    )
+
+
 def loop_window_seconds(settings: QueueSettings) -> float:
     """The time constant of the realized-compliance average (core/sla_loop.py), seconds:
     (L + S) / b, b = 1 - p.
@@ -114,14 +125,10 @@ def loop_window_seconds(settings: QueueSettings) -> float:
 
 def excused_seconds(settings: QueueSettings) -> float:
     """How long after a surge the fleet ordered for late starts are the reaction bound's
-    (core/sla_loop.py), seconds: L + S + 2 I. A job that arrived when the onset showed waits for
-    workers ordered at that tick or the next, a lead later, and is late once it has waited an
-    SLA."""
-    return (
-        settings.provisioning_lead_seconds
-        + settings.sla_seconds
-        + 2.0 * settings.evaluation_interval_seconds
-    )
+    (core/sla_loop.py), seconds: the horizon H = L + I + S. A job that arrived when the surge
+    showed waits for the workers ordered at that tick, which land within the reach L + I, and
+    is late once it has waited an SLA."""
+    return horizon_seconds(settings)
 
 
 def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
@@ -133,7 +140,7 @@ def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
     return Knobs(
         landing_seconds=lead + interval / 2.0 if "mean-landing" not in off else lead,
         reach_seconds=reach,
-        horizon_seconds=reach + settings.sla_seconds,
+        horizon_seconds=horizon_seconds(settings),
         delayed_off_seconds=reach,
         budget=budget,
         correctable=settings.sla_seconds > reach,

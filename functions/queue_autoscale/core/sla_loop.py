@@ -11,7 +11,7 @@ counted once, when it is at least one evaluation interval old (so its counter ha
 into exponentially decaying sums with time constant (L + S) / b
 (`predictive_knobs.loop_window_seconds`): realized compliance = 1 - late / started.
 
-Excused misses: late starts counted within L + S + 2 intervals
+Excused misses: late starts counted within the horizon H = L + I + S
 (`predictive_knobs.excused_seconds`) of the last surge the fleet ordered for (`surge_at`) are
 the reaction bound's (jobs that arrived before workers ordered at the surge could land); they
 lower the published compliance but are kept in their own decayed sum, so the chance level does

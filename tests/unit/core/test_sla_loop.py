@@ -83,15 +83,18 @@ def test_the_default_policy_publishes_the_realized_compliance_and_its_level() ->
 
 def test_misses_in_the_reaction_time_of_a_surge_spend_no_budget() -> None:
     # a tick 25 s ago found jobs no order could save (`surge_at`): the 200 late starts 10..19 s
-    # ago, within its lead + SLA + 2 intervals, are the reaction bound's
-    assert excused_seconds(CFG) == 110.0
+    # ago, within its horizon L + I + S, are the reaction bound's
+    assert excused_seconds(CFG) == 100.0
     rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)
     surge = update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 25.0)
     assert surge.late == 200.0 and surge.excused == 200.0  # counted in the compliance...
     assert surge.compliance == pytest.approx(1.0 - 200.0 / surge.started)
     assert surge.late - surge.excused == 0.0  # ...none of them is the fleet's own miss
-    # ...not 200 s after it (past lead + SLA + 2 intervals = 110 s)
+    # ...not 200 s after it (past the horizon, 100 s)
     assert update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 200.0).excused == 0.0
+    # ...and 115 s after it only the 5 seconds up to its horizon (lead + SLA + 2 intervals would
+    # have taken all 10)
+    assert update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 115.0).excused == 100.0
     # a surge 15 s ago covers only the 6 seconds from then on: 120 late starts
     assert update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 15.0).excused == 120.0
 
