@@ -1,8 +1,12 @@
-"""Every knob of the predictive policy (core/predictive.py), in one place. Pure.
+"""The knobs of the predictive policy (core/predictive.py). Pure.
 
 Each is derived from the queue's SLA S, percentile p (miss budget b = 1 - p), provisioning
-lead L and evaluation interval I, or is a resolution of the arithmetic; none was fitted to a
-workload. docs/decision.md explains each with its formula.
+lead L and evaluation interval I, or is a constant chosen without fitting a workload.
+docs/decision.md section 6 lists all ten with their formulas; three live with what they
+shape: the rate windows W and w (`models.RATE_WINDOW_SECONDS`, `SHORT_WINDOW_SECONDS`, what
+the snapshot measures), the seasonal model's weight (`trend.model_weight`, its back-tested
+skill) and the noise level z of p (the percentile's normal quantile, where each test reads
+it).
 """
 
 from __future__ import annotations
