@@ -32,15 +32,16 @@ def growth_arrival_rate(
     interval counts, so a steady queue's jitter never reads as a surge. The arrivals' variance
     is `dispersion` (D, their index of dispersion, variance / mean of the per-second counts)
     times Poisson's: traffic that comes in batches (the NASA day x10 arrives in tens) moves the
-    backlog by sqrt(D) times as much. D below 1 reads as 1.
+    backlog by sqrt(D) times as much. D is taken as the caller read it: predictive reads it
+    below 1 only where the window shows a smoother stream beyond its sampling error
+    (`predictive._within_dispersion`), so it is not floored again here.
     """
     if seconds <= 0 or visible <= max(previous_visible, 0):
         return None
     served = running * service_rate
     growth = visible - previous_visible
-    d = max(1.0, dispersion)
     arrived = served + growth / seconds
-    if growth <= sigmas * math.sqrt((d * arrived + served) * seconds):
+    if growth <= sigmas * math.sqrt((dispersion * arrived + served) * seconds):
         return None
     return arrived
 

@@ -42,9 +42,10 @@ def test_growth_shows_a_surge_within_one_interval() -> None:
         pytest.param(240, 46, 36, 32.0, None, id="nasa-burst-within-batch-noise"),
         # a flash crowd still reads at D = 32: 3 sqrt((32 x 106 + 6) x 10) = 553 < 1,000
         pytest.param(1000, 0, 6, 32.0, 106.0, id="flash-crowd-beyond-batch-noise"),
-        # D = 0.5 would lower the bar to 3 sqrt((0.5 x 27 + 21) x 10) = 55.7 < 60; it reads as 1
-        # (65.7 > 60)
-        pytest.param(80, 20, 21, 0.5, None, id="under-dispersed-reads-as-poisson"),
+        # a stream read as smoother than Poisson, D = 0.5, lowers the bar to
+        # 3 sqrt((0.5 x 27 + 21) x 10) = 55.7 < 60 grown: 6 + 21 = 27 jobs/s (at D = 1, 65.7)
+        pytest.param(80, 20, 21, 0.5, 27.0, id="under-dispersed-reads-as-measured"),
+        pytest.param(80, 20, 21, 1.0, None, id="the-same-growth-within-poisson-noise"),
     ],
 )
 def test_growth_noise_scales_with_the_arrivals_dispersion(
