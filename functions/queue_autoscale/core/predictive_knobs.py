@@ -105,8 +105,10 @@ def down_cooldown(off: frozenset[str] = frozenset()) -> float:
 
 def horizon_seconds(settings: QueueSettings) -> float:
     """H = L + I + S, seconds: a job waiting now or arriving until the reach is due by then
-    (`Knobs.horizon_seconds`), and the span a surge's late starts are the reaction bound's
-    (`excused_seconds`)."""
+    (`Knobs.horizon_seconds`). Also how long after a surge the fleet ordered for late starts
+    are the reaction bound's (core/sla_loop.py): a job that arrived when the surge showed waits
+    for the workers ordered at that tick, which land within the reach L + I, and is late once
+    it has waited an SLA."""
     return (
         settings.provisioning_lead_seconds
         + settings.evaluation_interval_seconds
@@ -125,14 +127,6 @@ def loop_window_seconds(settings: QueueSettings) -> float:
     budget = 1.0 - settings.percentile
     reaction = settings.provisioning_lead_seconds + settings.sla_seconds
     return reaction / budget if budget > 0 else math.inf
-
-
-def excused_seconds(settings: QueueSettings) -> float:
-    """How long after a surge the fleet ordered for late starts are the reaction bound's
-    (core/sla_loop.py), seconds: the horizon H = L + I + S. A job that arrived when the surge
-    showed waits for the workers ordered at that tick, which land within the reach L + I, and
-    is late once it has waited an SLA."""
-    return horizon_seconds(settings)
 
 
 def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:

@@ -12,7 +12,7 @@ into exponentially decaying sums with time constant (L + S) / b
 (`predictive_knobs.loop_window_seconds`): realized compliance = 1 - late / started.
 
 Excused misses: late starts counted within the horizon H = L + I + S
-(`predictive_knobs.excused_seconds`) of the last surge the fleet ordered for (`surge_at`) are
+(`predictive_knobs.horizon_seconds`) of the last surge the fleet ordered for (`surge_at`) are
 the reaction bound's (jobs that arrived before workers ordered at the surge could land); they
 lower the published compliance but are kept in their own decayed sum, so the chance level does
 not rise on misses no fleet could prevent.
@@ -27,7 +27,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
-from queue_autoscale.core.predictive_knobs import excused_seconds, loop_window_seconds
+from queue_autoscale.core.predictive_knobs import horizon_seconds, loop_window_seconds
 
 _SECOND = itemgetter(0)
 
@@ -44,7 +44,7 @@ class LoopReading(NamedTuple):
     compliance: float | None
     """1 - late / started, None before any start was counted."""
     excused: float = 0.0
-    """Decayed count of the late jobs started within `excused_seconds` of a surge: the
+    """Decayed count of the late jobs started within the horizon of a surge: the
     reaction bound's misses, counted in the compliance but not in the chance level."""
 
 
@@ -71,8 +71,8 @@ def update(
     surge_at: float | None = None,
 ) -> LoopReading:
     """Count the newly settled seconds and decay the sums. `pickups` is the snapshot's, in
-    time order. Late starts within `excused_seconds` of `surge_at` (the last surge ordered
-    for, epoch s) are excused: the reaction bound's, not the sizing's."""
+    time order. Late starts within the horizon (`horizon_seconds`) of `surge_at` (the last
+    surge ordered for, epoch s) are excused: the reaction bound's, not the sizing's."""
     window = loop_window_seconds(settings)
     settle = settings.evaluation_interval_seconds
     until = math.floor(now - settle)
@@ -101,10 +101,10 @@ def _excused(
     settings: QueueSettings,
 ) -> int:
     """Late starts among the seconds counted now, (through, until], that started within
-    `excused_seconds` of the last surge (`surge_at`, epoch s; None: none)."""
+    the horizon of the last surge (`surge_at`, epoch s; None: none)."""
     if surge_at is None:
         return 0
     first = math.ceil(surge_at) - 1.0  # late_starts counts seconds after `first`
     after = first if through is None else max(through, first)
-    last = min(float(until), float(math.floor(surge_at + excused_seconds(settings))))
+    last = min(float(until), float(math.floor(surge_at + horizon_seconds(settings))))
     return late_starts(rows, after, last, settings.sla_seconds)[1] if last > after else 0

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from queue_autoscale.core import ControllerState, Sample
-from queue_autoscale.core.predictive_knobs import excused_seconds, loop_window_seconds
+from queue_autoscale.core.predictive_knobs import horizon_seconds, loop_window_seconds
 from queue_autoscale.core.sla_loop import late_starts, update
 from queue_autoscale.core.state import state_from_dict, state_to_dict
 from tests.unit.core.builders import NOW, decide_default, settings, snapshot
@@ -84,7 +84,7 @@ def test_the_default_policy_publishes_the_realized_compliance_and_its_level() ->
 def test_misses_in_the_reaction_time_of_a_surge_spend_no_budget() -> None:
     # a tick 25 s ago found jobs no order could save (`surge_at`): the 200 late starts 10..19 s
     # ago, within its horizon L + I + S, are the reaction bound's
-    assert excused_seconds(CFG) == 100.0
+    assert horizon_seconds(CFG) == 100.0
     rows = _pickups(range(int(NOW) - 19, int(NOW) - 9), 20, 40.0)
     surge = update(_state(started=10_000.0), rows, CFG, NOW, surge_at=NOW - 25.0)
     assert surge.late == 200.0 and surge.excused == 200.0  # counted in the compliance...
