@@ -104,16 +104,13 @@ def down_cooldown(off: frozenset[str] = frozenset()) -> float:
 
 
 def horizon_seconds(settings: QueueSettings) -> float:
-    """H = L + I + S, seconds: a job waiting now or arriving until the reach is due by then
+    """H = L + I + S, seconds: the reach (`QueueSettings.forecast_horizon_seconds`) plus the SLA;
+    a job waiting now or arriving until the reach is due by then
     (`Knobs.horizon_seconds`). Also how long after a surge the fleet ordered for late starts
     are the reaction bound's (core/sla_loop.py): a job that arrived when the surge showed waits
     for the workers ordered at that tick, which land within the reach L + I, and is late once
     it has waited an SLA."""
-    return (
-        settings.provisioning_lead_seconds
-        + settings.evaluation_interval_seconds
-        + settings.sla_seconds
-    )
+    return settings.forecast_horizon_seconds + settings.sla_seconds
 
 
 def loop_window_seconds(settings: QueueSettings) -> float:
@@ -133,7 +130,7 @@ def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
     """The tick's knobs from the queue's settings (`off`: mechanisms switched off)."""
     lead = settings.provisioning_lead_seconds
     interval = settings.evaluation_interval_seconds
-    reach = lead + interval
+    reach = settings.forecast_horizon_seconds
     budget = max(0.0, 1.0 - settings.percentile)
     return Knobs(
         landing_seconds=lead + interval / 2.0 if "mean-landing" not in off else lead,
