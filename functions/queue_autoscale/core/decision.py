@@ -187,6 +187,7 @@ def next_state(
         visible=m.visible,
         raw_target=recommendation,
         dlq_depth=m.dlq_depth,
+        short_rate=m.short_rate,
     )
     kept = state.samples
     if kept and kept[-1].at >= now:  # a replayed tick: drop what this one supersedes

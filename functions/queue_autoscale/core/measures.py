@@ -31,6 +31,8 @@ class Measures(NamedTuple):
     window_rate: float
     """lambda as the windows measured it, jobs/s: `arrival_rate` unless the hybrid sizes on its
     settled load (core/hot.py); the samples keep this one."""
+    short_rate: float | None
+    """lambda over the short window alone, jobs/s (None when unknown); the samples keep it too."""
     mean_job_seconds: float
     """Measured mean job duration, or the configured prior."""
     prior_note: str
@@ -56,6 +58,11 @@ def _count(value: int | None) -> int:
 def _rate(value: float | None) -> float:
     """The rate or age, 0.0 when unknown, not finite or negative."""
     return value if value is not None and value > 0.0 and math.isfinite(value) else 0.0
+
+
+def _known_rate(value: float | None) -> float | None:
+    """The rate, None when unknown, not finite or negative."""
+    return value if value is not None and value >= 0.0 and math.isfinite(value) else None
 
 
 def _plausible_job_seconds(measured: float, settings: QueueSettings) -> tuple[float, str]:
@@ -106,6 +113,7 @@ def measure(snapshot: QueueSnapshot, settings: QueueSettings) -> Measures:
         dlq_depth=_count(snapshot.dlq_depth),
         arrival_rate=lam,
         window_rate=lam,
+        short_rate=_known_rate(snapshot.arrival_rate_short),
         mean_job_seconds=mean_job,
         prior_note=note,
         service_rate=mu,

@@ -234,6 +234,9 @@ class Sample:
     raw_target: int
     """The target before stabilization, cooldowns and the step limit."""
     dlq_depth: int = 0
+    short_rate: float | None = None
+    """The short rate window's arrival rate, jobs/s (`QueueSnapshot.arrival_rate_short`; None in
+    a state written before it was kept): the trend tells a step from a rise on these alone."""
 
 
 class Burst(NamedTuple):

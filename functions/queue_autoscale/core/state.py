@@ -11,7 +11,8 @@ from queue_autoscale.core.orders import orders_from_rows
 
 
 def state_to_dict(state: ControllerState) -> dict[str, Any]:
-    """JSON-safe dict of the state; samples as compact [at, rate, visible, target, dlq] rows."""
+    """JSON-safe dict of the state; samples as compact [at, rate, visible, target, dlq, short
+    rate] rows."""
     return {
         "queue": state.queue,
         "version": state.version,
@@ -30,7 +31,8 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "surge_at": state.surge_at,
         "orders": [[o.at, o.workers] for o in state.orders],
         "samples": [
-            [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth] for s in state.samples
+            [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth, s.short_rate]
+            for s in state.samples
         ],
     }
 
@@ -54,6 +56,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
             visible=int(row[2]),
             raw_target=int(row[3]),
             dlq_depth=int(row[4]) if len(row) > 4 else 0,
+            short_rate=_opt_float(row[5]) if len(row) > 5 else None,
         )
         for row in data.get("samples", [])
     )

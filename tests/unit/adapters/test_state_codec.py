@@ -24,23 +24,47 @@ rows_strategy = st.lists(
         st.integers(-LIMIT, LIMIT - 1),
         st.integers(-LIMIT, LIMIT - 1),
         st.integers(-LIMIT, LIMIT - 1),
+        st.none() | st.floats(allow_nan=False),
     ).map(list),
     max_size=60,
 )
 
 
+def bits(row: list[Any]) -> list[Any]:
+    """A row with its floats as their IEEE 754 bytes (-0.0 is not 0.0)."""
+    short = row[5:] and [None if row[5] is None else struct.pack("<d", row[5])]
+    return [struct.pack("<d", row[0]), struct.pack("<d", row[1]), *row[2:5], *short]
+
+
 @given(rows_strategy)
 def test_any_rows_come_back_bit_for_bit(rows: list[list[Any]]) -> None:
     back = unpack_samples(pack_samples(rows))
-    assert [[struct.pack("<d", r[0]), struct.pack("<d", r[1]), *r[2:]] for r in back] == [
-        [struct.pack("<d", r[0]), struct.pack("<d", r[1]), *r[2:]] for r in rows
+    assert [bits(r) for r in back] == [bits(r) for r in rows]
+
+
+def test_a_format_1_value_still_reads_as_five_columns() -> None:
+    # GIVEN a value as format 1 wrote it: XOR-ed (at, rate) pairs and three zigzag varints
+    first = struct.unpack("<QQ", struct.pack("<dd", 1796187113.5, 0.25))
+    second = struct.unpack("<QQ", struct.pack("<dd", 1796187128.5, 0.5))
+    raw = struct.pack("<QQ", *first) + bytes([8, 4, 0])  # 4, 2, 0 zigzagged
+    raw += struct.pack("<QQ", first[0] ^ second[0], first[1] ^ second[1]) + bytes([10, 6, 2])
+    # WHEN it is read THEN its rows are the five numbers it held
+    assert unpack_samples(bytes([1]) + zlib.compress(raw)) == [
+        [1796187113.5, 0.25, 4, 2, 0],
+        [1796187128.5, 0.5, 5, 3, 1],
     ]
 
 
 def test_a_state_round_trips_through_the_item_and_shrinks() -> None:
     # GIVEN 41 samples 15 s apart at epoch seconds with microseconds, as a tick stores them
     samples = tuple(
-        Sample(at=1_796_187_113.224684 + 15 * i, arrival_rate=i % 7 / 60, visible=i, raw_target=3)
+        Sample(
+            at=1_796_187_113.224684 + 15 * i,
+            arrival_rate=i % 7 / 60,
+            visible=i,
+            raw_target=3,
+            short_rate=None if i == 0 else i % 5 / 60,
+        )
         for i in range(41)
     )
     state = ControllerState(queue="orders", version=7, samples=samples)
@@ -69,7 +93,7 @@ def test_an_item_written_with_number_rows_still_reads() -> None:
 
 
 def test_rows_a_varint_cannot_hold_stay_numbers() -> None:
-    item = state_item("orders", {"queue": "orders", "samples": [[1.0, 0.5, 1 << 70, 0, 0]]})
+    item = state_item("orders", {"queue": "orders", "samples": [[1.0, 0.5, 1 << 70, 0, 0, None]]})
     assert "L" in item["samples"]
 
 

@@ -569,3 +569,18 @@ def test_a_short_window_rise_left_to_the_backlog_still_reaches_the_horizons_arri
     assert d.arrival_rate == pytest.approx(2.0)
     # AND the jobs the rise brings within the horizon are forecast at the short window's rate
     assert "forecast: arrivals 10.00 jobs/s" in d.reason
+
+
+def test_a_tick_keeps_the_short_windows_rate_for_the_step_test() -> None:
+    # GIVEN a tick whose short window read 20.3 jobs/s (within its noise of the long window's
+    # 20: the sizing rate stays 20), and one whose short window was unknown
+    cfg = settings()
+    known = decide_predictive(
+        snapshot(**STEADY_20, arrival_rate_short=20.3), cfg, ControllerState("jobs"), NOW
+    )
+    unknown = decide_predictive(snapshot(**STEADY_20), cfg, ControllerState("jobs"), NOW)
+    # THEN the sample remembers the short rate as read beside the sizing rate, and None where
+    # there was none
+    assert known.state.samples[-1].short_rate == 20.3
+    assert known.state.samples[-1].arrival_rate == 20.0
+    assert unknown.state.samples[-1].short_rate is None
