@@ -44,6 +44,8 @@ from queue_autoscale.core import (
     Sample,
     TrendModel,
 )
+from queue_autoscale.core.decision import MAX_SAMPLES
+from queue_autoscale.core.models import SHORT_WINDOW_SECONDS
 from queue_autoscale.sim.arrivals import SCENARIOS
 from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy
@@ -119,11 +121,12 @@ def measure(policy: Callable[..., object], cases: list[Case]) -> tuple[float, fl
     return wall, cpu
 
 
-def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings]]:
+def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings, ControllerState]]:
     """Adversarial single decisions: the largest fleet config.py accepts (10,000 workers of
     1,000 jobs each, so a cap of 10^7 servers), the tightest SLA and percentile, and offered
-    loads just under the cap, at half of it, and absurd (issue 11: one absurd value stalled
-    every queue's tick)."""
+    loads just under the cap, at half of it, and absurd (one absurd value once stalled every
+    queue's tick); and the most samples the state keeps (`decision.MAX_SAMPLES`), all within
+    the trend's step test's two short windows and rising, so that test fits all of them."""
     big = QueueSettings(
         queue="worst",
         sla_seconds=5e-324,
@@ -133,11 +136,25 @@ def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings]]:
         worker_concurrency=1_000,
         max_job_seconds=43_200.0,
     )
+    empty = ControllerState("worst")
+    span = 2.0 * SHORT_WINDOW_SECONDS * (1.0 - 1e-9)
+    rising = tuple(
+        Sample(at, 10.0 + (at - NOW) / span, 0, 0, short_rate=10.0 + (at - NOW) / span)
+        for at in (NOW - span + span * i / MAX_SAMPLES for i in range(MAX_SAMPLES))
+    )
+    full = ControllerState("worst", samples=rising)
     cases = [
-        ("offered load just under the cap (A = 9,999,000 servers)", 9_999_000.0, 1.0, big),
-        ("offered load at half the cap (A = 5,000,000)", 5_000_000.0, 1.0, big),
-        ("absurd: 1e300 jobs/s of 1e300 s jobs", 1e300, 1e300, big),
-        ("absurd with the default max of 10 workers", 1e300, 1e300, QueueSettings("worst")),
+        ("offered load just under the cap (A = 9,999,000 servers)", 9_999_000.0, 1.0, big, empty),
+        ("offered load at half the cap (A = 5,000,000)", 5_000_000.0, 1.0, big, empty),
+        ("absurd: 1e300 jobs/s of 1e300 s jobs", 1e300, 1e300, big, empty),
+        ("absurd with the default max of 10 workers", 1e300, 1e300, QueueSettings("worst"), empty),
+        (
+            f"{MAX_SAMPLES} rising samples within the step test's 2 w",
+            11.0,
+            1.0,
+            QueueSettings("worst", max_workers=100),
+            full,
+        ),
     ]
     return [
         (
@@ -162,8 +179,9 @@ def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings]]:
                 failure_rate=0.0,
             ),
             settings,
+            state,
         )
-        for label, rate, job, settings in cases
+        for label, rate, job, settings, state in cases
     ]
 
 
@@ -256,11 +274,11 @@ def worst_case_rows(policy: str = DEFAULT_POLICY) -> list[str]:
     """One row per adversarial case: the policy's slowest of 5 runs, ms."""
     decide = POLICIES[policy]
     rows = []
-    for label, snapshot, settings in worst_cases():
+    for label, snapshot, settings, state in worst_cases():
         slowest = 0.0
         for _ in range(5):
             start = time.perf_counter()
-            target = decide(snapshot, settings, ControllerState("worst"), NOW, None).decision
+            target = decide(snapshot, settings, state, NOW, None).decision
             slowest = max(slowest, time.perf_counter() - start)
         rows.append(
             f"| {label} | {target.terms.steady:,} | {target.target:,} | {slowest * 1e3:.2f} |"

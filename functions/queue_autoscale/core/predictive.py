@@ -109,7 +109,8 @@ def decide_predictive(
     (`knobs.MECHANISMS`) switched off for an ablation (none in production). Bounded work for
     every finite input: Erlang C walks and random-walk sizes stopped past the cap M (about 8 M k
     float steps each, queueing.servers_for_sla and hot_workers) and O(log M) evaluations of the
-    plan's miss share, each over `COHORT_POINTS` cohorts."""
+    plan's miss share, each over `COHORT_POINTS` cohorts; the trend's step test is O(n^2) in the
+    samples within two short windows (`trend.step_onset`; n at most `decision.MAX_SAMPLES`)."""
     m = measure(snapshot, settings)
     problems = input_problems(snapshot, settings, now)
     if problems:
@@ -121,7 +122,10 @@ def decide_predictive(
     dispersion = _within_dispersion(snapshot, settings.percentile)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
-    forecast = persistent_forecast_rate(state.samples, m.arrival_rate, now, settings, model)
+    noise = walk_quantile(settings.percentile) * math.sqrt(dispersion)  # the step test's z sqrt(D)
+    forecast = persistent_forecast_rate(
+        state.samples, m.arrival_rate, now, settings, model, noise, m.short_rate
+    )
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
     cap = max_allowed(settings)
     reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, sizing)

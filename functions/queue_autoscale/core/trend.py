@@ -130,6 +130,8 @@ def persistent_forecast(
     horizon_seconds: float,
     window_seconds: float = RATE_WINDOW_SECONDS,
     recent_seconds: float = SHORT_WINDOW_SECONDS,
+    noise: float = 0.0,
+    short_now: float | None = None,
 ) -> float:
     """lambda at now + horizon: the current rate plus a slope that persists, jobs/s (>= 0).
 
@@ -137,7 +139,10 @@ def persistent_forecast(
     short one w; it counts only when both agree in sign, and then at the smaller magnitude. A
     windowed rate turns a step into a ramp as long as its window; a line over the longer window
     goes on extrapolating that ramp for minutes after the rate has levelled, the recent fit
-    sees the level at once.
+    sees the level at once. Where the short window's rates (`short_now` now, the samples'
+    `short_rate`) are a step it smeared (`step_onset`, `noise` the test's z sqrt(D)), the step
+    is a change of level, not of slope: the slope is the one before its onset, counted the same
+    way (agreeing in sign, the smaller).
     """
     # local running sums, no point lists (this runs every tick); the point now is (0, rate).
     # Samples are oldest first: the recent ones, and the window's, are suffixes.
@@ -160,7 +165,70 @@ def persistent_forecast(
     if whole is None or whole[1] * recent[1] <= 0:
         return current_rate
     slope = min(whole[1], recent[1], key=abs)
+    onset = step_onset(samples, short_now, now, recent_seconds, noise)
+    if onset is not None:
+        points = [(s.at - now, s.arrival_rate) for s in samples]
+        points = [(x, y) for x, y in points if -window_seconds <= x < onset]
+        before = linear_fit(points) if len(points) >= 3 else None  # as the fits above
+        if before is None or before[1] * slope <= 0:
+            return current_rate
+        slope = min(slope, before[1], key=abs)
     return max(0.0, current_rate + slope * horizon_seconds)
+
+
+def step_onset(
+    samples: Sequence[Sample], short_now: float | None, now: float, fill: float, noise: float
+) -> float | None:
+    """When a step the short window smeared began, s from now (<= 0), or None: the short
+    window's rates over its last two spans (`fill` = w seconds each; the samples' `short_rate`
+    and `short_now`, jobs/s) fit a smeared step better than a line by more than noise explains.
+
+    A rate over a window of w seconds turns a step of height h at t0 into a ramp from t0 to
+    t0 + w and a level after it: b + h clip((t - t0) / w, 0, 1). A rise that persists is a line
+    however long it is watched; over two spans of w, a step's ramp and the level after it are
+    both seen. The step is fitted with its onset at each sample's time (least squares in b and
+    h). Its squared error counts as lower than the line's only past `noise`^2 times one short
+    rate's variance D lambda / w (`noise` = z sqrt(D), z the percentile's normal quantile): the
+    extra freedom of a step also fits the window's own noise. Work: O(n^2) in the n <= 2 w / I
+    + 1 points."""
+    if short_now is None or fill <= 0:
+        return None
+    xs: list[float] = []
+    ys: list[float] = []
+    for sample in samples[_window_start(samples, now, 2.0 * fill) :]:
+        if sample.short_rate is not None:
+            xs.append(sample.at - now)
+            ys.append(sample.short_rate)
+    xs.append(0.0)
+    ys.append(short_now)
+    n = len(xs)
+    if n < 4:
+        return None
+    sx, sy = sum(xs), sum(ys)
+    sxx = sum(x * x for x in xs) - sx * sx / n
+    syy = sum(y * y for y in ys) - sy * sy / n
+    if sxx <= 0:
+        return None
+    sxy = sum(x * y for x, y in zip(xs, ys, strict=True)) - sx * sy / n
+    # the line's squared error, less what a step's extra freedom fits of the noise
+    best = syy - sxy * sxy / sxx - noise * noise * max(ys) / fill
+    onset = None
+    for j in range(n - 1):  # the step's onset at each sample; u = 0 at and before it
+        t0 = xs[j]
+        su = suu = suy = 0.0
+        for i in range(j + 1, n):
+            v = (xs[i] - t0) / fill if xs[i] - t0 < fill else 1.0  # the window's fill
+            su += v
+            suu += v * v
+            suy += v * ys[i]
+        var_u = suu - su * su / n
+        if var_u <= 0:
+            continue
+        cov = suy - su * sy / n
+        error = syy - cov * cov / var_u
+        if error < best:
+            best, onset = error, t0
+    return onset
 
 
 def model_rate(model: TrendModel, at: float) -> float:
@@ -205,11 +273,23 @@ def persistent_forecast_rate(
     now: float,
     settings: QueueSettings,
     model: TrendModel | None = None,
+    noise: float = 0.0,
+    short_now: float | None = None,
 ) -> float:
-    """Our hybrid's forecast at now + the settings' horizon, jobs/s: the current rate plus only
-    a slope that persists (`persistent_forecast`), blended with the seasonal model."""
+    """Our forecast at now + the settings' horizon, jobs/s: the current rate plus only a slope
+    that persists (`persistent_forecast`, with the step test's `noise` and the short window's
+    rate now), blended with the seasonal model."""
     horizon = settings.forecast_horizon_seconds
-    live = persistent_forecast(samples, current_rate, now, horizon)
+    live = persistent_forecast(
+        samples,
+        current_rate,
+        now,
+        horizon,
+        RATE_WINDOW_SECONDS,
+        SHORT_WINDOW_SECONDS,
+        noise,
+        short_now,
+    )
     return _blend(live, model, now + horizon)
 
 
