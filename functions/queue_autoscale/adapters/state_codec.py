@@ -2,13 +2,13 @@
 
 DynamoDB bills a write per KB begun of the item. The samples (`core.state.state_to_dict`'s
 [at, arrival_rate, visible, raw_target, dlq_depth, short_rate] rows, about 40 at a 15 s
-interval) are most of the item: as numbers, about 40 bytes a row (17-digit epoch seconds and
-rates), 1.6 to 2.4 KB in all. Packed, each row is its three floats' IEEE 754 bits XOR-ed with
-the previous row's (close times and repeated rates leave mostly zero bytes; an unrecorded short
-rate is a NaN) and its three integers as zigzag varints, the whole zlib-compressed behind a
-format byte: the same values, bit for bit, in about a third of the bytes
-(benchmarks/results/state_writes.md). Rows a varint cannot hold (an integer outside 64 bits)
-stay numbers. Reading takes either form, and the five-column rows of format 1.
+interval; the short rate only in the last two short windows', None before) are most of the
+item as numbers. Packed, each row is its three floats' IEEE 754 bits XOR-ed with the previous
+row's (close times and repeated rates leave mostly zero bytes; a None short rate is a NaN, so
+a run of them XORs to zeros) and its three integers as zigzag varints, the whole
+zlib-compressed behind a format byte: the same values, bit for bit, in about a third of the
+bytes (benchmarks/results/state_writes.md). Rows a varint cannot hold (an integer outside 64
+bits) stay numbers. Reading takes either form, and format 1's five-column rows.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ builder of a Decision, the simulator's peers' too), `largest_term` (the winning 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from queue_autoscale.core.constraints import binding_cap, max_allowed
 from queue_autoscale.core.measures import Measures
@@ -26,6 +26,7 @@ from queue_autoscale.core.models import (
     Terms,
     Winner,
 )
+from queue_autoscale.core.trend import step_span_seconds
 
 MAX_SAMPLES = 512
 """Bound on the samples kept in the state item (a 5 s interval over 40 minutes)."""
@@ -158,6 +159,25 @@ def decision_record(  # noqa: PLR0913 - keyword-only, one per record field a pol
     )
 
 
+def _short_rates_read(samples: tuple[Sample, ...], now: float) -> tuple[Sample, ...]:
+    """The samples with the short window's rate kept only where the trend's step test reads
+    it (`trend.step_span_seconds` back from `now`): older rates would add a float a row to the
+    STATE item (a write unit a tick past 1 KB). Samples are oldest first, and older ones
+    were cleared at earlier ticks, so this walks back only past the span to the first one
+    cleared."""
+    span = step_span_seconds()
+    end = len(samples)
+    while end > 0 and now - samples[end - 1].at <= span:
+        end -= 1
+    start = end
+    while start > 0 and samples[start - 1].short_rate is not None:
+        start -= 1
+    if start == end:
+        return samples
+    cleared = tuple(replace(s, short_rate=None) for s in samples[start:end])
+    return (*samples[:start], *cleared, *samples[end:])
+
+
 def next_state(
     state: ControllerState,
     settings: QueueSettings,
@@ -195,7 +215,7 @@ def next_state(
     start = 0
     while start < len(kept) and now - kept[start].at > keep:  # samples are oldest first
         start += 1
-    samples = (*kept[start:], sample)[-MAX_SAMPLES:]
+    samples = _short_rates_read((*kept[start:], sample)[-MAX_SAMPLES:], now)
     changes: dict[str, object] = {"samples": samples}
     action = decision.action
     if action is not _HOLD:

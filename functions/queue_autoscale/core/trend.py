@@ -176,6 +176,12 @@ def persistent_forecast(
     return max(0.0, current_rate + slope * horizon_seconds)
 
 
+def step_span_seconds(fill: float = SHORT_WINDOW_SECONDS) -> float:
+    """The span of short-window rates the step test reads (`step_onset`), s: a step's fill of
+    `fill` seconds and as long again after it, where its level is seen."""
+    return 2.0 * fill
+
+
 def step_onset(
     samples: Sequence[Sample], short_now: float | None, now: float, fill: float, noise: float
 ) -> float | None:
@@ -195,7 +201,7 @@ def step_onset(
         return None
     xs: list[float] = []
     ys: list[float] = []
-    for sample in samples[_window_start(samples, now, 2.0 * fill) :]:
+    for sample in samples[_window_start(samples, now, step_span_seconds(fill)) :]:
         if sample.short_rate is not None:
             xs.append(sample.at - now)
             ys.append(sample.short_rate)

@@ -584,3 +584,21 @@ def test_a_tick_keeps_the_short_windows_rate_for_the_step_test() -> None:
     assert known.state.samples[-1].short_rate == 20.3
     assert known.state.samples[-1].arrival_rate == 20.0
     assert unknown.state.samples[-1].short_rate is None
+
+
+def test_the_short_rate_is_kept_only_where_the_step_test_reads_it() -> None:
+    # GIVEN samples every 10 s over the last 300 s, each with its short window's rate
+    cfg = settings(evaluation_interval_seconds=10.0)
+    old = tuple(Sample(NOW - age, 20.0, 0, 20, short_rate=20.0) for age in range(300, 0, -10))
+    # WHEN a tick remembers itself
+    after = decide_predictive(
+        snapshot(**STEADY_20, arrival_rate_short=20.3),
+        cfg,
+        ControllerState("jobs", samples=old),
+        NOW,
+    ).state.samples
+    # THEN the short rates of the last 120 s (two short windows) stay, older ones are dropped
+    kept = [NOW - s.at for s in after if s.short_rate is not None]
+    assert kept == [float(age) for age in range(120, 0, -10)] + [0.0]
+    assert all(s.short_rate is None for s in after if NOW - s.at > 120)
+    assert [s.arrival_rate for s in after[:-1]] == [s.arrival_rate for s in old]
