@@ -120,13 +120,13 @@ def test_a_share_is_read_between_the_rates_it_was_measured_at() -> None:
 def test_decision_events_and_age_reads_follow_the_rate() -> None:
     """2 queues at 30 s, 3 jobs/s (9 events/s), predictive's measured shares: ScalingDecisionMade
     on 19.2 % of 175,200 queue-ticks = 33,638.4 events; the age read in 89.3 % of 87,600
-    queue-minutes = 78,226.8; the STATE item (1,089 bytes at 3 jobs/s) 1.64 write units a tick
-    on average, 287,328 units."""
+    queue-minutes = 78,226.8; the STATE item (975 bytes at 3 jobs/s) 1.00 write unit a tick,
+    175,200 units."""
     busy = usage(replace(TWO_IDLE, events_per_second=9.0), SHAPE, US_EAST_1)
     assert line(busy, "EventBridge", "decision events") == pytest.approx(33_638.4 / 1e6 * 1.00)
     assert line(busy, "CloudWatch", "GetMetricData") == pytest.approx(78_226.8 / 1000 * 0.01)
     # the shard lock's 87,600 writes beside them
-    state = (287_328 + 87_600) / 1e6 * 0.625
+    state = (175_200 + 87_600) / 1e6 * 0.625
     assert line(busy, "DynamoDB", "STATE write") == pytest.approx(state)
 
 

@@ -221,15 +221,15 @@ STATE_WRITE_UNITS: Final[RateCurve] = (
     (0.03, 1.00),
     (0.1, 1.00),
     (0.3, 1.00),
-    (1.0, 1.03),
-    (3.0, 1.64),
-    (10.0, 1.93),
-    (30.0, 1.93),
+    (1.0, 1.00),
+    (3.0, 1.00),
+    (10.0, 1.25),
+    (30.0, 1.78),
 )
 """Write units of a busy queue's STATE PutItem a tick (1 WRU per KB begun):
 benchmarks/results/state_writes.md's Poisson rows (the controller's default policy, predictive,
-in the simulator at the default 10 s; the item's samples grow with the rate, 858 bytes at
-0.1 jobs/s, 1,003 at 0.3, 1,046 to 1,228 from 1 jobs/s; an idle queue's 508 bytes is 1 unit).
+in the simulator at the default 10 s; the item's samples grow with the rate, 789 bytes at
+0.1 jobs/s, 910 at 0.3, 934 to 1,097 from 1 jobs/s; an idle queue's 469 bytes is 1 unit).
 Every tick changes what the next one reads (the sample; the SLA loop's clock and decayed sums),
 so each tick writes it."""
 
