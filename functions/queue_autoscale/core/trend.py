@@ -194,9 +194,10 @@ def step_onset(
     however long it is watched; over two spans of w, a step's ramp and the level after it are
     both seen. The step is fitted with its onset at each sample's time (least squares in b and
     h). Its squared error counts as lower than the line's only past `noise`^2 times one short
-    rate's variance D lambda / w (`noise` = z sqrt(D), z the percentile's normal quantile): the
-    extra freedom of a step also fits the window's own noise. Work: O(n^2) in the n <= 2 w / I
-    + 1 points."""
+    rate's variance D lambda / w (`noise` = z sqrt(D), z the percentile's normal quantile,
+    lambda the span's highest rate): the extra freedom of a step also fits the window's own
+    noise. Work: O(n^2) in the n samples within the span (2 w / I + 1 at one a tick; at most
+    `decision.MAX_SAMPLES`, benchmarks/results/decision_worst_case_predictive.md)."""
     if short_now is None or fill <= 0:
         return None
     xs: list[float] = []
