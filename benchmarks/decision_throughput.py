@@ -45,7 +45,7 @@ from queue_autoscale.core import (
     TrendModel,
 )
 from queue_autoscale.core.decision import MAX_SAMPLES
-from queue_autoscale.core.models import SHORT_WINDOW_SECONDS
+from queue_autoscale.core.trend import step_span_seconds
 from queue_autoscale.sim.arrivals import SCENARIOS
 from queue_autoscale.sim.engine import run_policy
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy
@@ -137,7 +137,7 @@ def worst_cases() -> list[tuple[str, QueueSnapshot, QueueSettings, ControllerSta
         max_job_seconds=43_200.0,
     )
     empty = ControllerState("worst")
-    span = 2.0 * SHORT_WINDOW_SECONDS * (1.0 - 1e-9)
+    span = step_span_seconds() * (1.0 - 1e-9)
     rising = tuple(
         Sample(at, 10.0 + (at - NOW) / span, 0, 0, short_rate=10.0 + (at - NOW) / span)
         for at in (NOW - span + span * i / MAX_SAMPLES for i in range(MAX_SAMPLES))

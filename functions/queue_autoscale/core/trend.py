@@ -167,8 +167,8 @@ def persistent_forecast(
     slope = min(whole[1], recent[1], key=abs)
     onset = step_onset(samples, short_now, now, recent_seconds, noise)
     if onset is not None:
-        points = [(s.at - now, s.arrival_rate) for s in samples]
-        points = [(x, y) for x, y in points if -window_seconds <= x < onset]
+        first = _window_start(samples, now, window_seconds)
+        points = [(s.at - now, s.arrival_rate) for s in samples[first:] if s.at - now < onset]
         before = linear_fit(points) if len(points) >= 3 else None  # as the fits above
         if before is None or before[1] * slope <= 0:
             return current_rate
