@@ -376,11 +376,14 @@ def _kept(
     sqrt(D lambda / W) over the long window W. Where the backlog carries the noise
     (`Sizing.at_load`) the workers that serve the load, ceil(lambda E[S] / k): the plan sizes
     at the floor and orders more when the backlog asks, and a worker is stopped only while the
-    rest still serve the load (below that the backlog grows and orders it back: a flap). With
-    no job waiting longer than an interval the fleet is not short of the load, and that load
-    is its lower bound ("load-band"): a worker goes once the rest serve it, so the fleet follows
-    a falling load down at its estimate's error rather than a worker above it, while a noise
-    that stops a worker must then also order it back past the same bound. A fleet goes up at the
+    rest still serve the load (below that the backlog grows and orders it back: a flap). While
+    every waiting job can still be saved by a re-order (the oldest has waited at most
+    S - (L + I): workers ordered now land within the reach, before it is due), that load is
+    its lower bound ("load-band"): a worker goes once the rest serve it, so the fleet follows
+    a falling load down at its estimate's error rather than a worker above it, and a fleet a
+    fraction of a worker above the load lets a backlog stand instead of emptying the queue and
+    idling; a noise that stops a worker must then also order it back past the same bound, or
+    the horizon's plan orders it before the backlog's jobs are due. A fleet goes up at the
     measured rate and comes down only below what a rate within its noise asks for: the rate's
     noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
     orders it back. Not the drain: workers ordered for a backlog are not needed once it is gone.
@@ -389,7 +392,7 @@ def _kept(
     if not rate > 0:
         return 0
     if sizing.at_load:
-        if m.oldest_age_seconds <= settings.evaluation_interval_seconds:
+        if m.oldest_age_seconds <= settings.sla_seconds - sizing.reach_seconds:
             rate = _least_rate(rate, dispersion, sizing.band_seconds, settings.percentile)
         return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)

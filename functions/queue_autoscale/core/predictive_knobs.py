@@ -50,7 +50,8 @@ as where S <= L + I), and
 "load-steady" sizes the steady state and the delayed off's kept need at the load, which the
 burst model's onset and end tests then read (off: Erlang C with its noise margin), and with it
 "load-band" reads that load at its lower bound, for the plan always and for the kept need
-while no job has waited an interval (off: the load as measured); "orders" is
+while a re-order still lands before the oldest waiting job is due, its age at most
+S - (L + I) (off: the load as measured); "orders" is
 each pending order's own landing time (core/orders.py; off: every pending worker lands a lead
 after the last scale-up); "rise-kept" has the delayed off keep what a rise asks back before a
 re-order could land (`predictive.rise_slope`; off: the kept need and the trend at the reach

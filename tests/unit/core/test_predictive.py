@@ -395,19 +395,23 @@ def test_where_the_backlog_carries_the_noise_the_kept_need_is_the_loads_lower_bo
     # GIVEN 20.5 jobs/s of 1 s jobs on 21 workers at SLA 300 s (> lead 60 s + interval 10 s)
     cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
     load = {"arrival_rate": 20.5, "completion_rate": 20.5, "running": 21, "desired": 21}
-    waiting = {"visible": 400, "oldest_age_seconds": 20.0}  # waited longer than an interval
+    # the oldest waited 240 s, past S - (L + I) = 300 - (60 + 10) = 230 s: a re-order lands late
+    waiting = {"visible": 400, "oldest_age_seconds": 240.0}
+    standing = {"visible": 400, "oldest_age_seconds": 230.0}  # a re-order still lands in time
 
     def kept(*off: str, **snap: Any) -> int:
         """The need the delayed off remembers for the tick (what it stops workers below)."""
         evaluation = ablated(*off)(snapshot(**load, **snap), cfg, ControllerState("jobs"), NOW)
         return evaluation.state.samples[-1].raw_target
 
-    # WHEN no job has waited an interval, and when one has
-    # THEN with nothing waiting the delayed off keeps ceil(19.89) = 20 (the load's lower bound,
-    # 20.5 - 1.645 sqrt(2 x 20.5 / 300)), so a worker can go; with "load-band" off it keeps
-    # ceil(20.5) = 21; with jobs waiting longer than an interval the fleet may be short of the
-    # load, and it keeps 21 as measured
+    # WHEN nothing waits, a backlog stands that a re-order still saves, and one it does not
+    # THEN with nothing waiting, or a backlog whose oldest job a re-order (landing within
+    # L + I = 70 s) still saves, the delayed off keeps ceil(19.89) = 20 (the load's lower bound,
+    # 20.5 - 1.645 sqrt(2 x 20.5 / 300)), so a worker can go and the backlog stands; with
+    # "load-band" off it keeps ceil(20.5) = 21; with the oldest job past 230 s the fleet keeps
+    # 21 as measured
     assert kept() == 20
+    assert kept(**standing) == 20
     assert kept("load-band") == 21
     assert kept(**waiting) == 21
 
