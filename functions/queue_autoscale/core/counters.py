@@ -52,6 +52,9 @@ class Rates:
     arrival_dispersion: float | None = None
     """Index of dispersion of the per-second arrivals over the long window (variance / mean;
     1 for Poisson traffic, more for bursty); None when nothing arrived."""
+    arrival_dispersion_short: float | None = None
+    """The same over the short window alone: the noise of its own mean, which a burst earlier
+    in the long window does not inflate; None when nothing arrived within it."""
 
 
 def window_rates(
@@ -66,7 +69,8 @@ def window_rates(
     collected as plain ints for the job time, sorted by second only when the rows were not
     already in time order (the load table and the simulator return them oldest first).
     """
-    queued = queued_short = queued_squares = started = completed = failed = pickup_ms = 0
+    queued = queued_short = queued_squares = squares_short = 0
+    started = completed = failed = pickup_ms = 0
     seconds: list[int] = []
     busy: list[int] = []
     jobs: list[int] = []
@@ -82,6 +86,7 @@ def window_rates(
         queued_squares += count * count
         if age <= short_window_seconds:
             queued_short += count
+            squares_short += count * count
         started += row.started
         pickup_ms += row.pickup_ms
         done, fail = row.completed, row.failed
@@ -101,6 +106,12 @@ def window_rates(
     finished = completed + failed
     mean = queued / long_window_seconds  # seconds without a row had no arrivals
     dispersion = (queued_squares / long_window_seconds - mean * mean) / mean if queued else None
+    mean_short = queued_short / short_window_seconds
+    dispersion_short = (
+        (squares_short / short_window_seconds - mean_short * mean_short) / mean_short
+        if queued_short
+        else None
+    )
     return Rates(
         arrival_rate=queued / long_window_seconds,
         arrival_rate_short=queued_short / short_window_seconds,
@@ -109,6 +120,7 @@ def window_rates(
         failure_rate=failed / finished if finished else 0.0,
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
         arrival_dispersion=dispersion,
+        arrival_dispersion_short=dispersion_short,
     )
 
 

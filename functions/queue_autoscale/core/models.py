@@ -220,6 +220,9 @@ class QueueSnapshot:
     arrival_dispersion: float | None = None
     """Index of dispersion of the per-second arrivals over the long window (variance / mean:
     1 for Poisson traffic, more for bursty; None if unknown): the hot size's random walk."""
+    arrival_dispersion_short: float | None = None
+    """The same over the short window alone (None if unknown): the noise of the short window's
+    own rate, which a burst earlier in the long window does not inflate."""
 
 
 @dataclass(frozen=True, slots=True)

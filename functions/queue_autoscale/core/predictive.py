@@ -426,11 +426,37 @@ def _within_dispersion(snapshot: QueueSnapshot, percentile: float) -> float:
         rest = (span * long - recent * short) / (span - recent)
         between = (recent * (short - long) ** 2 + (span - recent) * (rest - long) ** 2) / span
         within = (measured * long - between) / long
-    if within >= POISSON:
-        return within
-    error = math.sqrt((2.0 + 1.0 / long) / span)
-    smoother = within < POISSON - walk_quantile(percentile) * error
-    return max(within, 0.0) if smoother else POISSON
+    return _read_dispersion(within, long, span, percentile)
+
+
+def _read_dispersion(measured: float, rate: float, span: float, percentile: float) -> float:
+    """An index of dispersion measured over `span` seconds of counts at `rate` jobs/s > 0, as
+    the controller reads it: as measured at or above Poisson's 1; below 1 only beyond z of the
+    percentile of its sampling error sqrt((2 + 1 / lambda) / span) (`_within_dispersion`), and
+    Poisson's 1 otherwise."""
+    if measured >= POISSON:
+        return measured
+    error = math.sqrt((2.0 + 1.0 / rate) / span)
+    smoother = measured < POISSON - walk_quantile(percentile) * error
+    return max(measured, 0.0) if smoother else POISSON
+
+
+def _short_dispersion(snapshot: QueueSnapshot, dispersion: float, percentile: float) -> float:
+    """The short rate's index of dispersion: the smaller of its own counts' (read as
+    `_read_dispersion` reads any) and the long window's `dispersion` (`_within_dispersion`),
+    which is also the one where the short window's is unknown. Both measure the same noise, and
+    each is inflated by a different move: the long window's by a burst earlier in it (its
+    two-part correction takes out a move at the windows' boundary only), which would hide the
+    fall after the burst; the short window's by a step inside its own w seconds, which would
+    hide the rise at a burst's onset."""
+    measured, short = snapshot.arrival_dispersion_short, snapshot.arrival_rate_short
+    recent = snapshot.short_window_seconds
+    if measured is None or not math.isfinite(measured) or short is None or not short > 0:
+        return dispersion
+    if not recent > 0:
+        return dispersion
+    own = _read_dispersion(measured, short, recent, percentile)
+    return own if own < dispersion else dispersion
 
 
 def _sizing_rate(
@@ -439,7 +465,8 @@ def _sizing_rate(
     """The measures with the one rate the steady state sizes on, and the rate the horizon's
     arrivals are forecast at, jobs/s. The first is the long window's, unless the
     short window's differs from it by more than the percentile's normal quantile of the short
-    window's noise (sd sqrt(D lambda / w), w the short window), when the load has moved and the
+    window's noise (sd sqrt(D_w lambda / w), w the short window and D_w the smaller of its own
+    counts' index and the long window's, `_short_dispersion`), when the load has moved and the
     short window's is taken. The short window's noise alone then never moves the fleet (on
     steady traffic the higher of the two windows flapped a worker up and down), and a real
     step shows in it within a short window (and in the backlog's growth within an interval).
@@ -452,7 +479,8 @@ def _sizing_rate(
         return m, m.arrival_rate
     if long < 0 or short < 0:
         return m, m.arrival_rate
-    noise = math.sqrt(dispersion * max(long, short) / snapshot.short_window_seconds)
+    own = _short_dispersion(snapshot, dispersion, percentile)
+    noise = math.sqrt(own * max(long, short) / snapshot.short_window_seconds)
     seen = short if abs(short - long) > walk_quantile(percentile) * noise else long
     rate = long if in_backlog and seen > long else seen
     return m._replace(arrival_rate=rate, window_rate=rate), seen

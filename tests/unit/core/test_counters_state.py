@@ -70,6 +70,21 @@ def test_dispersion_is_measured_from_the_per_second_arrivals() -> None:
     assert window_rates([], NOW).arrival_dispersion is None
 
 
+def test_the_short_windows_dispersion_reads_its_own_seconds_only() -> None:
+    # GIVEN 300 s of arrivals: a burst of 40 jobs/s for the first 60 s, then 2 jobs/s flat for
+    # 180 s, then 60 s alternating 1 and 3 jobs (mean 2, variance 1)
+    queued = [40] * 60 + [2] * 180 + [1, 3] * 30
+    rates = window_rates(_per_second(queued), NOW, 300.0, 60.0)
+    # THEN the long window's index carries the burst: mean 9.6, mean square
+    # (60 x 1600 + 180 x 4 + 30 x 1 + 30 x 9) / 300 = 323.4, D = (323.4 - 92.16) / 9.6 = 24.09
+    assert rates.arrival_dispersion == pytest.approx((323.4 - 9.6**2) / 9.6)
+    # AND the short window's is its own seconds' variance over their mean, 1 / 2
+    assert rates.arrival_dispersion_short == pytest.approx(0.5)
+    # AND neither is known where nothing arrived within it
+    quiet = window_rates(_per_second([5] * 240 + [0] * 60), NOW, 300.0, 60.0)
+    assert quiet.arrival_dispersion is not None and quiet.arrival_dispersion_short is None
+
+
 def test_one_plausible_outlier_among_thousands_does_not_move_the_job_time() -> None:
     # GIVEN 10,000 one-second jobs over 250 s (40 a second) and one job that ran 10 hours
     jobs = {back: [1_000] * 40 for back in range(1, 251)}

@@ -255,6 +255,34 @@ def test_a_step_within_the_window_is_not_read_as_dispersion() -> None:
     assert "dispersion 4.00" in noisy.reason
 
 
+def test_a_fall_after_a_burst_is_read_against_the_short_windows_own_noise() -> None:
+    # GIVEN 300 s SLA at p99 (z = 2.326), 4.59 jobs/s over the long window, whose per-second
+    # counts still hold a burst that ended before the short window began (D = 21.45), and
+    # 2 jobs/s over the short window, whose own counts are Poisson-like (D = 1)
+    cfg = settings(sla_seconds=300.0, percentile=0.99, evaluation_interval_seconds=10.0)
+    after = {"arrival_rate": 4.59, "arrival_rate_short": 2.0, "running": 3, "desired": 3}
+    own = _decide(cfg=cfg, arrival_dispersion=21.45, arrival_dispersion_short=1.0, **after)
+    unknown = _decide(cfg=cfg, arrival_dispersion=21.45, **after)
+    # THEN the short rate's noise is its own: 2.326 sqrt(1 x 4.59 / 60) = 0.64 jobs/s, and the
+    # fall of 2.59 jobs/s is read; with only the long window's index (21.08 once the move at
+    # the windows' boundary is taken out) the bar is 2.326 sqrt(21.08 x 4.59 / 60) = 2.95 jobs/s
+    # and the plan sizes on the long window's 4.59
+    assert own.arrival_rate == pytest.approx(2.0)
+    assert unknown.arrival_rate == pytest.approx(4.59)
+
+
+def test_a_rise_inside_the_short_window_is_read_against_the_long_windows_noise() -> None:
+    # GIVEN 10 s SLA at p99.9 (z = 3.09): the long window reads 2.1 jobs/s with D = 3.858, of
+    # which the move at the windows' boundary is 6.0 / 2.1 (rest 0.875 jobs/s against the short
+    # window's 7.0), leaving D = 1.0; the short window holds a step (its own D = 24)
+    cfg = settings(sla_seconds=10.0, percentile=0.999, evaluation_interval_seconds=10.0)
+    onset = {"arrival_rate": 2.1, "arrival_rate_short": 7.0, "running": 3, "desired": 3}
+    d = _decide(cfg=cfg, arrival_dispersion=3.858, arrival_dispersion_short=24.0, **onset)
+    # THEN the smaller index counts: the bar is 3.09 sqrt(1.0 x 7 / 60) = 1.06 jobs/s and the
+    # rise of 4.9 is read; the short window's own 24 would set it at 5.17 and miss the rise
+    assert d.arrival_rate == pytest.approx(7.0)
+
+
 @pytest.mark.parametrize(
     ("measured", "percentile", "read"),
     [
