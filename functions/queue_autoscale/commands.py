@@ -81,6 +81,10 @@ class SnapshotFile(BaseModel):
     """Share of finished jobs that failed, 0..1."""
     arrival_rate_short: float | None = None
     completion_rate: float | None = None
+    arrival_dispersion: float | None = Field(default=None, ge=0.0)
+    """Index of dispersion of the per-second arrivals over the long window (None: Poisson)."""
+    arrival_dispersion_short: float | None = Field(default=None, ge=0.0)
+    """The same over the short window (None: the long window's)."""
 
     def to_snapshot(self) -> QueueSnapshot:
         """The core's frozen snapshot."""

@@ -133,6 +133,24 @@ def test_explain_bad_snapshot_is_one_line_exit_2(tmp_path: Path, mutate, message
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_explain_reads_the_snapshots_dispersion(tmp_path: Path) -> None:
+    # GIVEN the example's 10 jobs/s on both windows, with each window's index of dispersion
+    data = json.loads((EXAMPLES / "seed002-underloaded.snapshot.json").read_text())
+    data.update(arrival_rate_short=10.0, arrival_dispersion=4.0, arrival_dispersion_short=3.0)
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps(data))
+    config = str(EXAMPLES / "seed002-underloaded.config.json")
+    # WHEN it is explained, and with a negative index
+    code, out, _ = run("explain", "--config", config, "--snapshot", str(snap), "--json")
+    data["arrival_dispersion_short"] = -1.0
+    snap.write_text(json.dumps(data))
+    bad, _, err = run("explain", "--config", config, "--snapshot", str(snap))
+    # THEN the plan reads the long window's index as measured (no move to take out of it)
+    assert code == 0 and "dispersion 4.00" in json.loads(out)["reason"]
+    # AND a negative one is a one-line error naming the key
+    assert bad == 2 and "arrival_dispersion_short" in err and len(err.strip().splitlines()) == 1
+
+
 def test_explain_bad_json_names_the_position(tmp_path: Path) -> None:
     bad = tmp_path / "snap.json"
     bad.write_text('{"queue": "x",\n "now": }')
