@@ -34,7 +34,7 @@ def growth_arrival_rate(
     times Poisson's: traffic that comes in batches (the NASA day x10 arrives in tens) moves the
     backlog by sqrt(D) times as much. D is taken as the caller read it: predictive reads it
     below 1 only where the window shows a smoother stream beyond its sampling error
-    (`predictive._within_dispersion`), so it is not floored again here.
+    (`dispersion.long_window_dispersion`), so it is not floored again here.
     """
     if seconds <= 0 or visible <= max(previous_visible, 0):
         return None

@@ -25,6 +25,7 @@ from queue_autoscale.core.decision import (
     largest_term,
     next_state,
 )
+from queue_autoscale.core.dispersion import long_window_dispersion, short_window_dispersion
 from queue_autoscale.core.drain import growth_arrival_rate
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
@@ -53,9 +54,6 @@ from queue_autoscale.core.trend import (
 )
 
 POLICY = "predictive"
-POISSON = 1.0
-"""Poisson arrivals' index of dispersion (variance / mean of per-second counts): the model the
-arrivals are read as until the window shows otherwise (`_within_dispersion`)."""
 TAIL_SIGMAS = 10.0
 """The reason's steady-state tail is evaluated at most this many sqrt(load) servers above the
 load (`_steady_tail`): a cost bound of the words, no decision reads it."""
@@ -119,7 +117,7 @@ def decide_predictive(
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
     level = knobs.chance_level(k.budget, loop.started, late) if "loop" not in off else k.budget
-    dispersion = _within_dispersion(snapshot, settings.percentile)
+    dispersion = long_window_dispersion(snapshot, settings.percentile)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     noise = walk_quantile(settings.percentile) * math.sqrt(dispersion)  # the step test's z sqrt(D)
@@ -400,86 +398,27 @@ def _kept(
     return _steady(high, m, settings, dispersion, level, cap, sizing)
 
 
-def _within_dispersion(snapshot: QueueSnapshot, percentile: float) -> float:
-    """The arrivals' index of dispersion around their own level: Poisson's 1 unless the window
-    shows otherwise.
-
-    The snapshot's is the variance of the per-second counts over the long window W over their
-    mean. When the rate moved within the window (a step, a burst's end), part of that variance
-    is the move, not noise: with the short window's rate over its last w seconds and the rest's
-    rate over the W - w before, the law of total variance takes out the between part,
-    (w / W) (short - long)^2 + ((W - w) / W) (rest - long)^2.
-
-    Above 1 it is read as measured (the cautious side). Below 1, a stream smoother than Poisson
-    is assumed only where the window shows it beyond z of the percentile of its sampling error:
-    over W seconds of Poisson counts at lambda jobs/s (fourth central moment lambda + 3
-    lambda^2), D has standard deviation sqrt((2 + 1 / lambda) / W)."""
-    measured = snapshot.arrival_dispersion
-    long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
-    if measured is None or not math.isfinite(measured):
-        return POISSON
-    span, recent = snapshot.rate_window_seconds, snapshot.short_window_seconds
-    if long is None or not long > 0 or not span > 0:
-        return max(measured, POISSON)  # no rate to judge a smoother stream's evidence by
-    within = measured
-    if short is not None and span > recent:
-        rest = (span * long - recent * short) / (span - recent)
-        between = (recent * (short - long) ** 2 + (span - recent) * (rest - long) ** 2) / span
-        within = (measured * long - between) / long
-    return _read_dispersion(within, long, span, percentile)
-
-
-def _read_dispersion(measured: float, rate: float, span: float, percentile: float) -> float:
-    """An index of dispersion measured over `span` seconds of counts at `rate` jobs/s > 0, as
-    the controller reads it: as measured at or above Poisson's 1; below 1 only beyond z of the
-    percentile of its sampling error sqrt((2 + 1 / lambda) / span) (`_within_dispersion`), and
-    Poisson's 1 otherwise."""
-    if measured >= POISSON:
-        return measured
-    error = math.sqrt((2.0 + 1.0 / rate) / span)
-    smoother = measured < POISSON - walk_quantile(percentile) * error
-    return max(measured, 0.0) if smoother else POISSON
-
-
-def _short_dispersion(snapshot: QueueSnapshot, dispersion: float, percentile: float) -> float:
-    """The short rate's index of dispersion: the smaller of its own counts' (read as
-    `_read_dispersion` reads any) and the long window's `dispersion` (`_within_dispersion`),
-    which is also the one where the short window's is unknown. Both measure the same noise, and
-    each is inflated by a different move: the long window's by a burst earlier in it (its
-    two-part correction takes out a move at the windows' boundary only), which would hide the
-    fall after the burst; the short window's by a step inside its own w seconds, which would
-    hide the rise at a burst's onset."""
-    measured, short = snapshot.arrival_dispersion_short, snapshot.arrival_rate_short
-    recent = snapshot.short_window_seconds
-    if measured is None or not math.isfinite(measured) or short is None or not short > 0:
-        return dispersion
-    if not recent > 0:
-        return dispersion
-    own = _read_dispersion(measured, short, recent, percentile)
-    return own if own < dispersion else dispersion
-
-
 def _sizing_rate(
     m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float, in_backlog: bool
 ) -> tuple[Measures, float]:
     """The measures with the one rate the steady state sizes on, and the rate the horizon's
-    arrivals are forecast at, jobs/s. The first is the long window's, unless the
-    short window's differs from it by more than the percentile's normal quantile of the short
-    window's noise (sd sqrt(D_w lambda / w), w the short window and D_w the smaller of its own
-    counts' index and the long window's, `_short_dispersion`), when the load has moved and the
-    short window's is taken. The short window's noise alone then never moves the fleet (on
-    steady traffic the higher of the two windows flapped a worker up and down), and a real
-    step shows in it within a short window (and in the backlog's growth within an interval).
-    Where the backlog carries the noise (`in_backlog`) the steady state reads no rise there: it
-    shows in the backlog, which the horizon's plan orders for before its jobs are due; a fall
-    still is read (idle workers leave no backlog to show them). The horizon's arrivals take the
-    moved rate either way: the jobs a rise brings are due within the horizon."""
+    arrivals are forecast at, jobs/s. The first is the long window's, unless the short window's
+    differs from it by more than the percentile's normal quantile of the short window's noise
+    (sd sqrt(D_w lambda / w), w the short window and D_w the smaller of its own counts' index
+    and the long window's, `dispersion.short_window_dispersion`), when the load has moved and
+    the short window's is taken. The short window's noise alone then never moves the fleet (on
+    steady traffic the higher of the two windows flapped a worker up and down), and a real step
+    shows in it within a short window (and in the backlog's growth within an interval). Where
+    the backlog carries the noise (`in_backlog`) the steady state reads no rise there: it shows
+    in the backlog, which the horizon's plan orders for before its jobs are due; a fall still is
+    read (idle workers leave no backlog to show them). The horizon's arrivals take the moved
+    rate either way: the jobs a rise brings are due within the horizon."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     if long is None or short is None or not math.isfinite(long) or not math.isfinite(short):
         return m, m.arrival_rate
     if long < 0 or short < 0:
         return m, m.arrival_rate
-    own = _short_dispersion(snapshot, dispersion, percentile)
+    own = short_window_dispersion(snapshot, dispersion, percentile)
     noise = math.sqrt(own * max(long, short) / snapshot.short_window_seconds)
     seen = short if abs(short - long) > walk_quantile(percentile) * noise else long
     rate = long if in_backlog and seen > long else seen
