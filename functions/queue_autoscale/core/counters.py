@@ -104,14 +104,6 @@ def window_rates(
         busy = [busy[i] for i in order]
         jobs = [jobs[i] for i in order]
     finished = completed + failed
-    mean = queued / long_window_seconds  # seconds without a row had no arrivals
-    dispersion = (queued_squares / long_window_seconds - mean * mean) / mean if queued else None
-    mean_short = queued_short / short_window_seconds
-    dispersion_short = (
-        (squares_short / short_window_seconds - mean_short * mean_short) / mean_short
-        if queued_short
-        else None
-    )
     return Rates(
         arrival_rate=queued / long_window_seconds,
         arrival_rate_short=queued_short / short_window_seconds,
@@ -119,9 +111,18 @@ def window_rates(
         mean_job_seconds=robust_mean_job_seconds(busy, jobs),
         failure_rate=failed / finished if finished else 0.0,
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
-        arrival_dispersion=dispersion,
-        arrival_dispersion_short=dispersion_short,
+        arrival_dispersion=_dispersion(queued, queued_squares, long_window_seconds),
+        arrival_dispersion_short=_dispersion(queued_short, squares_short, short_window_seconds),
     )
+
+
+def _dispersion(arrived: int, squares: int, seconds: float) -> float | None:
+    """Variance / mean of per-second counts summing to `arrived` (their squares to `squares`)
+    over `seconds`, a second without a row counting 0; None when nothing arrived."""
+    if not arrived:
+        return None
+    mean = arrived / seconds
+    return (squares / seconds - mean * mean) / mean
 
 
 def robust_mean_job_seconds(busy: list[int], jobs: list[int]) -> float | None:
