@@ -80,6 +80,10 @@ class Sizing(NamedTuple):
     its noise neither orders a worker nor keeps one (0: the load as measured)."""
     reach_seconds: float
     """The reach L + I the walk holds a fleet over until a correction lands, s."""
+    held_seconds: float
+    """"kept-window": R + W, how far ahead the delayed off's kept need also holds its walk
+    (`_kept`), s: as far ahead as its rate was measured back, plus the reach a re-order takes
+    to land; 0: the reach alone."""
 
 
 def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
@@ -92,6 +96,7 @@ def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
         walk_seconds=window if "walk" not in off else 0.0,
         band_seconds=window if at_load and "load-band" not in off else 0.0,
         reach_seconds=k.reach_seconds,
+        held_seconds=k.reach_seconds + window if "kept-window" not in off else 0.0,
     )
 
 
@@ -251,7 +256,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     def noise(rate: float) -> float:
         return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
 
-    plain = Sizing(sizing.rise_in_backlog, sizing.at_load, 0.0, 0.0, sizing.reach_seconds)
+    plain = sizing._replace(walk_seconds=0.0, band_seconds=0.0)
 
     def serves(rate: float) -> float:
         return _steady(rate, m, settings, dispersion, level, cap, plain) * m.service_rate
@@ -288,6 +293,7 @@ def _steady(
     level: float,
     cap: int,
     sizing: Sizing,
+    through: float = 0.0,
 ) -> int:
     """Workers whose steady state keeps P(pickup > SLA) within `level` at `rate` jobs/s.
 
@@ -298,6 +304,9 @@ def _steady(
     over the reach L + I, drifting at the rate's upper bound lambda + z_level sqrt(D lambda /
     W), still leaves the backlog within the SLA (`queueing.hot_workers`) holds until a
     correction lands.
+    With `through` past the reach, the walk also holds over that many seconds (the kept need's
+    R + W, `_kept`): the larger of the two fleets, so a drift that drains a backlog by then
+    does not excuse one that is late at the reach.
     Its floor is the load's lower bound (`_least_rate`), so the noise of the rate and job time
     estimates does not move a fleet at the load by a worker each way. Where the backlog carries
     the noise (`Sizing.at_load`: S > L + I, so a plan is corrected within the SLA), the load
@@ -320,18 +329,21 @@ def _steady(
     if not window > 0 or not rate > 0:  # no window to read the rate's noise over
         return erlang
     error = walk_quantile(1.0 - level) * math.sqrt(dispersion * rate / window)
-    walk = hot_workers(
+    walk = partial(
+        hot_workers,
         arrival_rate=rate + error,
         least_rate=_least_rate(rate, dispersion, window, settings.percentile),
         backlog=float(m.visible),
         service_rate_per_worker=m.service_rate,
         sla_seconds=settings.sla_seconds,
-        reaction_seconds=sizing.reach_seconds,
         percentile=1.0 - level,
         max_workers=cap,
         dispersion=dispersion,
     )
-    return min(erlang, walk)
+    hot = walk(reaction_seconds=sizing.reach_seconds)
+    if through > sizing.reach_seconds and hot < erlang:  # held there as well
+        hot = max(hot, walk(reaction_seconds=through))
+    return min(erlang, hot)
 
 
 def _least_rate(rate: float, dispersion: float, window: float, percentile: float) -> float:
@@ -384,7 +396,12 @@ def _kept(
     the horizon's plan orders it before the backlog's jobs are due. A fleet goes up at the
     measured rate and comes down only below what a rate within its noise asks for: the rate's
     noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
-    orders it back. Not the drain: workers ordered for a backlog are not needed once it is gone.
+    orders it back. Where the fleet may run hot, its walk holds at the reach and also R + W
+    ahead ("kept-window", `Sizing.held_seconds`): a walk with no drift left reaches the backlog
+    that orders a worker within minutes, so a fleet that holds only until a correction lands
+    (20 workers at a steady 20 jobs/s and a 10 s SLA) stops a worker and orders it back each
+    time; the rate read over W is forecast as far ahead as it was measured back. Not the drain:
+    workers ordered for a backlog are not needed once it is gone.
     """
     rate = m.arrival_rate
     if not rate > 0:
@@ -395,7 +412,7 @@ def _kept(
         return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
-    return _steady(high, m, settings, dispersion, level, cap, sizing)
+    return _steady(high, m, settings, dispersion, level, cap, sizing, sizing.held_seconds)
 
 
 def _sizing_rate(

@@ -36,6 +36,7 @@ MECHANISMS: tuple[str, ...] = (
     "load-band",
     "orders",
     "rise-kept",
+    "kept-window",
     "walk",
     "mean-landing",
     "release-now",
@@ -55,13 +56,14 @@ S - (L + I) (off: the load as measured); "orders" is
 each pending order's own landing time (core/orders.py; off: every pending worker lands a lead
 after the last scale-up); "rise-kept" has the delayed off keep what a rise asks back before a
 re-order could land (`predictive.rise_slope`; off: the kept need and the trend at the reach
-alone); "walk" lets the steady state run hot where the backlog's random walk over the reach
-stays within the SLA (`predictive._steady`; off: Erlang C alone); "mean-landing" counts ordered
-workers from their mean landing L + I / 2 (off: from L); "release-now" lets a release follow
-another without the configured scale-down cooldown (off: the cooldown holds); "loop" moves the
-chance level with the realized compliance (`chance_level`; off: the level is the budget b);
-"excused" keeps the reaction bound's late starts out of the level (core/sla_loop.py; off:
-every late start counts against the budget)."""
+alone); "kept-window" holds the kept need's walk R + W ahead as well as at the reach
+(`predictive._kept`; off: at the reach alone); "walk" lets the steady state run hot where the
+backlog's random walk over the reach stays within the SLA (`predictive._steady`; off: Erlang C
+alone); "mean-landing" counts ordered workers from their mean landing L + I / 2 (off: from
+L); "release-now" lets a release follow another without the configured scale-down cooldown
+(off: the cooldown holds); "loop" moves the chance level with the realized compliance
+(`chance_level`; off: the level is the budget b); "excused" keeps the reaction bound's late
+starts out of the level (core/sla_loop.py; off: every late start counts against the budget)."""
 
 
 class Knobs(NamedTuple):

@@ -373,6 +373,30 @@ def test_rate_noise_alone_does_not_release_a_worker(off: tuple[str, ...], kept: 
     assert targets == ([25] * 9 + [kept] * 11 if kept < 25 else [25] * 20)
 
 
+def test_a_hot_fleet_keeps_the_worker_its_walk_asks_back_within_the_long_window() -> None:
+    # GIVEN 20 jobs/s of 1 s jobs measured over W = 300 s, SLA 10 s at p95, 21 workers and
+    # nothing waiting
+    cfg = settings(sla_seconds=10.0, evaluation_interval_seconds=10.0)
+    load = {"arrival_rate": 20.0, "completion_rate": 20.0, "running": 21, "desired": 21}
+
+    def kept(*off: str) -> tuple[int, int]:
+        """The plan, and the need the delayed off remembers (what it stops workers below)."""
+        evaluation = ablated(*off)(
+            snapshot(**load, in_flight=19), cfg, ControllerState("jobs"), NOW
+        )
+        return evaluation.decision.raw_target, evaluation.state.samples[-1].raw_target
+
+    # WHEN the policy decides, and with "kept-window" off
+    # THEN the plan runs hot at 20: at the rate's upper bound 20 + 2 x 1.645 sqrt(20 / 300) =
+    # 20.85 jobs/s, 20 workers' backlog a reach (70 s) on is 0.85 x 70 + 1.645 sqrt(40.85 x 70)
+    # = 147 jobs, within 20 x 10 s. The delayed off keeps 21: R + W = 370 s on, the same walk
+    # leaves 0.85 x 370 + 1.645 sqrt(40.85 x 370) = 516 jobs, past 200 (a walk with no drift
+    # left orders the worker back within minutes), where 21 leave -56 + 206 = 150 <= 210.
+    # Held at the reach alone the delayed off keeps 20: the worker is stopped and ordered back
+    assert kept() == (20, 21)
+    assert kept("kept-window") == (20, 20)
+
+
 def test_misses_no_order_can_prevent_are_excused_from_the_level() -> None:
     # GIVEN a backlog whose jobs are due before any order can land (SLA 10 s, lead 60 s)
     cfg = settings(sla_seconds=10.0, provisioning_lead_seconds=60.0)
