@@ -5,12 +5,11 @@ cheap as the least static fleet meeting the target, 20 % cheaper on bursty)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
 from queue_autoscale.core import DEFAULT_POLICY
-from queue_autoscale.core.models import Action, Decision, Winner
+from queue_autoscale.core.models import Winner
 from queue_autoscale.sim.arrivals import scenario
 from queue_autoscale.sim.bench import SweepOptions, bench_spec
 from queue_autoscale.sim.runner import RunSpec, compare
@@ -120,65 +119,51 @@ def test_a_drains_surplus_is_let_go_once_the_backlog_is_gone() -> None:
     assert ours.worker_seconds <= 0.5 * bound.worker_seconds
 
 
-def _steady_run(sla: float, percentile: float) -> tuple[Any, Any, list[Decision]]:
-    """The bench's steady cell (two hours at 20 jobs/s of 1 s jobs) at `sla` s and
-    `percentile`: our score, static's, and our decisions after the warm-up."""
+def test_on_steady_traffic_the_fleet_runs_at_the_load_without_oscillating() -> None:
+    # GIVEN the bench's steady cell: two hours at 20 jobs/s of 1 s jobs, SLA 30 s, p99.9
     counts = scenario("steady").counts(seed=0)
-    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=sla, percentile=percentile)
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=30.0, percentile=0.999)
     run = compare("steady", counts, [DEFAULT_POLICY, "static"], spec, record_decisions=True)
+    ours, static = run.scores
     decisions = run.decisions[DEFAULT_POLICY]
-    start = decisions[0].at + run.workload.warmup_seconds
-    return *run.scores, [d for d in decisions if d.at >= start]
-
-
-def test_on_steady_traffic_the_fleet_holds_without_oscillating() -> None:
-    # GIVEN the bench's steady cell at SLA 30 s, p99.9
-    ours, static, scored = _steady_run(30.0, 0.999)
-    # THEN the fleet holds 21 workers on most ticks (680 of 721), 20-22 on all, and orders no
-    # worker in two hours: the delayed off keeps the 21st, which 20 workers' walk R + W ahead
-    # asks back
+    scored = [d for d in decisions if d.at >= decisions[0].at + run.workload.warmup_seconds]
+    # THEN the fleet runs at the load, below Erlang C's: 20 workers on most ticks (455 of 722:
+    # the backlog's random walk over the reach stays within the SLA, and over R + W at the
+    # measured rate too), 19-22 on all, at most 21 on 96 %, with a handful of scale-ups in two
+    # hours (no limit cycle: each costs a lead of billing)
     targets = [d.target for d in scored]
-    assert set(targets) <= {20, 21, 22}
-    assert sum(t == 21 for t in targets) > 0.9 * len(targets)
-    assert sum(1 for d in scored if d.action is Action.UP) <= 1
-    assert ours.flaps == 0
-    # AND every job is picked up within the SLA
+    assert set(targets) <= {19, 20, 21, 22}
+    assert sum(t == 20 for t in targets) > len(targets) // 2
+    assert sum(t <= 21 for t in targets) > 0.95 * len(targets)
+    assert sum(1 for d in scored if d.action.value == "up") <= 6
+    # AND every job is picked up within the SLA, for fewer worker-seconds than a static fleet
+    # of 21 (the smallest that meets it; `static` here is sized for the busiest minute, 22)
+    # and than seed-hybrid's 151,248 at the same 100 % in the bench: 147,319
     assert ours.sla_compliance == 1.0
     assert static.sla_compliance == 1.0
+    static_21 = static.worker_seconds / static.peak_workers * 21
+    assert ours.worker_seconds < static_21
+    assert ours.worker_seconds < 151_248
 
 
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "151,673 worker-s against static 21's 151,242 (100 % within SLA both; static 20 also "
-        "meets it): the delayed off holds 21, since 20 workers' walk R + W = 370 s ahead at the "
-        "rate's upper bounds (z of p99.9) passes the 600 jobs the SLA allows"
-    ),
-)
-def test_at_a_30_s_sla_steady_traffic_runs_below_static_21() -> None:
-    # GIVEN the bench's steady cell at SLA 30 s, p99.9
-    ours, static, _ = _steady_run(30.0, 0.999)
-    # THEN every job is picked up within the SLA for fewer worker-seconds than a static fleet of
-    # 21 (`static` here is sized for the busiest minute, 22)
-    assert ours.sla_compliance == 1.0
-    assert ours.worker_seconds < static.worker_seconds / static.peak_workers * 21
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "153,353 worker-s against static 21's 151,242 (100 % within SLA both): with S < L + I "
-        "it sizes Erlang C with its noise margin, 22-23 workers on 25 % of the ticks"
+        "152,403 worker-s against static 21's 151,242 (100 % within SLA both): with S < L + I "
+        "it sizes Erlang C with its noise margin, 22 workers on 21 % of the ticks"
     ),
 )
 def test_at_a_10_s_sla_steady_traffic_runs_below_static_21() -> None:
     # GIVEN the bench's steady cell at SLA 10 s, p99
-    ours, static, _ = _steady_run(10.0, 0.99)
+    counts = scenario("steady").counts(seed=0)
+    spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=10.0, percentile=0.99)
+    run = compare("steady", counts, [DEFAULT_POLICY, "static"], spec)
+    ours, static = run.scores
     # THEN every job is picked up within the SLA, for fewer worker-seconds than a static fleet
-    # of 21, the least that meets it (151,263 in the bench), and with no more than 2 flaps
+    # of 21, the least that meets it (151,263 in the bench)
     assert ours.sla_compliance == 1.0
-    assert ours.flaps <= 2
-    assert ours.worker_seconds < static.worker_seconds / static.peak_workers * 21
+    static_21 = static.worker_seconds / static.peak_workers * 21
+    assert ours.worker_seconds < static_21
 
 
 @pytest.mark.parametrize(

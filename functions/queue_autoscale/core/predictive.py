@@ -396,12 +396,15 @@ def _kept(
     the horizon's plan orders it before the backlog's jobs are due. A fleet goes up at the
     measured rate and comes down only below what a rate within its noise asks for: the rate's
     noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
-    orders it back. Where the fleet may run hot, its walk holds at the reach and also R + W
-    ahead ("kept-window", `Sizing.held_seconds`): a walk with no drift left reaches the backlog
-    that orders a worker within minutes, so a fleet that holds only until a correction lands
-    (20 workers at a steady 20 jobs/s and a 10 s SLA) stops a worker and orders it back each
-    time; the rate read over W is forecast as far ahead as it was measured back. Not the drain:
-    workers ordered for a backlog are not needed once it is gone.
+    orders it back. Where the fleet may run hot, the kept need is also the steady state whose
+    walk at the measured rate holds R + W ahead ("kept-window", `Sizing.held_seconds`): a walk
+    with no drift left reaches the backlog that orders a worker within minutes, so a fleet that
+    holds only until a correction lands (20 workers at a steady 20 jobs/s and a 10 s SLA)
+    stops a worker and orders it back; the rate read over W is forecast as far ahead as it was
+    measured back. That walk drifts at the rate's upper bound already (`_steady`), so it reads
+    the measured rate: raised by its noise twice, it held 21 workers at a steady 20 jobs/s and a
+    30 s SLA at p99.9, where 20 keep every job within it. Not the drain: workers ordered for a
+    backlog are not needed once it is gone.
     """
     rate = m.arrival_rate
     if not rate > 0:
@@ -412,7 +415,8 @@ def _kept(
         return _load_workers(rate, m, settings, cap, math.ceil)
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
-    return _steady(high, m, settings, dispersion, level, cap, sizing, sizing.held_seconds)
+    held = _steady(rate, m, settings, dispersion, level, cap, sizing, sizing.held_seconds)
+    return max(_steady(high, m, settings, dispersion, level, cap, sizing), held)
 
 
 def _sizing_rate(

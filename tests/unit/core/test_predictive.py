@@ -389,10 +389,11 @@ def test_a_hot_fleet_keeps_the_worker_its_walk_asks_back_within_the_long_window(
     # WHEN the policy decides, and with "kept-window" off
     # THEN the plan runs hot at 20: at the rate's upper bound 20 + 2 x 1.645 sqrt(20 / 300) =
     # 20.85 jobs/s, 20 workers' backlog a reach (70 s) on is 0.85 x 70 + 1.645 sqrt(40.85 x 70)
-    # = 147 jobs, within 20 x 10 s. The delayed off keeps 21: R + W = 370 s on, the same walk
-    # leaves 0.85 x 370 + 1.645 sqrt(40.85 x 370) = 516 jobs, past 200 (a walk with no drift
-    # left orders the worker back within minutes), where 21 leave -56 + 206 = 150 <= 210.
-    # Held at the reach alone the delayed off keeps 20: the worker is stopped and ordered back
+    # = 147 jobs, within 20 x 10 s. The delayed off keeps 21: R + W = 370 s on, the walk at the
+    # measured rate (drifting at its upper bound 20.42) leaves 0.42 x 370 + 1.645
+    # sqrt(40.42 x 370) = 358 jobs, past 200 (a walk with no drift left orders the worker back
+    # within minutes), where 21 leave -214 + 204 <= 210. Held at the reach alone the delayed
+    # off keeps 20: the worker is stopped and ordered back
     assert kept() == (20, 21)
     assert kept("kept-window") == (20, 20)
 
