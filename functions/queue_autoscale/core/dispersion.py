@@ -75,3 +75,9 @@ def short_window_dispersion(snapshot: QueueSnapshot, dispersion: float, percenti
         return dispersion
     own = read_dispersion(measured, short, recent, percentile)
     return own if own < dispersion else dispersion
+
+
+def effective_sla(sla_seconds: float, dispersion: float) -> float:
+    """The SLA the Poisson model is asked about so its tail matches arrivals of `dispersion` D:
+    S x 2 / (1 + D), seconds."""
+    return sla_seconds * 2.0 / (1.0 + dispersion)

@@ -25,7 +25,11 @@ from queue_autoscale.core.decision import (
     largest_term,
     next_state,
 )
-from queue_autoscale.core.dispersion import long_window_dispersion, short_window_dispersion
+from queue_autoscale.core.dispersion import (
+    effective_sla,
+    long_window_dispersion,
+    short_window_dispersion,
+)
 from queue_autoscale.core.drain import growth_arrival_rate
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
@@ -41,9 +45,9 @@ from queue_autoscale.core.models import (
     TrendModel,
     Winner,
 )
+from queue_autoscale.core.predictive_words import fleet_words, surge_words, words
 from queue_autoscale.core.queueing import (
     hot_workers,
-    wait_exceeds_probability,
     walk_quantile,
     workers_for_sla,
 )
@@ -54,9 +58,6 @@ from queue_autoscale.core.trend import (
 )
 
 POLICY = "predictive"
-TAIL_SIGMAS = 10.0
-"""The reason's steady-state tail is evaluated at most this many sqrt(load) servers above the
-load (`_steady_tail`): a cost bound of the words, no decision reads it."""
 
 
 class Sizing(NamedTuple):
@@ -100,6 +101,44 @@ def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
     )
 
 
+class _Tick(NamedTuple):
+    """One tick's inputs and what its measure step derived from them, read by every later step."""
+
+    snapshot: QueueSnapshot
+    settings: QueueSettings
+    state: ControllerState
+    now: float
+    off: frozenset[str]
+    m: Measures
+    """The measures, with the one rate the steady state sizes on (`_sizing_rate`)."""
+    seen: float
+    """The rate the horizon's arrivals are forecast at, jobs/s (`_sizing_rate`)."""
+    k: knobs.Knobs
+    loop: sla_loop.LoopReading
+    level: float
+    """The chance level: the predicted miss share a plan may have."""
+    dispersion: float
+    """The long window's index of dispersion D (`dispersion.long_window_dispersion`)."""
+    sizing: Sizing
+    cap: int
+    """The most workers the decision can order (`constraints.max_allowed`)."""
+
+
+class _Plan(NamedTuple):
+    """The choose step's outcome: the terms, the plan and what bound it, and its reason."""
+
+    terms: Terms
+    raw: int
+    winner: Winner
+    forecast: float
+    """The forecast rate the record keeps, jobs/s."""
+    why: str
+    size: Callable[[float], int]
+    """The steady state at a rate, with the tick's measures and sizing (`_steady`)."""
+    plans: pickup.Plans
+    bursts: onsets.Onsets
+
+
 def decide_predictive(
     snapshot: QueueSnapshot,
     settings: QueueSettings,
@@ -118,6 +157,52 @@ def decide_predictive(
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
+    t = _measure(snapshot, settings, state, now, off, m)  # 1. measure
+    plan = _choose(t, model)  # 2-4. forecast, predict each plan's misses, choose
+    recommendation, steps, _ = bounds(plan.raw, plan.terms, t.m, snapshot, state, settings)
+    target, moves = movement(
+        recommendation,
+        t.m.current,
+        snapshot,
+        state,
+        settings,
+        now,
+        t.k.delayed_off_seconds,
+        knobs.down_cooldown(off),
+    )
+    decision = build_decision(
+        snapshot=snapshot,
+        settings=settings,
+        now=now,
+        measures=t.m,
+        terms=plan.terms,
+        raw=plan.raw,
+        winner=plan.winner,
+        forecast=plan.forecast,
+        target=target,
+        why=plan.why,
+        steps=steps + moves,
+        policy=POLICY,
+        realized_compliance=t.loop.compliance,
+    )
+    history = onsets.history_seconds(snapshot.rate_window_seconds, t.k.reach_seconds)
+    remembered = _remembered(t, plan)  # what the delayed off keeps
+    after = next_state(
+        state, settings, now, t.m, remembered, decision, _kept_state(t, plan, target), history
+    )
+    return Evaluation(decision, after)
+
+
+def _measure(
+    snapshot: QueueSnapshot,
+    settings: QueueSettings,
+    state: ControllerState,
+    now: float,
+    off: frozenset[str],
+    m: Measures,
+) -> _Tick:
+    """Step 1: the knobs, the realized compliance and the chance level it sets, the arrivals'
+    dispersion, the sizing mechanisms and the one rate the steady state sizes on."""
     k = knobs.derive(settings, off)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
@@ -125,99 +210,108 @@ def decide_predictive(
     dispersion = long_window_dispersion(snapshot, settings.percentile)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
-    noise = walk_quantile(settings.percentile) * math.sqrt(dispersion)  # the step test's z sqrt(D)
+    cap = max_allowed(settings)
+    return _Tick(
+        snapshot, settings, state, now, off, m, seen, k, loop, level, dispersion, sizing, cap
+    )
+
+
+def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
+    """Steps 2-4: forecast the arrivals (the trend's and the recurring burst's, each only
+    raising the rate), size the steady state at the measured and the forecast rate, predict the
+    miss share of each plan over the horizon, and take the largest of the three terms."""
+    m, settings, state, off, sizing = t.m, t.settings, t.state, t.off, t.sizing
+    noise = walk_quantile(settings.percentile) * math.sqrt(
+        t.dispersion
+    )  # the step test's z sqrt(D)
     forecast = persistent_forecast_rate(
-        state.samples, m.arrival_rate, now, settings, model, noise, m.short_rate
+        state.samples, m.arrival_rate, t.now, settings, model, noise, m.short_rate
     )
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
-    cap = max_allowed(settings)
-    reading = _onsets(m, snapshot, state, settings, dispersion, level, cap, k, now, off, sizing)
+    reading = _onsets(
+        m, t.snapshot, state, settings, t.dispersion, t.level, t.cap, t.k, t.now, off, sizing
+    )
     surge = reading.surge
-    if surge is not None and surge.starts_in < k.reach_seconds and not sizing.rise_in_backlog:
+    if surge is not None and surge.starts_in < t.k.reach_seconds and not sizing.rise_in_backlog:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
     ahead = max(rate, forecast)
     size = partial(  # the steady state at a rate, with the tick's measures and sizing
-        _steady, m=m, settings=settings, dispersion=dispersion, level=level, cap=cap, sizing=sizing
+        _steady,
+        m=m,
+        settings=settings,
+        dispersion=t.dispersion,
+        level=t.level,
+        cap=t.cap,
+        sizing=sizing,
     )
     steady = size(m.arrival_rate)
     trend = steady  # where the backlog carries a rise, the steady state reads no forecast
     if ahead != m.arrival_rate and not sizing.rise_in_backlog:
         trend = size(ahead)
-    fleet = _fleet(m, state.orders if "orders" not in off else (), state, k, now)
+    fleet = _fleet(m, state.orders if "orders" not in off else (), state, t.k, t.now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
-        rate=max(rate, seen, _growth_rate(m, state, settings, dispersion, now)),
-        dispersion=dispersion,
-        rate_window_seconds=snapshot.rate_window_seconds,
+        rate=max(rate, t.seen, _growth_rate(m, state, settings, t.dispersion, t.now)),
+        dispersion=t.dispersion,
+        rate_window_seconds=t.snapshot.rate_window_seconds,
         service_rate=m.service_rate,
         sla_seconds=settings.sla_seconds,
-        landing_seconds=k.landing_seconds,
-        reach_seconds=k.reach_seconds,
-        horizon_seconds=k.horizon_seconds,
+        landing_seconds=t.k.landing_seconds,
+        reach_seconds=t.k.reach_seconds,
+        horizon_seconds=t.k.horizon_seconds,
         surge_in=math.inf if surge is None else surge.starts_in,
         surge_rate=0.0 if surge is None else surge.rate,
     )
     plans = pickup.Plans(fleet, outlook, pickup.cohorts(outlook, knobs.COHORT_POINTS))
-    transient, share = plans.smallest(level, cap, max(steady, trend))
+    transient, share = plans.smallest(t.level, t.cap, max(steady, trend))
     terms = Terms(steady=steady, trend=trend, drain=transient)
     raw, winner = largest_term(terms)
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
-        share = plans.share(min(raw, cap))
-    why = _words(raw, share, level, k, loop.compliance, m, outlook, settings, winner, sizing)
-    why += _fleet_words(fleet) + _surge_words(surge)
-    recommendation, steps, _ = bounds(raw, terms, m, snapshot, state, settings)
-    kept = _kept(m, snapshot, settings, dispersion, level, cap, sizing)
-    remembered = min(max(kept, trend, settings.min_workers), cap)  # the delayed off reads it
-    if "rise-kept" not in off:  # a worker the rise asks back before a re-order lands stays
-        back = _returning_rate(m.arrival_rate, snapshot, state, settings, dispersion, k, now)
-        returns = steady if back == m.arrival_rate else size(back)  # no rise: already sized
-        remembered = min(max(remembered, returns), cap)
-    target, moves = movement(
-        recommendation,
-        m.current,
-        snapshot,
-        state,
-        settings,
-        now,
-        k.delayed_off_seconds,
-        knobs.down_cooldown(off),
+        share = plans.share(min(raw, t.cap))
+    why = words(
+        raw, share, t.level, t.k, t.loop.compliance, m, outlook, settings, winner, sizing.at_load
     )
-    decision = build_decision(
-        snapshot=snapshot,
-        settings=settings,
-        now=now,
-        measures=m,
-        terms=terms,
-        raw=raw,
-        winner=winner,
-        forecast=forecast,
-        target=target,
-        why=why,
-        steps=steps + moves,
-        policy=POLICY,
-        realized_compliance=loop.compliance,
-    )
-    loop_state = {
-        "realized_started": loop.started,
-        "realized_late": loop.late,
-        "realized_excused": loop.excused,
-        "realized_through": loop.through,
-        "surge_at": now if plans.missing_anyway else state.surge_at,
-        "bursts": reading.bursts,
-        "burst_ends": reading.ends,
+    why += fleet_words(fleet) + surge_words(surge)
+    return _Plan(terms, raw, winner, forecast, why, size, plans, reading)
+
+
+def _remembered(t: _Tick, plan: _Plan) -> int:
+    """The sustained need the delayed off keeps this tick, workers: the kept need (`_kept`) or
+    the trend's, at least the floor and at most the cap; with "rise-kept", also what a rise
+    asks back before a re-order could land."""
+    m, settings = t.m, t.settings
+    kept = _kept(m, t.snapshot, settings, t.dispersion, t.level, t.cap, t.sizing)
+    remembered = min(max(kept, plan.terms.trend, settings.min_workers), t.cap)
+    if "rise-kept" not in t.off:  # a worker the rise asks back before a re-order lands stays
+        back = _returning_rate(
+            m.arrival_rate, t.snapshot, t.state, settings, t.dispersion, t.k, t.now
+        )
+        returns = plan.terms.steady if back == m.arrival_rate else plan.size(back)  # no rise: sized
+        remembered = min(max(remembered, returns), t.cap)
+    return remembered
+
+
+def _kept_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
+    """The state the policy keeps past the shared sample: the realized compliance's counts,
+    the last surge no order could save, the burst model's memory and the orders in flight."""
+    return {
+        "realized_started": t.loop.started,
+        "realized_late": t.loop.late,
+        "realized_excused": t.loop.excused,
+        "realized_through": t.loop.through,
+        "surge_at": t.now if plan.plans.missing_anyway else t.state.surge_at,
+        "bursts": plan.bursts.bursts,
+        "burst_ends": plan.bursts.ends,
         "orders": orders.placed(
-            state.orders,
-            fleet.pending,
-            m.current,
+            t.state.orders,
+            plan.plans.fleet.pending,
+            t.m.current,
             target,
-            now,
-            orders.kept_limit(k.landing_seconds, settings.evaluation_interval_seconds),
+            t.now,
+            orders.kept_limit(t.k.landing_seconds, t.settings.evaluation_interval_seconds),
         ),
     }
-    history = onsets.history_seconds(snapshot.rate_window_seconds, k.reach_seconds)
-    after = next_state(state, settings, now, m, remembered, decision, loop_state, history)
-    return Evaluation(decision, after)
 
 
 def ablated(*off: str) -> Callable[..., Evaluation]:
@@ -274,17 +368,6 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     )
 
 
-def _surge_words(surge: onsets.Surge | None) -> str:
-    """The reason's words for a forecast burst ("" without one)."""
-    if surge is None:
-        return ""
-    return (
-        f"; bursts recur every {surge.period:.0f} s (the model passed its back-test): the next "
-        f"expected in {surge.expected_in:.0f} s, arrivals forecast at {surge.rate:.2f} jobs/s "
-        f"from {surge.starts_in:.0f} s"
-    )
-
-
 def _steady(
     rate: float,
     m: Measures,
@@ -322,7 +405,7 @@ def _steady(
         rate,
         m.mean_job_seconds,
         settings.worker_concurrency,
-        _effective_sla(settings.sla_seconds, dispersion),
+        effective_sla(settings.sla_seconds, dispersion),
         1.0 - level,
         max_workers=cap,
     )
@@ -526,12 +609,6 @@ def _growth_rate(
     return 0.0 if grown is None else grown
 
 
-def _effective_sla(sla_seconds: float, dispersion: float) -> float:
-    """The SLA the Poisson model is asked about so its tail matches arrivals of `dispersion` D:
-    S x 2 / (1 + D), seconds."""
-    return sla_seconds * 2.0 / (1.0 + dispersion)
-
-
 def _fleet(
     m: Measures, placed: Sequence[Order], state: ControllerState, k: knobs.Knobs, now: float
 ) -> pickup.Fleet:
@@ -541,75 +618,3 @@ def _fleet(
     pending = m.current - m.running if m.current > m.running else 0
     landing = orders.landings(placed, pending, k.landing_seconds, state.last_scale_up_at, now)
     return pickup.Fleet(running=m.running, landing=landing)
-
-
-def _words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once a tick
-    plan: int,
-    share: float,
-    level: float,
-    k: knobs.Knobs,
-    compliance: float | None,
-    m: Measures,
-    outlook: pickup.Outlook,
-    settings: QueueSettings,
-    winner: Winner,
-    sizing: Sizing,
-) -> str:
-    """The reason in words: the plan, its predicted miss share against the level and budget,
-    what bound it, and what was forecast; a plan past the fleet's cap (`max_allowed`) is
-    quoted at the cap, the most the decision can order."""
-    realized = "none counted yet" if compliance is None else f"realized {compliance:.2%}"
-    model = (
-        "the load: the backlog carries the noise, SLA > lead + interval"
-        if sizing.at_load
-        else "Erlang C"
-    )
-    binding = {
-        "drain": "the jobs due before the horizon (backlog and arrivals until workers land)",
-        "trend": f"the steady state at the forecast rate ({model})",
-        "steady": f"the steady state at the measured rate ({model})",
-    }.get(str(winner), "nothing waiting or arriving")
-    cap = max_allowed(settings)
-    shown = plan if plan <= cap else cap  # a plan past the cap is judged at the cap
-    head = f"plan {plan} (" if plan <= cap else f"plan more than the {cap} allowed (at {cap}: "
-    tail = _steady_tail(shown, m, outlook.rate, settings, outlook.dispersion)
-    return (
-        f"{head}predicted miss share {share:.2%} of the jobs due within "
-        f"{k.horizon_seconds:g} s, level {level:.2%}: budget {k.budget:.2%}, {realized}); "
-        f"bound by {binding}; forecast: arrivals {outlook.rate:.2f} jobs/s, dispersion "
-        f"{outlook.dispersion:.2f}, {m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "
-        f"{m.service_rate:.3g} jobs/s per worker{m.prior_note}; steady-state P(pickup > "
-        f"{settings.sla_seconds:g} s) {tail:.2%} at those arrivals"
-    )
-
-
-def _fleet_words(fleet: pickup.Fleet) -> str:
-    """The fleet the plan starts from, when workers ordered earlier are still on their way:
-    each order's workers and the seconds until they take jobs."""
-    if not fleet.landing:
-        return ""
-    landing = ", ".join(f"{workers} in {seconds:.0f} s" for workers, seconds in fleet.landing)
-    return f"; fleet: {fleet.running} running, ordered earlier and landing: {landing}"
-
-
-def _steady_tail(
-    plan: int, m: Measures, rate: float, settings: QueueSettings, dispersion: float
-) -> float:
-    """The steady state's P(pickup > SLA) with `plan` workers at `rate` (1 at or past the load).
-
-    Evaluated at no more than A + TAIL_SIGMAS sqrt(A) + TAIL_SIGMAS servers (A the offered
-    load): Erlang B's recursion walks every server up to the count asked, and a plan of the
-    largest cap (10^7 servers) at a small load took a second per decision; that many standard
-    deviations above the load the tail is below any printed digit, and it only falls further
-    with more servers (so the value is an upper bound of the plan's)."""
-    offered = rate * m.mean_job_seconds
-    servers = plan * settings.worker_concurrency
-    if math.isfinite(offered) and offered >= 0:
-        most = offered + TAIL_SIGMAS * (math.sqrt(offered) + 1.0)
-        servers = servers if servers <= most else math.floor(most)
-    return wait_exceeds_probability(
-        servers,
-        rate,
-        m.mean_job_seconds,
-        _effective_sla(settings.sla_seconds, dispersion),
-    )
