@@ -83,8 +83,8 @@ class Sizing(NamedTuple):
     """The reach L + I the walk holds a fleet over until a correction lands, s."""
     held_seconds: float
     """"kept-window": R + W, how far ahead the delayed off's kept need also holds its walk
-    (`_kept`), s: as far ahead as its rate was measured back, plus the reach a re-order takes
-    to land; 0: the reach alone."""
+    (`_kept`) and keeps a forecast burst's fleet (`_remembered`), s: as far ahead as its rate
+    was measured back, plus the reach a re-order takes to land; 0: the reach alone."""
 
 
 def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
@@ -279,7 +279,10 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
 def _remembered(t: _Tick, plan: _Plan) -> int:
     """The sustained need the delayed off keeps this tick, workers: the kept need (`_kept`) or
     the trend's, at least the floor and at most the cap; with "rise-kept", also what a rise
-    asks back before a re-order could land."""
+    asks back before a re-order could land; and the steady state at a forecast burst's rate
+    when it starts within R + W ("kept-window", `Sizing.held_seconds`), where the plan reads
+    the burst (not where the backlog carries a rise): a worker stopped now would be ordered
+    back for it within the flap window. It only holds workers; it orders none."""
     m, settings = t.m, t.settings
     kept = _kept(m, t.snapshot, settings, t.dispersion, t.level, t.cap, t.sizing)
     remembered = min(max(kept, plan.terms.trend, settings.min_workers), t.cap)
@@ -289,6 +292,10 @@ def _remembered(t: _Tick, plan: _Plan) -> int:
         )
         returns = plan.terms.steady if back == m.arrival_rate else plan.size(back)  # no rise: sized
         remembered = min(max(remembered, returns), t.cap)
+    surge = plan.bursts.surge  # a forecast burst asks a stopped worker back within R + W
+    soon = surge is not None and surge.starts_in < t.sizing.held_seconds
+    if surge is not None and soon and not t.sizing.rise_in_backlog:
+        remembered = min(max(remembered, plan.size(surge.rate)), t.cap)
     return remembered
 
 

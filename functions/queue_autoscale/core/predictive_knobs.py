@@ -45,25 +45,24 @@ MECHANISMS: tuple[str, ...] = (
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
-`Knobs.correctable` (S > L + I), each its own behaviour: "backlog-rise" leaves a rise of the
-short rate window, and the trend's forecast, to the backlog (off: the steady state reads them
-as where S <= L + I), and
-"load-steady" sizes the steady state and the delayed off's kept need at the load, which the
-burst model's onset and end tests then read (off: Erlang C with its noise margin), and with it
-"load-band" reads that load at its lower bound, for the plan always and for the kept need
-while a re-order still lands before the oldest waiting job is due, its age at most
-S - (L + I) (off: the load as measured); "orders" is
-each pending order's own landing time (core/orders.py; off: every pending worker lands a lead
-after the last scale-up); "rise-kept" has the delayed off keep what a rise asks back before a
-re-order could land (`predictive.rise_slope`; off: the kept need and the trend at the reach
-alone); "kept-window" holds the kept need's walk R + W ahead as well as at the reach
-(`predictive._kept`; off: at the reach alone); "walk" lets the steady state run hot where the
-backlog's random walk over the reach stays within the SLA (`predictive._steady`; off: Erlang C
-alone); "mean-landing" counts ordered workers from their mean landing L + I / 2 (off: from
-L); "release-now" lets a release follow another without the configured scale-down cooldown
+`Knobs.correctable` (S > L + I), each its own behaviour: "backlog-rise" leaves a rise of the short
+rate window, and the trend's forecast, to the backlog (off: the steady state reads them as where S
+<= L + I), and "load-steady" sizes the steady state and the delayed off's kept need at the load,
+which the burst model's onset and end tests then read (off: Erlang C with its noise margin), and
+with it "load-band" reads that load at its lower bound, for the plan always and for the kept need
+while a re-order still lands before the oldest waiting job is due, its age at most S - (L + I) (off:
+the load as measured); "orders" is each pending order's own landing time (core/orders.py; off: every
+pending worker lands a lead after the last scale-up); "rise-kept" has the delayed off keep what a
+rise asks back before a re-order could land (`predictive.rise_slope`; off: the kept need and the
+trend at the reach alone); "kept-window" holds the kept need's walk R + W ahead as well as at the
+reach, and keeps the fleet a forecast burst starting within R + W asks for (`predictive._kept`,
+`predictive._remembered`; off: at the reach alone, and no burst kept); "walk" lets the steady state
+run hot where the backlog's random walk over the reach stays within the SLA (`predictive._steady`;
+off: Erlang C alone); "mean-landing" counts ordered workers from their mean landing L + I / 2 (off:
+from L); "release-now" lets a release follow another without the configured scale-down cooldown
 (off: the cooldown holds); "loop" moves the chance level with the realized compliance
-(`chance_level`; off: the level is the budget b); "excused" keeps the reaction bound's late
-starts out of the level (core/sla_loop.py; off: every late start counts against the budget)."""
+(`chance_level`; off: the level is the budget b); "excused" keeps the reaction bound's late starts
+out of the level (core/sla_loop.py; off: every late start counts against the budget)."""
 
 
 class Knobs(NamedTuple):

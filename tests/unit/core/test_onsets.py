@@ -161,9 +161,9 @@ def test_burst_ends_survive_the_state_item() -> None:
     assert state_from_dict(older).burst_ends == ()
 
 
-def _bursty_state(now: float) -> ControllerState:
-    """Onsets and ends 900 s apart, the next onset due in 60 s, 2 jobs/s meanwhile."""
-    last = now + 60.0 - 900.0
+def _bursty_state(now: float, due: float = 60.0) -> ControllerState:
+    """Onsets and ends 900 s apart, the next onset due in `due` s, 2 jobs/s meanwhile."""
+    last = now + due - 900.0
     return ControllerState(
         "jobs",
         bursts=(Burst(last - 900.0, 0, 40.0), Burst(last, 0, 40.0)),
@@ -186,6 +186,32 @@ def test_the_predictive_plan_orders_for_a_forecast_burst_and_says_so() -> None:
     # switched off, not
     assert d.target >= 39 and "bursts recur every 900 s" in d.reason
     assert off.target <= 5 and "bursts recur" not in off.reason
+
+
+@pytest.mark.parametrize(
+    ("due", "kept", "off"),
+    [
+        pytest.param(300.0, 39, (), id="within-R+W"),
+        pytest.param(300.0, 3, ("kept-window",), id="window-off"),
+        pytest.param(400.0, 3, (), id="past-R+W"),
+    ],
+)
+def test_the_delayed_off_keeps_the_fleet_a_forecast_burst_asks_back(
+    due: float, kept: int, off: tuple[str, ...]
+) -> None:
+    # GIVEN 2 jobs/s on 3 workers (SLA 10 s at p99, L + I = 70 s) and a burst of 40 jobs/s due
+    # in `due` seconds by a model that passed its back-test
+    cfg = settings(sla_seconds=10.0, percentile=0.99, evaluation_interval_seconds=10.0)
+    quiet = snapshot(arrival_rate=2.0, completion_rate=2.0, running=3, desired=3, in_flight=2)
+    state = _bursty_state(NOW, due)
+    # WHEN the policy decides
+    evaluation = ablated(*off)(quiet, cfg, state, NOW)
+    # THEN the plan orders nothing yet (the burst is past the reach), but within R + W =
+    # 370 s the need the delayed off remembers is the burst's, 39 workers: a worker stopped now
+    # would be ordered back for the burst within the flap window. Past R + W, or with the
+    # window off, it is the quiet's 3
+    assert evaluation.decision.target == 3
+    assert evaluation.state.samples[-1].raw_target == kept
 
 
 def test_ablated_names_only_known_mechanisms() -> None:
