@@ -98,7 +98,7 @@ def test_target_within_min_and_max(
 
 @hsettings(max_examples=300, deadline=None)
 @given(cases(), counts, st.floats(0, 100))
-def test_target_never_falls_as_backlog_or_age_grows(
+def test_target_never_falls_as_backlog_or_age_within_the_sla_grows(
     case: tuple[QueueSettings, QueueSnapshot, ControllerState], more: int, older: float
 ) -> None:
     cfg, snap, state = case
@@ -106,7 +106,12 @@ def test_target_never_falls_as_backlog_or_age_grows(
     assert snap.visible is not None and snap.oldest_age_seconds is not None
     bigger = replace(snap, visible=snap.visible + more)
     assert decide_default(bigger, cfg, state, NOW).decision.target >= base
-    aged = replace(snap, oldest_age_seconds=snap.oldest_age_seconds + older)
+    # an age within the SLA: a job past its deadline is late under every plan, and the plan
+    # credits only the jobs the held fleet still serves in time (the strict xfail
+    # test_predictive.py::test_an_older_backlog_never_asks_for_fewer_workers records the
+    # counterexample past it)
+    age = min(snap.oldest_age_seconds + older, max(snap.oldest_age_seconds, cfg.sla_seconds))
+    aged = replace(snap, oldest_age_seconds=age)
     assert decide_default(aged, cfg, state, NOW).decision.target >= base
 
 
