@@ -33,14 +33,11 @@ from queue_autoscale.core.dispersion import (
 from queue_autoscale.core.drain import growth_arrival_rate
 from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
-    RATE_WINDOW_SECONDS,
-    SHORT_WINDOW_SECONDS,
     ControllerState,
     Evaluation,
     Order,
     QueueSettings,
     QueueSnapshot,
-    Sample,
     Terms,
     TrendModel,
     Winner,
@@ -51,11 +48,7 @@ from queue_autoscale.core.queueing import (
     walk_quantile,
     workers_for_sla,
 )
-from queue_autoscale.core.trend import (
-    flat_slope_sd,
-    persistent_forecast_rate,
-    window_fit,
-)
+from queue_autoscale.core.trend import persistent_forecast_rate, rise_slope
 
 POLICY = "predictive"
 
@@ -546,7 +539,7 @@ def _returning_rate(
     now: float,
 ) -> float:
     """The arrival rate a rise brings back before a worker stopped now could be ordered again
-    and land, jobs/s: `rate` carried along the rise (`rise_slope`) from the middle of the
+    and land, jobs/s: `rate` carried along the rise (`trend.rise_slope`) from the middle of the
     window it was read over (the long window W, or the short one w when the plan sized on it:
     on a rise a window's mean is the rate of half its length ago) to the end of the delayed
     off plus a lead, when a worker re-ordered at the delayed off's end would land. A stopped
@@ -559,39 +552,6 @@ def _returning_rate(
     short = snapshot.arrival_rate_short
     window = snapshot.short_window_seconds if rate == short else snapshot.rate_window_seconds
     return rate + slope * (window / 2.0 + k.delayed_off_seconds + k.landing_seconds)
-
-
-def rise_slope(
-    samples: Sequence[Sample],
-    rate: float,
-    dispersion: float,
-    settings: QueueSettings,
-    now: float,
-) -> float:
-    """The arrival rate's rise, jobs/s per s, or 0 where there is none to tell from noise.
-
-    The least-squares slope of the samples' rates over the long rate window W and the rate
-    now, taken when it exceeds z of a flat rate's slope error sqrt(12 lambda D / W^3) (z the
-    percentile's normal quantile; lambda D the arrivals' variance a second) and the slope over
-    the short window w is not below it by more than z of that one's error: a rise that went on
-    until now, not one that levelled off (a step the rate window smeared into a ramp). The
-    short window alone is too short to tell a ramp's sign (on 30 jobs/s its slope error is
-    about five times a 0.5 jobs/s-a-minute ramp's slope), so it only vetoes."""
-    if not rate > 0:
-        return 0.0
-    z = walk_quantile(settings.percentile)
-    whole, span = window_fit(samples, rate, now, RATE_WINDOW_SECONDS)
-    if whole is None or not span > 0:
-        return 0.0
-    slope = whole[1]
-    if not slope > z * flat_slope_sd(rate, dispersion, span):
-        return 0.0
-    fit, recent = window_fit(samples, rate, now, SHORT_WINDOW_SECONDS)
-    if fit is not None and recent > 0:
-        error = flat_slope_sd(rate, dispersion, recent)
-        if fit[1] < slope - z * error:
-            return 0.0
-    return slope
 
 
 def _growth_rate(

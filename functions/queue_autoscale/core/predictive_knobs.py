@@ -53,7 +53,7 @@ with it "load-band" reads that load at its lower bound, for the plan always and 
 while a re-order still lands before the oldest waiting job is due, its age at most S - (L + I) (off:
 the load as measured); "orders" is each pending order's own landing time (core/orders.py; off: every
 pending worker lands a lead after the last scale-up); "rise-kept" has the delayed off keep what a
-rise asks back before a re-order could land (`predictive.rise_slope`; off: the kept need and the
+rise asks back before a re-order could land (`trend.rise_slope`; off: the kept need and the
 trend at the reach alone); "kept-window" holds the kept need's walk R + W ahead as well as at the
 reach, and keeps the fleet a forecast burst starting within R + W asks for (`predictive._kept`,
 `predictive._remembered`; off: at the reach alone, and no burst kept); "walk" lets the steady state

@@ -13,6 +13,7 @@ from queue_autoscale.core.models import (
     Sample,
     TrendModel,
 )
+from queue_autoscale.core.queueing import walk_quantile
 
 _SECONDS_PER_HOUR = 3600.0
 _EPOCH_MONDAY_OFFSET_HOURS = 72  # 1970-01-01 was a Thursday: hour 0 of the epoch is Thu 00:00
@@ -311,3 +312,36 @@ def _blend(live: float, model: TrendModel | None, at: float) -> float:
         return live
     # the model may raise the forecast, never lower it below the live one
     return max(live, (1 - weight) * live + weight * model_rate(model, at))
+
+
+def rise_slope(
+    samples: Sequence[Sample],
+    rate: float,
+    dispersion: float,
+    settings: QueueSettings,
+    now: float,
+) -> float:
+    """The arrival rate's rise, jobs/s per s, or 0 where there is none to tell from noise.
+
+    The least-squares slope of the samples' rates over the long rate window W and the rate
+    now, taken when it exceeds z of a flat rate's slope error sqrt(12 lambda D / W^3) (z the
+    percentile's normal quantile; lambda D the arrivals' variance a second) and the slope over
+    the short window w is not below it by more than z of that one's error: a rise that went on
+    until now, not one that levelled off (a step the rate window smeared into a ramp). The
+    short window alone is too short to tell a ramp's sign (on 30 jobs/s its slope error is
+    about five times a 0.5 jobs/s-a-minute ramp's slope), so it only vetoes."""
+    if not rate > 0:
+        return 0.0
+    z = walk_quantile(settings.percentile)
+    whole, span = window_fit(samples, rate, now, RATE_WINDOW_SECONDS)
+    if whole is None or not span > 0:
+        return 0.0
+    slope = whole[1]
+    if not slope > z * flat_slope_sd(rate, dispersion, span):
+        return 0.0
+    fit, recent = window_fit(samples, rate, now, SHORT_WINDOW_SECONDS)
+    if fit is not None and recent > 0:
+        error = flat_slope_sd(rate, dispersion, recent)
+        if fit[1] < slope - z * error:
+            return 0.0
+    return slope

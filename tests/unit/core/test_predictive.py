@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers_for_sla
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, Constraint, Order, Winner
-from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive, rise_slope
+from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive
 from queue_autoscale.core.predictive_knobs import chance_level, derive
+from queue_autoscale.core.trend import rise_slope
 from tests.unit.core.builders import NOW, settings, snapshot
 from tests.unit.core.test_invariants import configs, snapshots
 
