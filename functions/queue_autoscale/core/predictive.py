@@ -129,7 +129,8 @@ class _Plan(NamedTuple):
     size: Callable[[float], int]
     """The steady state at a rate, with the tick's measures and sizing (`_steady`)."""
     plans: pickup.Plans
-    bursts: onsets.Onsets
+    reading: onsets.Onsets
+    """The recurring-burst model's reading: its memory for the next state and any forecast."""
 
 
 def decide_predictive(
@@ -181,7 +182,7 @@ def decide_predictive(
     history = onsets.history_seconds(snapshot.rate_window_seconds, t.k.reach_seconds)
     remembered = _remembered(t, plan)  # what the delayed off keeps
     after = next_state(
-        state, settings, now, t.m, remembered, decision, _kept_state(t, plan, target), history
+        state, settings, now, t.m, remembered, decision, _policy_state(t, plan, target), history
     )
     return Evaluation(decision, after)
 
@@ -214,9 +215,8 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
     raising the rate), size the steady state at the measured and the forecast rate, predict the
     miss share of each plan over the horizon, and take the largest of the three terms."""
     m, settings, state, off, sizing = t.m, t.settings, t.state, t.off, t.sizing
-    noise = walk_quantile(settings.percentile) * math.sqrt(
-        t.dispersion
-    )  # the step test's z sqrt(D)
+    # the step test's noise, z sqrt(D)
+    noise = walk_quantile(settings.percentile) * math.sqrt(t.dispersion)
     forecast = persistent_forecast_rate(
         state.samples, m.arrival_rate, t.now, settings, model, noise, m.short_rate
     )
@@ -285,14 +285,14 @@ def _remembered(t: _Tick, plan: _Plan) -> int:
         )
         returns = plan.terms.steady if back == m.arrival_rate else plan.size(back)  # no rise: sized
         remembered = min(max(remembered, returns), t.cap)
-    surge = plan.bursts.surge  # a forecast burst asks a stopped worker back within R + W
-    soon = surge is not None and surge.starts_in < t.sizing.held_seconds
-    if surge is not None and soon and not t.sizing.rise_in_backlog:
+    surge = plan.reading.surge  # a forecast burst asks a stopped worker back within R + W
+    held = t.sizing.held_seconds if not t.sizing.rise_in_backlog else 0.0
+    if surge is not None and surge.starts_in < held:
         remembered = min(max(remembered, plan.size(surge.rate)), t.cap)
     return remembered
 
 
-def _kept_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
+def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
     """The state the policy keeps past the shared sample: the realized compliance's counts,
     the last surge no order could save, the burst model's memory and the orders in flight."""
     return {
@@ -301,8 +301,8 @@ def _kept_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "realized_excused": t.loop.excused,
         "realized_through": t.loop.through,
         "surge_at": t.now if plan.plans.missing_anyway else t.state.surge_at,
-        "bursts": plan.bursts.bursts,
-        "burst_ends": plan.bursts.ends,
+        "bursts": plan.reading.bursts,
+        "burst_ends": plan.reading.ends,
         "orders": orders.placed(
             t.state.orders,
             plan.plans.fleet.pending,
