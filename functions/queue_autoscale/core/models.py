@@ -290,6 +290,8 @@ class ControllerState:
     """...and of those, started within the reaction time of a surge (excused)."""
     realized_through: float | None = None
     """The last counter second (epoch) the loop has counted."""
+    chance_gain: float = 1.0
+    """The SLA loop's integral term g, (0, 1] (core/predictive_knobs.py `chance_level`)."""
     bursts: tuple[Burst, ...] = ()
     """The last burst onsets, oldest first, at most core.onsets.REMEMBERED."""
     burst_ends: tuple[float, ...] = ()

@@ -115,6 +115,8 @@ class _Tick(NamedTuple):
     sizing: Sizing
     cap: int
     """The most workers the decision can order (`constraints.max_allowed`)."""
+    gain: float
+    """The SLA loop's integral term, kept for the next tick (`knobs.chance_level`)."""
 
 
 class _Plan(NamedTuple):
@@ -200,13 +202,33 @@ def _measure(
     k = knobs.derive(settings, off)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
-    level = knobs.chance_level(k.budget, loop.started, late) if "loop" not in off else k.budget
+    last = state.samples[-1].at if state.samples else None
+    seconds = now - last if last is not None and now > last else 0.0
+    chance = knobs.ChanceLevel(k.budget, 1.0)
+    if "loop" not in off:
+        window = knobs.loop_window_seconds(settings)
+        chance = knobs.chance_level(
+            k.budget, loop.started, late, loop.late, state.chance_gain, seconds, window
+        )
     dispersion = long_window_dispersion(snapshot, settings.percentile)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     cap = max_allowed(settings)
     return _Tick(
-        snapshot, settings, state, now, off, m, seen, k, loop, level, dispersion, sizing, cap
+        snapshot,
+        settings,
+        state,
+        now,
+        off,
+        m,
+        seen,
+        k,
+        loop,
+        chance.level,
+        dispersion,
+        sizing,
+        cap,
+        chance.gain,
     )
 
 
@@ -300,6 +322,7 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "realized_late": t.loop.late,
         "realized_excused": t.loop.excused,
         "realized_through": t.loop.through,
+        "chance_gain": t.gain,
         "surge_at": t.now if plan.plans.missing_anyway else t.state.surge_at,
         "bursts": plan.reading.bursts,
         "burst_ends": plan.reading.ends,
@@ -507,12 +530,14 @@ def _sizing_rate(
 ) -> tuple[Measures, float]:
     """The measures with the one rate the steady state sizes on, and the rate the horizon's
     arrivals are forecast at, jobs/s. The first is the long window's, unless the short window's
-    differs from it by more than the percentile's normal quantile of the short window's noise
-    (sd sqrt(D_w lambda / w), w the short window and D_w the smaller of its own counts' index
-    and the long window's, `dispersion.short_window_dispersion`), when the load has moved and
-    the short window's is taken. The short window's noise alone then never moves the fleet (on
-    steady traffic the higher of the two windows flapped a worker up and down), and a real step
-    shows in it within a short window (and in the backlog's growth within an interval). Where
+    differs from it by more than `knobs.GROWTH_SIGMAS` (or the percentile's normal quantile,
+    where more) of the short window's noise (sd sqrt(D_w lambda / w), w the short window and
+    D_w the smaller of its own counts' index and the long window's,
+    `dispersion.short_window_dispersion`), when the load has moved and the short window's is
+    taken. The short window's noise alone then never moves the fleet (on steady traffic the
+    higher of the two windows flapped a worker up and down, and at z of p = 1.64 the test
+    failed on one tick in ten), and a real step shows in it within a short window (and in the
+    backlog's growth within an interval). Where
     the backlog carries the noise (`in_backlog`) the steady state reads no rise there: it shows
     in the backlog, which the horizon's plan orders for before its jobs are due; a fall still is
     read (idle workers leave no backlog to show them). The horizon's arrivals take the moved
@@ -524,7 +549,8 @@ def _sizing_rate(
         return m, m.arrival_rate
     own = short_window_dispersion(snapshot, dispersion, percentile)
     noise = math.sqrt(own * max(long, short) / snapshot.short_window_seconds)
-    seen = short if abs(short - long) > walk_quantile(percentile) * noise else long
+    sigmas = max(walk_quantile(percentile), knobs.GROWTH_SIGMAS)
+    seen = short if abs(short - long) > sigmas * noise else long
     rate = long if in_backlog and seen > long else seen
     return m._replace(arrival_rate=rate, window_rate=rate), seen
 

@@ -21,9 +21,12 @@ COHORT_POINTS = 12
 behaviour): with L = 60 s, I = 10 s and S = 30 s one cohort per 8.3 s of deadlines, finer than
 an interval. The cost of a plan's evaluation is linear in it."""
 GROWTH_SIGMAS = 3.0
-"""The backlog's growth since the last tick is read as arrivals (`drain.growth_arrival_rate`)
-only past this many standard deviations of the interval's arrivals and departures: a steady
-queue's jitter is not a surge."""
+"""A move is read only past this many standard deviations of the noise, or z of p where that
+is more: the backlog's growth since the last tick as arrivals (`drain.growth_arrival_rate`, of
+the interval's arrivals and departures) and the short rate window's rate against the long's
+(`predictive._sizing_rate`): a steady queue's jitter is not a surge. At z of p (1.64 at 95 %)
+each fails on about one tick in ten of a steady load, and every false alarm orders a lead of
+workers and then stops them."""
 ABLATED_DOWN_COOLDOWN_SECONDS = 60.0
 """Read only with "release-now" switched off, for the ablation: the scale-down cooldown a
 release then waits, s. Production never reads it."""
@@ -61,8 +64,9 @@ run hot where the backlog's random walk over the reach stays within the SLA (`pr
 off: Erlang C alone); "mean-landing" counts ordered workers from their mean landing L + I / 2 (off:
 from L); "release-now" lets a release follow another without the configured scale-down cooldown
 (off: the cooldown holds); "loop" moves the chance level with the realized compliance
-(`chance_level`; off: the level is the budget b); "excused" keeps the reaction bound's late starts
-out of the level (core/sla_loop.py; off: every late start counts against the budget)."""
+(`chance_level`, with its integral term; off: the level is the budget b); "excused" keeps the
+reaction bound's late starts out of the level's spending (core/sla_loop.py; off: every late start
+counts against the budget there too)."""
 
 
 class Knobs(NamedTuple):
@@ -144,17 +148,43 @@ def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
     )
 
 
-def chance_level(budget: float, started: float, late: float) -> float:
+class ChanceLevel(NamedTuple):
+    """The SLA loop's output for one tick."""
+
+    level: float
+    """The predicted miss share a plan may have."""
+    gain: float
+    """The integral term g, (0, 1], kept for the next tick (`ControllerState.chance_gain`)."""
+
+
+def chance_level(
+    budget: float,
+    started: float,
+    late: float,
+    missed: float,
+    gain: float,
+    seconds: float,
+    window: float,
+) -> ChanceLevel:
     """The chance constraint's level: the predicted miss share a plan may have, 1 / n..2b.
 
-    The SLA loop's only output. Over the loop's window (core/sla_loop.py, decayed counts of
-    jobs `started` and of those `late`) the realized miss share m = late / started; the level
-    is b + (b - m): what the window saved is spent, what it overspent is paid back, so the
-    realized share settles at b. With fewer than 1 / b jobs counted (too few to tell a share of
-    b) it is b. Never below 1 / n, n the jobs counted: the least share the window can tell,
-    one of its jobs late."""
+    The SLA loop's only output. Over the loop's window T (core/sla_loop.py, decayed counts of
+    jobs `started`, of those `missed` the SLA and of those `late` not excused) the realized
+    miss share of the unexcused is m = late / started and that of all is M = missed / started.
+    The level is g (b + (b - m)): what the window saved is spent, what it overspent is paid
+    back at once. The integral term g (at most 1, `gain` last tick, `seconds` since) moves by
+    exp((b - M) / b x seconds / T): while the realized share of every miss stays above b, the
+    level keeps tightening at the loop's own pace, so the realized share settles at b even
+    where the plan's predicted share is below what it realizes (bursts the forecast cannot
+    see, which a larger standing fleet absorbs); at or below b it returns to 1 and the level
+    is b + (b - m) again. With fewer than 1 / b jobs counted (too few to tell a share of b) it
+    is b and g is kept. Never below 1 / n, n the jobs counted: the least share the window
+    can tell, one of its jobs late."""
     if budget <= 0 or started * budget < 1.0:
-        return budget
-    level = 2.0 * budget - late / started
+        return ChanceLevel(budget, gain)
+    every = missed / started
+    if seconds > 0 and math.isfinite(window) and window > 0:
+        gain = min(1.0, gain * math.exp((budget - every) / budget * seconds / window))
+    level = gain * (2.0 * budget - late / started)
     floor = 1.0 / started
-    return level if level > floor else floor
+    return ChanceLevel(level if level > floor else floor, gain)

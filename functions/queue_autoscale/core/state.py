@@ -26,6 +26,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "realized_late": state.realized_late,
         "realized_excused": state.realized_excused,
         "realized_through": state.realized_through,
+        "chance_gain": state.chance_gain,
         "bursts": [[b.at, b.need, b.rate] for b in state.bursts],
         "burst_ends": list(state.burst_ends),
         "surge_at": state.surge_at,
@@ -45,6 +46,12 @@ def _burst(row: Sequence[Any]) -> Burst:
 
 def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def _gain(value: Any) -> float:
+    """The SLA loop's integral term as stored: 1 (at rest) when absent or outside (0, 1]."""
+    gain = 1.0 if value is None else float(value)
+    return gain if 0.0 < gain <= 1.0 else 1.0
 
 
 def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
@@ -75,6 +82,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         realized_late=float(data.get("realized_late") or 0.0),
         realized_excused=float(data.get("realized_excused") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
+        chance_gain=_gain(data.get("chance_gain")),
         bursts=tuple(_burst(row) for row in data.get("bursts") or [])[-REMEMBERED:],
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-REMEMBERED:],
         surge_at=_opt_float(data.get("surge_at")),

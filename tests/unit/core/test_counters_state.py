@@ -172,7 +172,7 @@ def test_state_round_trips_through_json_and_decimals() -> None:
         "jobs", version=4, last_scale_up_at=1.5, last_set_desired=7,
         unmet_since=3.0, samples=(Sample(1.0, 2.5, 3, 4, 5), Sample(2.0, 0.0, 0, 1, 0, 0.75)),
         high_usage_ticks=3, last_breach_at=1.25, realized_started=900.0, realized_late=12.0,
-        realized_excused=9.0, realized_through=1.0,
+        realized_excused=9.0, realized_through=1.0, chance_gain=0.5,
     )  # fmt: skip
     assert state_from_dict(json.loads(json.dumps(state_to_dict(state)))) == state
     stored = state_to_dict(state)
@@ -183,6 +183,11 @@ def test_state_round_trips_through_json_and_decimals() -> None:
     assert state_from_dict(stored) == state
     # an item written before last_set_at was dropped (nothing read it) still loads
     assert state_from_dict({**stored, "last_set_at": Decimal(2)}) == state
+    # one written before the loop's integral term was kept is at rest, and so is a term
+    # outside (0, 1] (the level would leave its bounds)
+    assert state_from_dict({k: v for k, v in stored.items() if k != "chance_gain"}).chance_gain == 1
+    for bad in (Decimal(0), Decimal(-1), Decimal("1.5"), Decimal("NaN")):
+        assert state_from_dict({**stored, "chance_gain": bad}).chance_gain == 1.0
     # and one written before the short rate was kept: its samples have five columns
     five = [row[:5] for row in stored["samples"]]
     assert [s.short_rate for s in state_from_dict({**stored, "samples": five}).samples] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -145,7 +146,30 @@ def test_the_cap_binds_and_says_so() -> None:
 def test_chance_level_moves_with_realized_compliance(
     started: float, late: float, level: float
 ) -> None:
-    assert chance_level(0.05, started, late) == pytest.approx(level)
+    # at rest (integral term 1, no time passed) the level is b + (b - m) at once
+    chance = chance_level(0.05, started, late, late, 1.0, 0.0, 1_800.0)
+    assert chance.level == pytest.approx(level)
+
+
+def test_the_level_keeps_tightening_while_every_miss_stays_over_budget() -> None:
+    # GIVEN 1,000 jobs counted at a 5 % budget: 3 % late that count against it (b + (b - m) =
+    # 7 %) and 8 % late in all (the rest excused: no order could have saved them)
+    gain, level = 1.0, 0.0
+    for _ in range(180):  # 30 minutes of 10 s ticks, the loop's window T = 1,800 s
+        gain, level = chance_level(0.05, 1_000.0, 30.0, 80.0, gain, 10.0, 1_800.0)[::-1]
+    # THEN the integral term moved by exp((b - M) / b x t / T) = exp(-0.6): the level tightened
+    assert gain == pytest.approx(math.exp(-0.6))
+    assert level == pytest.approx(math.exp(-0.6) * 0.07)
+
+
+def test_the_integral_term_returns_to_rest_once_the_share_is_within_budget() -> None:
+    # GIVEN a tightened loop (g = 0.5), and a window now with no misses at all
+    chance = chance_level(0.05, 1_000.0, 0.0, 0.0, 0.5, 1_800.0, 1_800.0)
+    # THEN g grows by e (capped at 1): the level is the proportional law's 2b again
+    assert chance.gain == 1.0
+    assert chance.level == pytest.approx(0.10)
+    # AND with too few jobs to tell a share of b the level is b and g is kept
+    assert chance_level(0.05, 10.0, 5.0, 5.0, 0.5, 10.0, 1_800.0) == (0.05, 0.5)
 
 
 def test_a_tighter_level_after_misses_asks_for_more_workers() -> None:
@@ -161,6 +185,20 @@ def test_a_tighter_level_after_misses_asks_for_more_workers() -> None:
     assert (d_fine.raw_target, d_late.raw_target) == (21, 23)
     assert "level 10.00%" in d_fine.reason
     assert "level 0.03%" in d_late.reason
+
+
+def test_the_loops_integral_term_is_carried_to_the_next_tick() -> None:
+    # GIVEN the overspent window above, the last tick 10 s ago and the term at rest
+    cfg = settings(sla_seconds=2.0)
+    late = tuple((int(NOW) - 200 + s, 20, 20 * 4_000) for s in range(180))
+    state = ControllerState("jobs", samples=(Sample(NOW - 10.0, 20.0, 2, 21),))
+    after = decide_predictive(snapshot(**STEADY_20, pickups=late), cfg, state, NOW).state
+    # THEN the term moved by exp((b - M) / b x 10 s / T), M = 1 (every counted job late) and
+    # T = (L + S) / b = 1,240 s
+    assert after.chance_gain == pytest.approx(math.exp((0.05 - 1.0) / 0.05 * 10.0 / 1_240.0))
+    # AND with the loop switched off (the ablation) it stays at rest
+    off = ablated("loop")(snapshot(**STEADY_20, pickups=late), cfg, state, NOW).state
+    assert off.chance_gain == 1.0
 
 
 def test_knobs_are_derived_from_lead_interval_and_sla() -> None:
@@ -233,14 +271,18 @@ def test_plan_never_falls_as_the_backlog_rises(
     [
         pytest.param(20.0, 20.8, 20.0, id="short-window-noise: the long window"),
         pytest.param(20.0, 19.2, 20.0, id="noise-below: the long window"),
+        pytest.param(20.0, 21.2, 20.0, id="past-z-within-3-sd: the long window"),
+        pytest.param(20.0, 18.8, 20.0, id="below-past-z-within-3-sd: the long window"),
+        pytest.param(20.0, 21.9, 21.9, id="a-rise-past-3-sd: the short window"),
         pytest.param(20.0, 30.0, 30.0, id="a-rise-past-the-noise: the short window"),
         pytest.param(20.0, 5.0, 5.0, id="a-fall-past-the-noise: the short window"),
     ],
 )
 def test_the_plan_sizes_on_one_rate_window(long: float, short: float, sized: float) -> None:
-    # GIVEN a 60 s short window at p95 (z = 1.64): the noise of 20 jobs/s is 0.58 jobs/s
+    # GIVEN a 60 s short window at p95: the noise of 20 jobs/s (21.9 at most) is 0.58 (0.60)
+    # jobs/s, so 1.64 sd (z of p) is 0.95 jobs/s and 3 sd (`GROWTH_SIGMAS`) 1.74-1.81
     d = _decide(arrival_rate=long, arrival_rate_short=short, running=21, desired=21)
-    # THEN the plan's rate is the long window's unless the short one moved past 1.64 sd
+    # THEN the plan's rate is the long window's unless the short one moved past 3 sd
     assert d.arrival_rate == pytest.approx(sized)
 
 
@@ -621,21 +663,21 @@ def test_where_the_backlog_carries_a_rise_the_steady_state_reads_no_forecast() -
 
 
 def test_the_short_window_test_reads_the_noise_of_the_window_measured() -> None:
-    # GIVEN 20 jobs/s over the long window and 21.2 over the short one (Poisson, p95: z 1.645)
+    # GIVEN 20 jobs/s over the long window and 22 over the short one (Poisson, p95: 3 sd)
     measured = snapshot(
         arrival_rate=20.0,
-        arrival_rate_short=21.2,
+        arrival_rate_short=22.0,
         arrival_dispersion=1.0,
         running=22,
         desired=22,
         completion_rate=20.0,
         in_flight=20,
     )
-    # WHEN it was measured over 60 s: noise sqrt(21.2 / 60) = 0.59, 1.2 > 1.645 x 0.59 = 0.98
+    # WHEN it was measured over 60 s: noise sqrt(22 / 60) = 0.61, 2 > 3 x 0.61 = 1.82
     sixty = decide_predictive(measured, settings(), ControllerState("jobs"), NOW).decision
     # THEN the load moved, and the plan sizes on the short window's rate
-    assert sixty.arrival_rate == pytest.approx(21.2)
-    # WHEN over 30 s (the simulator's --short-window 30): noise 0.84, 1.2 < 1.645 x 0.84 = 1.38
+    assert sixty.arrival_rate == pytest.approx(22.0)
+    # WHEN over 30 s (the simulator's --short-window 30): noise 0.86, 2 < 3 x 0.86 = 2.57
     thirty = replace(measured, short_window_seconds=30.0)
     again = decide_predictive(thirty, settings(), ControllerState("jobs"), NOW).decision
     # THEN the same difference is that window's noise, and the long window's rate stands
