@@ -202,13 +202,11 @@ def _measure(
     k = knobs.derive(settings, off)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
-    last = state.samples[-1].at if state.samples else None
-    seconds = now - last if last is not None and now > last else 0.0
     chance = knobs.ChanceLevel(k.budget, 1.0)
     if "loop" not in off:
         window = knobs.loop_window_seconds(settings)
         chance = knobs.chance_level(
-            k.budget, loop.started, late, loop.late, state.chance_gain, seconds, window
+            k.budget, loop.started, late, loop.late, state.chance_gain, loop.seconds, window
         )
     dispersion = long_window_dispersion(snapshot, settings.percentile)
     sizing = _sizing(k, off, snapshot.rate_window_seconds)
@@ -537,11 +535,11 @@ def _sizing_rate(
     taken. The short window's noise alone then never moves the fleet (on steady traffic the
     higher of the two windows flapped a worker up and down, and at z of p = 1.64 the test
     failed on one tick in ten), and a real step shows in it within a short window (and in the
-    backlog's growth within an interval). Where
-    the backlog carries the noise (`in_backlog`) the steady state reads no rise there: it shows
-    in the backlog, which the horizon's plan orders for before its jobs are due; a fall still is
-    read (idle workers leave no backlog to show them). The horizon's arrivals take the moved
-    rate either way: the jobs a rise brings are due within the horizon."""
+    backlog's growth within an interval). Where the backlog carries the noise (`in_backlog`)
+    the steady state reads no rise there: it shows in the backlog, which the horizon's plan
+    orders for before its jobs are due; a fall still is read (idle workers leave no backlog to
+    show them). The horizon's arrivals take the moved rate either way: the jobs a rise brings
+    are due within the horizon."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     if long is None or short is None or not math.isfinite(long) or not math.isfinite(short):
         return m, m.arrival_rate

@@ -183,7 +183,7 @@ def chance_level(
     if budget <= 0 or started * budget < 1.0:
         return ChanceLevel(budget, gain)
     every = missed / started
-    if seconds > 0 and math.isfinite(window) and window > 0:
+    if seconds > 0 and window > 0:  # b > 0 here: T = (L + S) / b is finite
         gain = min(1.0, gain * math.exp((budget - every) / budget * seconds / window))
     level = gain * (2.0 * budget - late / started)
     floor = 1.0 / started

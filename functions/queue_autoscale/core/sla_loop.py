@@ -46,6 +46,8 @@ class LoopReading(NamedTuple):
     excused: float = 0.0
     """Decayed count of the late jobs started within the horizon of a surge: the
     reaction bound's misses, counted in the compliance but not in the chance level."""
+    seconds: float = 0.0
+    """Seconds since the last tick, which the sums decayed over (0 on a first tick)."""
 
 
 def late_starts(
@@ -90,7 +92,7 @@ def update(
     pardoned = min(missed, state.realized_excused * decay + excused)
     compliance = 1.0 - missed / total if total > 0 else None
     new_through = float(until) if through is None else max(through, float(until))
-    return LoopReading(total, missed, new_through, compliance, pardoned)
+    return LoopReading(total, missed, new_through, compliance, pardoned, dt)
 
 
 def _excused(
