@@ -124,7 +124,7 @@ def flat_slope_sd(rate: float, dispersion: float, span: float) -> float:
     return math.sqrt(12.0 * rate * dispersion / span**3)
 
 
-def persistent_forecast(
+def persistent_forecast(  # noqa: PLR0913 - the windows, the step test and the ticks' spacing
     samples: Sequence[Sample],
     current_rate: float,
     now: float,
@@ -133,6 +133,7 @@ def persistent_forecast(
     recent_seconds: float = SHORT_WINDOW_SECONDS,
     noise: float = 0.0,
     short_now: float | None = None,
+    interval_seconds: float = 0.0,
 ) -> float:
     """lambda at now + horizon: the current rate plus a slope that persists, jobs/s (>= 0).
 
@@ -143,7 +144,11 @@ def persistent_forecast(
     sees the level at once. Where the short window's rates (`short_now` now, the samples'
     `short_rate`) are a step it smeared (`step_onset`, `noise` the test's z sqrt(D)), the step
     is a change of level, not of slope: the slope is the one before its onset, counted the same
-    way (agreeing in sign, the smaller).
+    way (agreeing in sign, the smaller). No slope where the ticks within W do not reach back to
+    its start (within `interval_seconds`, their spacing): on a cold start, or the first ticks
+    after a gap, the counters may have begun within the window, whose rate then fills from 0 and
+    reads any load as a ramp (extrapolated over the horizon, a steady 20 jobs/s read past 30
+    and ordered 213 workers where 21 serve it, tests/sim/test_cold_start.py).
     """
     # local running sums, no point lists (this runs every tick); the point now is (0, rate).
     # Samples are oldest first: the recent ones, and the window's, are suffixes.
@@ -161,7 +166,9 @@ def persistent_forecast(
     recent = _fit(rn, rsx, rsy, rsxx, rsxy) if rn >= 3 else None
     if recent is None:
         return current_rate
-    n, sx, sy, sxx, sxy, _ = _window_sums(samples, now, window_seconds, current_rate)
+    n, sx, sy, sxx, sxy, earliest = _window_sums(samples, now, window_seconds, current_rate)
+    if -earliest < window_seconds - interval_seconds:  # the window's ticks do not cover it
+        return current_rate
     whole = _fit(n, sx, sy, sxx, sxy)
     if whole is None or whole[1] * recent[1] <= 0:
         return current_rate
@@ -285,8 +292,8 @@ def persistent_forecast_rate(
     short_now: float | None = None,
 ) -> float:
     """Our forecast at now + the settings' horizon, jobs/s: the current rate plus only a slope
-    that persists (`persistent_forecast`, with the step test's `noise` and the short window's
-    rate now), blended with the seasonal model."""
+    that persists (`persistent_forecast`, with the step test's `noise`, the short window's rate
+    now and the settings' interval), blended with the seasonal model."""
     horizon = settings.forecast_horizon_seconds
     live = persistent_forecast(
         samples,
@@ -297,6 +304,7 @@ def persistent_forecast_rate(
         SHORT_WINDOW_SECONDS,
         noise,
         short_now,
+        settings.evaluation_interval_seconds,
     )
     return _blend(live, model, now + horizon)
 

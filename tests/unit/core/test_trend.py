@@ -33,6 +33,23 @@ def test_a_steady_ramp_is_extrapolated_by_both() -> None:
     assert persistent_forecast_rate(ramp, 20.0, NOW, conf) == pytest.approx(expected)
 
 
+def test_a_window_still_filling_on_a_cold_start_is_not_extrapolated() -> None:
+    # GIVEN counters that began 90 s ago at a steady 20 jobs/s, read by ticks every 30 s: the
+    # 300 s window reads 20 x 30 / 300 = 2, then 4, and 6 jobs/s now, a ramp of 1 / 15 a second
+    conf = settings()
+    assert conf.evaluation_interval_seconds == 30.0
+    filling = history({60.0: 2.0, 30.0: 4.0})
+    # THEN no slope is extrapolated: the ticks reach back 60 s of the window's 300
+    assert persistent_forecast_rate(filling, 6.0, NOW, conf) == pytest.approx(6.0)
+    # AND the same ramp over ticks that reach back to the window's start less an interval is one
+    ramp = history({float(age): 20.0 - age / 15.0 for age in range(30, 271, 30)})
+    expected = 20.0 + conf.forecast_horizon_seconds / 15.0
+    assert persistent_forecast_rate(ramp, 20.0, NOW, conf) == pytest.approx(expected)
+    # AND one more interval short, it is not
+    short = history({float(age): 20.0 - age / 15.0 for age in range(30, 241, 30)})
+    assert persistent_forecast_rate(short, 20.0, NOW, conf) == pytest.approx(20.0)
+
+
 def test_a_levelled_step_stops_only_the_persistent_slope() -> None:
     # 10 jobs/s, then 20 jobs/s for the last fifth of the window: the rise is over
     conf = settings()
