@@ -290,19 +290,19 @@ class Worker:
         try:
             with self._events(held):
                 self._call(held)
+                # the delete holds the slot too: inside the recorded run, the completed event's
+                # duration is the slot's time per job, the capacity the controller sizes on
+                if not self._finish(held, succeeded=True):
+                    return
         # the job's failure is this message's failure only, whatever it raised: SystemExit or
         # KeyboardInterrupt from a job thread would otherwise end the thread with its slot held
         except BaseException as error:
             ok = False
             LOG.warning("job %s failed: %s: %s", held.job_id, type(error).__name__, error)
         shared = self._shared
-        with shared.cond:
-            if held.abandoned:
+        if not ok:
+            if not self._finish(held):
                 return
-            held.finished = True
-        if ok:
-            self._delete(held)
-        else:
             backoff = self.settings.retry_backoff_seconds(receive_count(held.message))
             self._set_visibility([held.message], backoff)
         with shared.cond:
@@ -312,6 +312,17 @@ class Worker:
                 self.stats.failed += 1
             shared.running.pop(held.receipt, None)
             shared.cond.notify_all()
+
+    def _finish(self, held: Held, *, succeeded: bool = False) -> bool:
+        """Mark the job returned (no more heartbeats); False when the worker released it
+        meanwhile. A job that succeeded has its message deleted here."""
+        with self._shared.cond:
+            if held.abandoned:
+                return False
+            held.finished = True
+        if succeeded:
+            self._delete(held)
+        return True
 
     def _delete(self, held: Held) -> None:
         try:
