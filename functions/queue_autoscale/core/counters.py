@@ -55,6 +55,9 @@ class Rates:
     arrival_dispersion_short: float | None = None
     """The same over the short window alone: the noise of its own mean, which a burst earlier
     in the long window does not inflate; None when nothing arrived within it."""
+    first_second: int | None = None
+    """The oldest counter second within the long window (None: no rows): before it the queue
+    had no counters, or nothing happened."""
 
 
 def window_rates(
@@ -76,11 +79,14 @@ def window_rates(
     jobs: list[int] = []
     in_order = True
     last = None
+    first: int | None = None
     for row in rows:
         second = row.second
         age = now - second
         if age < 0 or age > long_window_seconds:
             continue
+        if first is None or second < first:
+            first = second
         count = row.queued
         queued += count
         queued_squares += count * count
@@ -113,6 +119,7 @@ def window_rates(
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
         arrival_dispersion=_dispersion(queued, queued_squares, long_window_seconds),
         arrival_dispersion_short=_dispersion(queued_short, squares_short, short_window_seconds),
+        first_second=first,
     )
 
 

@@ -48,6 +48,7 @@ from queue_autoscale.core.queueing import (
     walk_quantile,
     workers_for_sla,
 )
+from queue_autoscale.core.snapshot import watched_seconds, watched_since, watched_view
 from queue_autoscale.core.trend import persistent_forecast_rate, rise_slope
 
 POLICY = "predictive"
@@ -149,11 +150,14 @@ def decide_predictive(
     float steps each, queueing.servers_for_sla and hot_workers) and O(log M) evaluations of the
     plan's miss share, each over `COHORT_POINTS` cohorts; the trend's step test is O(n^2) in the
     samples within two short windows (`trend.step_onset`; n at most `decision.MAX_SAMPLES`)."""
+    window = snapshot.rate_window_seconds  # W whole: the history kept and the mechanisms' spans
+    history = onsets.history_seconds(window, settings.forecast_horizon_seconds)
+    snapshot = watched_view(snapshot, watched_seconds(snapshot, state, now))
     m = measure(snapshot, settings)
     problems = input_problems(snapshot, settings, now)
     if problems:
         return hold_on_bad_inputs(snapshot, settings, state, now, m, problems, POLICY)
-    t = _measure(snapshot, settings, state, now, off, m)  # 1. measure
+    t = _measure(snapshot, settings, state, now, off, m, window)  # 1. measure
     plan = _choose(t, model)  # 2-4. forecast, predict each plan's misses, choose
     recommendation, steps, _ = bounds(plan.raw, plan.terms, t.m, snapshot, state, settings)
     target, moves = movement(
@@ -181,7 +185,6 @@ def decide_predictive(
         policy=POLICY,
         realized_compliance=t.loop.compliance,
     )
-    history = onsets.history_seconds(snapshot.rate_window_seconds, t.k.reach_seconds)
     remembered = _remembered(t, plan)  # what the delayed off keeps
     after = next_state(
         state, settings, now, t.m, remembered, decision, _policy_state(t, plan, target), history
@@ -196,9 +199,13 @@ def _measure(
     now: float,
     off: frozenset[str],
     m: Measures,
+    rate_window: float,
 ) -> _Tick:
     """Step 1: the knobs, the realized compliance and the chance level it sets, the arrivals'
-    dispersion, the sizing mechanisms and the one rate the steady state sizes on."""
+    dispersion, the sizing mechanisms and the one rate the steady state sizes on. The sizing
+    mechanisms span the long window W whole (`rate_window`, s) even while the queue is younger:
+    their rates are read over the time watched, but a thinner sample must not widen the band a
+    release waits for, nor shorten what is held (a worker a full window keeps stays)."""
     k = knobs.derive(settings, off)
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
@@ -209,7 +216,7 @@ def _measure(
             k.budget, loop.started, late, loop.late, state.chance_gain, loop.seconds, window
         )
     dispersion = long_window_dispersion(snapshot, settings.percentile)
-    sizing = _sizing(k, off, snapshot.rate_window_seconds)
+    sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     cap = max_allowed(settings)
     return _Tick(
@@ -570,7 +577,10 @@ def _returning_rate(
     task that must start again within a lead bills the lead without serving (the delayed off's
     own reason), so the delayed off keeps what the rise asks for by then; `rate` itself without
     a rise."""
-    slope = rise_slope(state.samples, rate, dispersion, settings, now)
+    # a tick at the watch's start read no counters: its rate is no reading to fit a rise from
+    since = watched_since(snapshot, state)
+    samples = state.samples if since is None else [s for s in state.samples if s.at > since]
+    slope = rise_slope(samples, rate, dispersion, settings, now)
     if not slope > 0:
         return rate
     short = snapshot.arrival_rate_short

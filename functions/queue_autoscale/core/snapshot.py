@@ -10,7 +10,7 @@ have measured is None in the snapshot (unknown), never a zero, and the core hold
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from queue_autoscale.core.counters import CounterRow, oldest_age, pickup_seconds, window_rates
@@ -18,6 +18,7 @@ from queue_autoscale.core.models import (
     RATE_WINDOW_SECONDS,
     SHORT_WINDOW_SECONDS,
     AgeSource,
+    ControllerState,
     QueueSnapshot,
 )
 
@@ -135,4 +136,67 @@ def build_snapshot(
         deployment_in_progress=fleet.deployment_in_progress if fleet else None,
         dlq_depth=readings.dlq_depth,
         pickups=() if rows is None else pickup_seconds(rows),
+        first_counter_second=(
+            float(rates.first_second) if rates and rates.first_second is not None else None
+        ),
     )
+
+
+def watched_view(snapshot: QueueSnapshot, watched_seconds: float | None) -> QueueSnapshot:
+    """The snapshot's rates over the time the queue was watched, when that is shorter than a
+    window (a cold start): the counters did not exist before, and their missing seconds read
+    as seconds without arrivals. Each window's count is spread over min(window, watched)
+    seconds instead, and its dispersion loses what the empty seconds added (variance / mean
+    over W of counts that are 0 before the last s seconds: D_s = D_W - m_W (W / s - 1)).
+    `watched_seconds` None (unknown) or at least a window leaves that window as it is."""
+    if watched_seconds is None or watched_seconds <= 0:
+        return snapshot
+    long_w, short_w = snapshot.rate_window_seconds, snapshot.short_window_seconds
+    if watched_seconds >= long_w:
+        return snapshot
+    long_s, short_s = watched_seconds, min(short_w, watched_seconds)
+    rate, dispersion = _spread(snapshot.arrival_rate, snapshot.arrival_dispersion, long_w, long_s)
+    short, short_d = _spread(
+        snapshot.arrival_rate_short, snapshot.arrival_dispersion_short, short_w, short_s
+    )
+    completion = snapshot.completion_rate
+    return replace(
+        snapshot,
+        arrival_rate=rate,
+        arrival_dispersion=dispersion,
+        arrival_rate_short=short,
+        arrival_dispersion_short=short_d,
+        completion_rate=None if completion is None else completion * long_w / long_s,
+        rate_window_seconds=long_s,
+        short_window_seconds=short_s,
+    )
+
+
+def _spread(
+    rate: float | None, dispersion: float | None, window: float, watched: float
+) -> tuple[float | None, float | None]:
+    """(rate, dispersion) of counts over `window` s re-read over their last `watched` s."""
+    if rate is None or watched >= window:
+        return rate, dispersion
+    spread = rate * window / watched
+    if dispersion is None:
+        return spread, None
+    return spread, max(0.0, dispersion - rate * (window / watched - 1.0))
+
+
+def watched_since(snapshot: QueueSnapshot, state: ControllerState) -> float | None:
+    """When the queue's watch began, epoch s: its oldest counter second in the window, or the
+    controller's oldest kept tick if that is earlier (a quiet queue's first row comes late).
+    Counters that began up to an interval before the first tick make a quiet queue's rate read
+    high by at most that interval's share; a busy queue's first row is its start. None before
+    any tick or without counter rows: unknown."""
+    if not state.samples or snapshot.first_counter_second is None:
+        return None
+    return min(state.samples[0].at, snapshot.first_counter_second)
+
+
+def watched_seconds(snapshot: QueueSnapshot, state: ControllerState, now: float) -> float | None:
+    """How long the queue has been watched by `now`, seconds (`watched_since`); None: unknown,
+    and the windows are read whole."""
+    since = watched_since(snapshot, state)
+    return None if since is None else now - since

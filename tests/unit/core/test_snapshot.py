@@ -16,7 +16,8 @@ from queue_autoscale.core import (
     build_snapshot,
     sla_loop,
 )
-from queue_autoscale.core.snapshot import counter_lookback_seconds
+from queue_autoscale.core.models import Sample
+from queue_autoscale.core.snapshot import counter_lookback_seconds, watched_seconds, watched_view
 from tests.unit.core.builders import NOW, decide_default, settings
 
 SECOND = int(NOW)
@@ -152,3 +153,67 @@ def test_pickups_are_in_time_order_whatever_order_the_rows_came_in() -> None:
     # at least an interval (30 s) old, 300 s (picked up in 2 s) and 40 s (45 s, past the 30 s SLA)
     reading = sla_loop.update(ControllerState("jobs"), snap.pickups, settings(), NOW)
     assert (reading.started, reading.late, reading.through) == (2.0, 1.0, NOW - 30.0)
+
+
+# ---------------------------------------------------------------- a queue younger than the window
+
+
+def _young_rows(seconds: int, rate: int) -> list[CounterRow]:
+    """`rate` jobs queued and finished (1 s each) in each of the last `seconds` seconds."""
+    return [
+        CounterRow(second=SECOND - age, queued=rate, completed=rate, busy_ms=1000 * rate)
+        for age in range(1, seconds + 1)
+    ]
+
+
+def _watched_since(at: float) -> ControllerState:
+    return ControllerState(
+        "jobs", samples=(Sample(at=at, arrival_rate=0.0, visible=0, raw_target=1),)
+    )
+
+
+def test_a_queue_watched_60_s_reads_its_rate_over_60_s_not_the_300_s_window() -> None:
+    # GIVEN counters that began 60 s ago at 10 jobs/s, and a controller whose first tick was
+    # 45 s ago (the counters began an interval before it)
+    readings = replace(all_read(), rows=_young_rows(60, 10))
+    whole = build_snapshot("jobs", NOW, readings)
+    watched = watched_seconds(whole, _watched_since(NOW - 45.0), NOW)
+    # WHEN the rates are read over the time the queue was watched
+    view = watched_view(whole, watched)
+    # THEN the whole window dilutes the rate to a fifth, and its empty seconds read as bursts;
+    # the watched view reads 10 jobs/s of constant counts (dispersion 0) over 60 s
+    assert whole.arrival_rate == pytest.approx(2.0)
+    assert whole.arrival_dispersion == pytest.approx(8.0)
+    assert watched == pytest.approx(60.0)
+    assert view.arrival_rate == pytest.approx(10.0)
+    assert view.arrival_dispersion == pytest.approx(0.0, abs=1e-9)
+    assert view.completion_rate == pytest.approx(10.0)
+    assert view.rate_window_seconds == pytest.approx(60.0)
+    # the short window (60 s) was watched whole: as it was
+    assert view.arrival_rate_short == pytest.approx(whole.arrival_rate_short)
+    assert view.short_window_seconds == whole.short_window_seconds
+
+
+def test_the_view_is_the_snapshot_once_the_window_is_watched_whole_or_nothing_is_known() -> None:
+    # GIVEN a busy queue whose counters reach back past the window, and a fresh controller state
+    # (a redeploy, a state lost): the counters say how long the queue was watched
+    whole = build_snapshot("jobs", NOW, replace(all_read(), rows=_young_rows(400, 10)))
+    fresh = _watched_since(NOW - 5.0)
+    # THEN the view changes nothing: watched past the window, before any tick, without rows
+    assert watched_seconds(whole, fresh, NOW) >= 300.0  # type: ignore[operator]
+    assert watched_view(whole, watched_seconds(whole, fresh, NOW)) == whole
+    assert watched_seconds(whole, ControllerState("jobs"), NOW) is None
+    assert watched_view(whole, None) == whole
+    quiet = build_snapshot("jobs", NOW, replace(all_read(), rows=[]))
+    assert quiet.first_counter_second is None
+    assert watched_seconds(quiet, fresh, NOW) is None
+
+
+def test_a_sparse_queue_is_watched_from_the_first_tick_not_from_its_first_job() -> None:
+    # GIVEN one job 10 s ago on a queue the controller first ticked on 100 s ago
+    rows = [CounterRow(second=SECOND - 10, queued=1)]
+    whole = build_snapshot("jobs", NOW, replace(all_read(), rows=rows))
+    watched = watched_seconds(whole, _watched_since(NOW - 100.0), NOW)
+    # THEN the queue counts as watched for 100 s, and its one job reads as 1/100 jobs/s, not 1/10
+    assert watched == pytest.approx(100.0)
+    assert watched_view(whole, watched).arrival_rate == pytest.approx(1 / 100)
