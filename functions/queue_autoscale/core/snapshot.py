@@ -196,7 +196,8 @@ def watched_since(snapshot: QueueSnapshot, state: ControllerState) -> float | No
 
 
 def watched_seconds(snapshot: QueueSnapshot, state: ControllerState, now: float) -> float | None:
-    """How long the queue has been watched by `now`, seconds (`watched_since`); None: unknown,
-    and the windows are read whole."""
+    """How long the queue has been watched by `now`, seconds (`watched_since`), at least the one
+    second a counter row spans (two ticks within a second must not spread a second's count over
+    a fraction of it); None: unknown, and the windows are read whole."""
     since = watched_since(snapshot, state)
-    return None if since is None else now - since
+    return None if since is None else max(1.0, now - since)

@@ -217,3 +217,14 @@ def test_a_sparse_queue_is_watched_from_the_first_tick_not_from_its_first_job() 
     # THEN the queue counts as watched for 100 s, and its one job reads as 1/100 jobs/s, not 1/10
     assert watched == pytest.approx(100.0)
     assert watched_view(whole, watched).arrival_rate == pytest.approx(1 / 100)
+
+
+def test_two_ticks_within_a_second_do_not_spread_a_second_over_a_fraction_of_it() -> None:
+    # GIVEN 30 jobs in the current second, and a first tick 0.2 s ago (an evaluation invoked by
+    # hand right after the scheduled one)
+    rows = [CounterRow(second=SECOND, queued=30)]
+    whole = build_snapshot("jobs", NOW + 0.5, replace(all_read(), rows=rows))
+    watched = watched_seconds(whole, _watched_since(NOW + 0.3), NOW + 0.5)
+    # THEN the queue counts as watched for the second its row spans: 30 jobs/s, not 60
+    assert watched == pytest.approx(1.0)
+    assert watched_view(whole, watched).arrival_rate == pytest.approx(30.0)
