@@ -166,25 +166,7 @@ def test_at_a_10_s_sla_steady_traffic_runs_below_static_21() -> None:
     assert ours.worker_seconds < static_21
 
 
-@pytest.mark.parametrize(
-    ("percentile", "compliance"),
-    [
-        pytest.param(
-            0.99,
-            0.99,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "98.609 % against 99 % within SLA, 252,281 worker-s, 22 flaps: the cell "
-                    "moves with the warm-up alone (99.401 % with the rates read over the whole "
-                    "window at a cold start, 98.566 % before the trend waited for a full window; "
-                    "more flaps than the tuned KEDA's 7 either way)"
-                ),
-            ),
-        ),
-        (0.999, 0.9958),
-    ],
-)
+@pytest.mark.parametrize(("percentile", "compliance"), [(0.99, 0.99), (0.999, 0.9958)])
 def test_a_ramp_keeps_its_compliance_for_less_than_kedas_cheapest(
     percentile: float, compliance: float
 ) -> None:
@@ -192,8 +174,10 @@ def test_a_ramp_keeps_its_compliance_for_less_than_kedas_cheapest(
     counts = scenario("ramp").counts(seed=0)
     spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=10.0, percentile=percentile)
     (score,) = compare("ramp", counts, [DEFAULT_POLICY], spec).scores
-    # THEN compliance meets the target at p99 (99.401 %) and, at p99.9, the reaction bound's
+    # THEN compliance meets the target at p99 (99.869 %) and, at p99.9, the reaction bound's
     # 99.58 % (no reacting policy meets 99.9 % on this ramp), for fewer worker-seconds than
-    # KEDA's cheapest meeting setting (332,820): 250,461 and 255,520 (99.652 %)
+    # KEDA's cheapest meeting setting (332,820): 252,241 and 260,120 (99.725 %). At p99 it
+    # read the per-second dispersion alone at 98.609 %: the ramp's rise within a short window
+    # is a spread the controller's own readings fall short by
     assert score.sla_compliance >= compliance
     assert score.worker_seconds < 332_820

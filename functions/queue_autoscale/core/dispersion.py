@@ -9,13 +9,19 @@ Poisson only beyond its sampling error (docs/decision.md section 1).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import NamedTuple
 
-from queue_autoscale.core.models import QueueSnapshot
+from queue_autoscale.core.models import QueueSnapshot, Sample
 from queue_autoscale.core.queueing import walk_quantile
 
 POISSON = 1.0
 """Poisson arrivals' index of dispersion (variance / mean of per-second counts): the model the
 arrivals are read as until the window shows otherwise (`long_window_dispersion`)."""
+_AT = attrgetter("at")
+_ROOT2 = math.sqrt(2.0)
 
 
 def long_window_dispersion(snapshot: QueueSnapshot, percentile: float) -> float:
@@ -81,3 +87,121 @@ def effective_sla(sla_seconds: float, dispersion: float) -> float:
     """The SLA the Poisson model is asked about so its tail matches arrivals of `dispersion` D:
     S x 2 / (1 + D), seconds."""
     return sla_seconds * 2.0 / (1.0 + dispersion)
+
+
+class HorizonReading(NamedTuple):
+    """The arrivals' dispersion at the short window's scale, as the controller's own rate
+    readings fell short of what came (`horizon_reading`)."""
+
+    mean: float
+    """The exponentially weighted mean of the ticks' readings (`horizon_error`), an index of
+    dispersion (0 before any reading)."""
+    weight: float
+    """The readings' summed weights, sum of beta^k over the k-th newest (0 before any): a count
+    of readings while they are few, at most about T / I once the average forgets."""
+
+
+def horizon_error(
+    samples: Sequence[Sample],
+    short_rate: float | None,
+    now: float,
+    short_window: float,
+    long_window: float,
+    tolerance: float,
+) -> float | None:
+    """One tick's reading of the arrivals' index of dispersion at the short window's scale w,
+    from how far what arrived over the last w seconds exceeded the rate the controller sized on
+    w seconds ago: e = w (short - rate then), read as 2 max(e, 0)^2 over its Poisson-scaled
+    model variance w (rate then) (1 + w / W) (the w seconds' counts, and the error of a rate
+    read over the W before them). Only a shortfall is read: a rate read too high leaves no job
+    late. Its mean is the per-second D where the counts are independent and the errors normal
+    (half of them read 0, the other half twice a chi-square of one degree); where the rate
+    moves over minutes (a web trace's clustered requests) it reads the moves too, which the
+    per-second index cannot see. None without a tick within `tolerance` s of w ago, a rate
+    then, or a short rate now."""
+    if short_rate is None or not math.isfinite(short_rate) or short_rate < 0:
+        return None
+    if not short_window > 0 or not long_window > 0 or not samples:
+        return None
+    then = now - short_window
+    index = bisect_left(samples, then, key=_AT)
+    best = None
+    for candidate in samples[max(0, index - 1) : index + 1]:
+        gap = abs(candidate.at - then)
+        if gap <= tolerance and (best is None or gap < abs(best.at - then)):
+            best = candidate
+    if best is None or not best.arrival_rate > 0 or not math.isfinite(best.arrival_rate):
+        return None
+    expected = short_window * best.arrival_rate
+    short = short_window * short_rate - expected
+    if not short > 0:
+        return 0.0
+    return 2.0 * short * short / (expected * (1.0 + short_window / long_window))
+
+
+def _clipped_mean(z: float) -> float:
+    """E[min(X, z^2)] for X chi-square of one degree: the mean of a normal error's reading
+    (`horizon_error`) clipped at z standard deviations, P(chi2_3 <= z^2) + z^2 P(chi2_1 > z^2)."""
+    half = z / _ROOT2
+    below = math.erf(half) - z * math.sqrt(2.0 / math.pi) * math.exp(-z * z / 2.0)
+    return below + z * z * math.erfc(half)
+
+
+def horizon_reading(
+    previous: HorizonReading,
+    reading: float | None,
+    seconds: float,
+    window: float,
+    dispersion: float,
+    percentile: float,
+) -> HorizonReading:
+    """`previous` with this tick's `reading` added: an exponentially weighted mean that forgets
+    over `window` T seconds (the SLA loop's, `knobs.loop_window_seconds`: the span the budget
+    is judged over), `seconds` since the last tick. The weights are summed, not assumed, so its
+    first readings are their plain mean; with an infinite T it stays that mean.
+
+    A reading of a shortfall past z of the percentile standard deviations of the spread read so
+    far (the higher of the mean and the per-second `dispersion`) is clipped there, and the
+    clipped mean is scaled back by what the clip takes from normal errors (`_clipped_mean`): a
+    shortfall past the plan's own quantile is a burst's onset, which the onset tests read; one
+    burst must not widen every later tick's spread. Unchanged without a reading."""
+    if reading is None:
+        return previous
+    z = walk_quantile(percentile)
+    if z > 0:
+        bound = 2.0 * z * z * max(previous.mean, dispersion)  # a shortfall of z sd
+        reading = (reading if reading < bound else bound) / _clipped_mean(z)
+    keep = math.exp(-seconds / window) if seconds > 0 and window > 0 else 1.0
+    weight = previous.weight * keep + 1.0
+    return HorizonReading(previous.mean + (reading - previous.mean) / weight, weight)
+
+
+def read_horizon(
+    dispersion: float,
+    horizon: HorizonReading,
+    interval: float,
+    short_window: float,
+    percentile: float,
+    span: float,
+) -> float:
+    """The index of dispersion the sizing reads over `span` seconds, the time no order can
+    correct (L + I - S where S <= L + I): the per-second `dispersion` D_1, raised towards the
+    horizon's D_w (`horizon_reading`, read at the short window's scale w) where even its lower
+    bound is higher. Between the two scales the index grows as a power of the scale (the
+    counts of a self-similar stream, D_m = D_1 m^(2H - 1)), so over the span it is
+    D_1 (D_w / D_1)^(ln span / ln w), capped at D_w: a span of a second reads D_1, one of w
+    reads D_w. The bound is the mean less z of the percentile of its relative error
+    sqrt(5 / n): n = weight x I / w independent readings (one each interval I, each spanning
+    w), each at most the relative variance of a shortfall's reading, 5 (E[(2 Z+^2)^2] = 6 over
+    a mean of 1), before its clip."""
+    if not horizon.weight > 0 or not horizon.mean > dispersion or not span > 1.0:
+        return dispersion
+    if not short_window > 1.0 or not dispersion > 0:
+        return dispersion
+    independent = horizon.weight * min(1.0, interval / short_window)
+    error = math.sqrt(5.0 / independent)
+    low = horizon.mean * (1.0 - walk_quantile(percentile) * error)
+    if not low > dispersion:
+        return dispersion
+    reach = math.log(span) / math.log(short_window)
+    return dispersion * math.pow(low / dispersion, reach if reach < 1.0 else 1.0)

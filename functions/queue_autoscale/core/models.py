@@ -294,6 +294,11 @@ class ControllerState:
     """The last counter second (epoch) the loop has counted."""
     chance_gain: float = 1.0
     """The SLA loop's integral term g, (0, 1] (core/predictive_knobs.py `chance_level`)."""
+    horizon_dispersion: float = 0.0
+    """predictive: the arrivals' index of dispersion at the short window's scale, as the
+    controller's own rate readings missed what came (core/dispersion.py `horizon_reading`)."""
+    horizon_weight: float = 0.0
+    """...and its readings' summed weights (0: none yet)."""
     bursts: tuple[Burst, ...] = ()
     """The last burst onsets, oldest first, at most core.onsets.REMEMBERED."""
     burst_ends: tuple[float, ...] = ()

@@ -26,8 +26,12 @@ from queue_autoscale.core.decision import (
     next_state,
 )
 from queue_autoscale.core.dispersion import (
+    HorizonReading,
     effective_sla,
+    horizon_error,
+    horizon_reading,
     long_window_dispersion,
+    read_horizon,
     short_window_dispersion,
 )
 from queue_autoscale.core.drain import growth_arrival_rate
@@ -112,7 +116,15 @@ class _Tick(NamedTuple):
     level: float
     """The chance level: the predicted miss share a plan may have."""
     dispersion: float
-    """The long window's index of dispersion D (`dispersion.long_window_dispersion`)."""
+    """The long window's index of dispersion D (`dispersion.long_window_dispersion`), the noise
+    the tests of a move read (a rise, a growth, a burst's onset)."""
+    spread: float
+    """The index of dispersion the sizing reads (the steady state, the kept need, the horizon's
+    arrivals): D, or where no correction lands within the SLA the horizon's, where higher
+    ("horizon", `dispersion.read_horizon`): the arrivals' spread over a reach, which a
+    per-second index does not see where the rate moves over minutes."""
+    horizon: HorizonReading
+    """The horizon's dispersion with this tick's reading, kept for the next tick."""
     sizing: Sizing
     cap: int
     """The most workers the decision can order (`constraints.max_allowed`)."""
@@ -216,6 +228,22 @@ def _measure(
             k.budget, loop.started, late, loop.late, state.chance_gain, loop.seconds, window
         )
     dispersion = long_window_dispersion(snapshot, settings.percentile)
+    short_window = snapshot.short_window_seconds
+    interval = settings.evaluation_interval_seconds
+    error = horizon_error(
+        state.samples, m.short_rate, now, short_window, rate_window, interval / 2.0
+    )
+    previous = HorizonReading(state.horizon_dispersion, state.horizon_weight)
+    window = knobs.loop_window_seconds(settings)
+    horizon = horizon_reading(
+        previous, error, loop.seconds, window, dispersion, settings.percentile
+    )
+    spread = dispersion
+    if not k.correctable and "horizon" not in off:
+        uncorrected = k.reach_seconds - settings.sla_seconds
+        spread = read_horizon(
+            dispersion, horizon, interval, short_window, settings.percentile, uncorrected
+        )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     cap = max_allowed(settings)
@@ -231,6 +259,8 @@ def _measure(
         loop,
         chance.level,
         dispersion,
+        spread,
+        horizon,
         sizing,
         cap,
         chance.gain,
@@ -259,7 +289,7 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         _steady,
         m=m,
         settings=settings,
-        dispersion=t.dispersion,
+        dispersion=t.spread,
         level=t.level,
         cap=t.cap,
         sizing=sizing,
@@ -273,7 +303,7 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
         rate=max(rate, t.seen, _growth_rate(m, state, settings, t.dispersion, t.now)),
-        dispersion=t.dispersion,
+        dispersion=t.spread,
         rate_window_seconds=t.snapshot.rate_window_seconds,
         service_rate=m.service_rate,
         sla_seconds=settings.sla_seconds,
@@ -290,7 +320,17 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
     if raw != transient:  # the steady state asks for more: the horizon's share at its plan
         share = plans.share(min(raw, t.cap))
     why = words(
-        raw, share, t.level, t.k, t.loop.compliance, m, outlook, settings, winner, sizing.at_load
+        raw,
+        share,
+        t.level,
+        t.k,
+        t.loop.compliance,
+        m,
+        outlook,
+        settings,
+        winner,
+        sizing.at_load,
+        t.dispersion,
     )
     why += fleet_words(fleet) + surge_words(surge)
     return _Plan(terms, raw, winner, forecast, why, size, plans, reading)
@@ -304,7 +344,7 @@ def _remembered(t: _Tick, plan: _Plan) -> int:
     the burst (not where the backlog carries a rise): a worker stopped now would be ordered
     back for it within the flap window. It only holds workers; it orders none."""
     m, settings = t.m, t.settings
-    kept = _kept(m, t.snapshot, settings, t.dispersion, t.level, t.cap, t.sizing)
+    kept = _kept(m, t.snapshot, settings, t.spread, t.level, t.cap, t.sizing)
     remembered = min(max(kept, plan.terms.trend, settings.min_workers), t.cap)
     if "rise-kept" not in t.off:  # a worker the rise asks back before a re-order lands stays
         back = _returning_rate(
@@ -328,6 +368,8 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "realized_excused": t.loop.excused,
         "realized_through": t.loop.through,
         "chance_gain": t.gain,
+        "horizon_dispersion": t.horizon.mean,
+        "horizon_weight": t.horizon.weight,
         "surge_at": t.now if plan.plans.missing_anyway else t.state.surge_at,
         "bursts": plan.reading.bursts,
         "burst_ends": plan.reading.ends,

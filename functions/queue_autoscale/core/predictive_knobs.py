@@ -45,6 +45,7 @@ MECHANISMS: tuple[str, ...] = (
     "release-now",
     "loop",
     "excused",
+    "horizon",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -66,7 +67,10 @@ from L); "release-now" lets a release follow another without the configured scal
 (off: the cooldown holds); "loop" moves the chance level with the realized compliance
 (`chance_level`, with its integral term; off: the level is the budget b); "excused" keeps the
 reaction bound's late starts out of the level's spending (core/sla_loop.py; off: every late start
-counts against the budget there too)."""
+counts against the budget there too); "horizon" reads the arrivals' dispersion at the short
+window's scale, from what the controller's own rate readings missed over it, where S <= L + I
+and it is above the per-second one beyond its sampling error (core/dispersion.py
+`read_horizon`; off: the per-second index alone)."""
 
 
 class Knobs(NamedTuple):

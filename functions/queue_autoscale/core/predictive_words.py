@@ -30,10 +30,13 @@ def words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once 
     settings: QueueSettings,
     winner: Winner,
     at_load: bool,
+    per_second: float,
 ) -> str:
     """The reason in words: the plan, its predicted miss share against the level and budget,
     what bound it, and what was forecast; a plan past the fleet's cap (`max_allowed`) is
-    quoted at the cap, the most the decision can order."""
+    quoted at the cap, the most the decision can order. Where the sizing read the arrivals'
+    dispersion over the time no order corrects rather than `per_second` (core/dispersion.py
+    `read_horizon`), it says so, with both."""
     realized = "none counted yet" if compliance is None else f"realized {compliance:.2%}"
     model = (
         "the load: the backlog carries the noise, SLA > lead + interval" if at_load else "Erlang C"
@@ -51,10 +54,19 @@ def words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once 
         f"{head}predicted miss share {share:.2%} of the jobs due within "
         f"{k.horizon_seconds:g} s, level {level:.2%}: budget {k.budget:.2%}, {realized}); "
         f"bound by {binding}; forecast: arrivals {outlook.rate:.2f} jobs/s, dispersion "
-        f"{outlook.dispersion:.2f}, {m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "
+        f"{outlook.dispersion:.2f}{_over(outlook.dispersion, per_second, k, settings)}, "
+        f"{m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "
         f"{m.service_rate:.3g} jobs/s per worker{m.prior_note}; steady-state P(pickup > "
         f"{settings.sla_seconds:g} s) {tail:.2%} at those arrivals"
     )
+
+
+def _over(spread: float, per_second: float, k: knobs.Knobs, settings: QueueSettings) -> str:
+    """ " over the N s no order corrects (D per second)" where the sizing read a wider spread."""
+    if spread == per_second:
+        return ""
+    span = k.reach_seconds - settings.sla_seconds
+    return f" over the {span:g} s no order corrects ({per_second:.2f} per second)"
 
 
 def fleet_words(fleet: pickup.Fleet) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "realized_excused": state.realized_excused,
         "realized_through": state.realized_through,
         "chance_gain": state.chance_gain,
+        "horizon_dispersion": state.horizon_dispersion,
+        "horizon_weight": state.horizon_weight,
         "bursts": [[b.at, b.need, b.rate] for b in state.bursts],
         "burst_ends": list(state.burst_ends),
         "surge_at": state.surge_at,
@@ -52,6 +55,12 @@ def _gain(value: Any) -> float:
     """The SLA loop's integral term as stored: 1 (at rest) when absent or outside (0, 1]."""
     gain = 1.0 if value is None else float(value)
     return gain if 0.0 < gain <= 1.0 else 1.0
+
+
+def _nonnegative(value: Any) -> float:
+    """A stored mean or weight: 0 (none) when absent, negative or not finite."""
+    number = 0.0 if value is None else float(value)
+    return number if math.isfinite(number) and number > 0.0 else 0.0
 
 
 def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
@@ -83,6 +92,8 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         realized_excused=float(data.get("realized_excused") or 0.0),
         realized_through=_opt_float(data.get("realized_through")),
         chance_gain=_gain(data.get("chance_gain")),
+        horizon_dispersion=_nonnegative(data.get("horizon_dispersion")),
+        horizon_weight=_nonnegative(data.get("horizon_weight")),
         bursts=tuple(_burst(row) for row in data.get("bursts") or [])[-REMEMBERED:],
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-REMEMBERED:],
         surge_at=_opt_float(data.get("surge_at")),

@@ -173,6 +173,7 @@ def test_state_round_trips_through_json_and_decimals() -> None:
         unmet_since=3.0, samples=(Sample(1.0, 2.5, 3, 4, 5), Sample(2.0, 0.0, 0, 1, 0, 0.75)),
         high_usage_ticks=3, last_breach_at=1.25, realized_started=900.0, realized_late=12.0,
         realized_excused=9.0, realized_through=1.0, chance_gain=0.5,
+        horizon_dispersion=3.25, horizon_weight=140.5,
     )  # fmt: skip
     assert state_from_dict(json.loads(json.dumps(state_to_dict(state)))) == state
     stored = state_to_dict(state)
@@ -188,6 +189,11 @@ def test_state_round_trips_through_json_and_decimals() -> None:
     assert state_from_dict({k: v for k, v in stored.items() if k != "chance_gain"}).chance_gain == 1
     for bad in (Decimal(0), Decimal(-1), Decimal("1.5"), Decimal("NaN")):
         assert state_from_dict({**stored, "chance_gain": bad}).chance_gain == 1.0
+    # one written before the horizon's dispersion was kept has none, nor a bad stored one
+    before = state_from_dict({k: v for k, v in stored.items() if not k.startswith("horizon")})
+    assert (before.horizon_dispersion, before.horizon_weight) == (0.0, 0.0)
+    for bad in (Decimal(-1), Decimal("NaN"), Decimal("Infinity")):
+        assert state_from_dict({**stored, "horizon_weight": bad}).horizon_weight == 0.0
     # and one written before the short rate was kept: its samples have five columns
     five = [row[:5] for row in stored["samples"]]
     assert [s.short_rate for s in state_from_dict({**stored, "samples": five}).samples] == [
