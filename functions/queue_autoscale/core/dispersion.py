@@ -185,7 +185,7 @@ def read_horizon(
     span: float,
 ) -> float:
     """The index of dispersion the sizing reads over `span` seconds, the time no order can
-    correct (L + I - S where S <= L + I): the per-second `dispersion` D_1, raised towards the
+    correct (`Knobs.uncorrected_seconds`): the per-second `dispersion` D_1, raised towards the
     horizon's D_w (`horizon_reading`, read at the short window's scale w) where even its lower
     bound is higher. Between the two scales the index grows as a power of the scale (the
     counts of a self-similar stream, D_m = D_1 m^(2H - 1)), so over the span it is

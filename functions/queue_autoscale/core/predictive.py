@@ -240,9 +240,8 @@ def _measure(
     )
     spread = dispersion
     if not k.correctable and "horizon" not in off:
-        uncorrected = k.reach_seconds - settings.sla_seconds
         spread = read_horizon(
-            dispersion, horizon, interval, short_window, settings.percentile, uncorrected
+            dispersion, horizon, interval, short_window, settings.percentile, k.uncorrected_seconds
         )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)

@@ -97,12 +97,21 @@ class Knobs(NamedTuple):
     best offline choice); the interval is the time to see that the need came back."""
     budget: float
     """b = 1 - p: the share of jobs the SLA lets be late."""
+    sla_seconds: float
+    """S: the pickup time the percentile of jobs must meet."""
     correctable: bool
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
     carries the arrivals' noise. The test of two mechanisms (`MECHANISMS`): a rise of the short
     window or of the trend's forecast is left to the backlog, and the steady state and the kept
     need size at the load."""
+
+    @property
+    def uncorrected_seconds(self) -> float:
+        """How long no order placed now corrects, s: from now until an order lands (on average,
+        `landing_seconds`) less the SLA S; the jobs due before then are served by the fleet as
+        it stands. Where S > L + I nothing is read over it (`correctable`)."""
+        return self.landing_seconds - self.sla_seconds
 
 
 def down_cooldown(off: frozenset[str] = frozenset()) -> float:
@@ -148,6 +157,7 @@ def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
         horizon_seconds=horizon_seconds(settings),
         delayed_off_seconds=reach,
         budget=budget,
+        sla_seconds=settings.sla_seconds,
         correctable=settings.sla_seconds > reach,
     )
 

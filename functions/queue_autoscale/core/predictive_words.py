@@ -54,18 +54,18 @@ def words(  # noqa: PLR0913 - the numbers the reason quotes, each computed once 
         f"{head}predicted miss share {share:.2%} of the jobs due within "
         f"{k.horizon_seconds:g} s, level {level:.2%}: budget {k.budget:.2%}, {realized}); "
         f"bound by {binding}; forecast: arrivals {outlook.rate:.2f} jobs/s, dispersion "
-        f"{outlook.dispersion:.2f}{_over(outlook.dispersion, per_second, k, settings)}, "
+        f"{outlook.dispersion:.2f}{_over(outlook.dispersion, per_second, k)}, "
         f"{m.visible} waiting (oldest {m.oldest_age_seconds:.0f} s), "
         f"{m.service_rate:.3g} jobs/s per worker{m.prior_note}; steady-state P(pickup > "
         f"{settings.sla_seconds:g} s) {tail:.2%} at those arrivals"
     )
 
 
-def _over(spread: float, per_second: float, k: knobs.Knobs, settings: QueueSettings) -> str:
-    """ " over the N s no order corrects (D per second)" where the sizing read a wider spread."""
+def _over(spread: float, per_second: float, k: knobs.Knobs) -> str:
+    """', over the N s no order corrects (D per second)' where the sizing read a wider spread."""
     if spread == per_second:
         return ""
-    span = k.reach_seconds - settings.sla_seconds
+    span = k.uncorrected_seconds
     return f" over the {span:g} s no order corrects ({per_second:.2f} per second)"
 
 

@@ -110,10 +110,11 @@ def test_the_sizing_reads_the_horizon_over_the_span_no_order_corrects() -> None:
 
 
 def test_a_tight_sla_sizes_on_the_horizon_dispersion_and_says_so() -> None:
-    # GIVEN a 10 s SLA at p99 (the reach L + I is 90 s: 80 s no order corrects) and a queue
+    # GIVEN a 10 s SLA at p99 (an order lands at L + I / 2 = 65 s on average: for 55 s no order
+    # corrects) and a queue
     # whose horizon reading is 3 x its per-second dispersion of 12 over 2,000 readings
-    cfg = settings(sla_seconds=10.0, percentile=0.99)
-    assert cfg.forecast_horizon_seconds == 90.0
+    cfg = settings(sla_seconds=10.0, percentile=0.99, evaluation_interval_seconds=10.0)
+    assert cfg.provisioning_lead_seconds == 60.0
     snap = snapshot(arrival_rate=8.0, arrival_dispersion=12.0, running=10, desired=10)
     state = ControllerState("jobs", horizon_dispersion=36.0, horizon_weight=2_000.0)
     # WHEN it decides, and with "horizon" switched off
@@ -121,7 +122,7 @@ def test_a_tight_sla_sizes_on_the_horizon_dispersion_and_says_so() -> None:
     off = ablated("horizon")(snap, cfg, state, NOW)
     # THEN it sizes for the wider spread, and its reason gives both readings
     assert on.decision.raw_target > off.decision.raw_target
-    assert "over the 80 s no order corrects (12.00 per second)" in on.decision.reason
+    assert "over the 55 s no order corrects (12.00 per second)" in on.decision.reason
     assert "dispersion 12.00, " in off.decision.reason
     # AND the reading is kept for the next tick either way
     assert on.state.horizon_weight == off.state.horizon_weight > 0.0
