@@ -176,6 +176,35 @@ def horizon_reading(
     return HorizonReading(previous.mean + (reading - previous.mean) / weight, weight)
 
 
+def _clipped_variance(z: float) -> float:
+    """The relative variance of a normal error's reading clipped at z standard deviations
+    (`horizon_reading`): Var / mean^2 of min(2 Z+^2, 2 z^2), whose moments are those of a
+    chi-square of one degree clipped at z^2: E[min(X, z^2)^2] = 3 P(chi2_5 <= z^2) +
+    z^4 P(chi2_1 > z^2), and half the readings are 0. Unclipped (z = 0), 5."""
+    if not z > 0:
+        return 5.0
+    c = z * z
+    half = z / _ROOT2
+    tail = z * math.sqrt(2.0 / math.pi) * math.exp(-c / 2.0)
+    below5 = math.erf(half) - tail * (1.0 + c / 3.0)
+    second = 2.0 * (3.0 * below5 + c * c * math.erfc(half))
+    mean = _clipped_mean(z)
+    return second / (mean * mean) - 1.0
+
+
+def _effective_readings(weight: float, interval: float, window: float) -> float:
+    """How many equally weighted readings the exponentially weighted mean is worth,
+    (sum w)^2 / sum w^2 over its n readings (weights beta^k, beta = exp(-I / T)): its summed
+    weight S = (1 - beta^n) / (1 - beta) gives beta^n, and sum w^2 = (1 - beta^2n) / (1 - beta^2).
+    The weight itself with an infinite T (a plain mean); about 2 T / I once it forgets."""
+    if not window > 0 or not math.isfinite(window) or not interval > 0:
+        return weight
+    beta = math.exp(-interval / window)
+    remaining = 1.0 - weight * (1.0 - beta)  # beta^n
+    squares = (1.0 - remaining * remaining) / (1.0 - beta * beta)
+    return weight * weight / squares if squares > 0 else weight
+
+
 def read_horizon(
     dispersion: float,
     horizon: HorizonReading,
@@ -183,6 +212,7 @@ def read_horizon(
     short_window: float,
     percentile: float,
     span: float,
+    window: float = math.inf,
 ) -> float:
     """The index of dispersion the sizing reads over `span` seconds, the time no order can
     correct (`Knobs.uncorrected_seconds`): the per-second `dispersion` D_1, raised towards the
@@ -191,16 +221,18 @@ def read_horizon(
     counts of a self-similar stream, D_m = D_1 m^(2H - 1)), so over the span it is
     D_1 (D_w / D_1)^(ln span / ln w), capped at D_w: a span of a second reads D_1, one of w
     reads D_w. The bound is the mean less z of the percentile of its relative error
-    sqrt(5 / n): n = weight x I / w independent readings (one each interval I, each spanning
-    w), each at most the relative variance of a shortfall's reading, 5 (E[(2 Z+^2)^2] = 6 over
-    a mean of 1), before its clip."""
+    sqrt(v / n): v the relative variance of one clipped reading (`_clipped_variance`), n the
+    readings the weighted mean is worth over its `window` T (`_effective_readings`) times
+    I / w, the share of them independent (one each interval I, each spanning w)."""
     if not horizon.weight > 0 or not horizon.mean > dispersion or not span > 1.0:
         return dispersion
     if not short_window > 1.0 or not dispersion > 0:
         return dispersion
-    independent = horizon.weight * min(1.0, interval / short_window)
-    error = math.sqrt(5.0 / independent)
-    low = horizon.mean * (1.0 - walk_quantile(percentile) * error)
+    z = walk_quantile(percentile)
+    readings = _effective_readings(horizon.weight, interval, window)
+    independent = readings * min(1.0, interval / short_window)
+    error = math.sqrt(_clipped_variance(z) / independent)
+    low = horizon.mean * (1.0 - z * error)
     if not low > dispersion:
         return dispersion
     reach = math.log(span) / math.log(short_window)

@@ -241,7 +241,13 @@ def _measure(
     spread = dispersion
     if not k.correctable and "horizon" not in off:
         spread = read_horizon(
-            dispersion, horizon, interval, short_window, settings.percentile, k.uncorrected_seconds
+            dispersion,
+            horizon,
+            interval,
+            short_window,
+            settings.percentile,
+            k.uncorrected_seconds,
+            window,
         )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
