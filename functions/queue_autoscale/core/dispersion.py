@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import cache
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -139,6 +140,7 @@ def horizon_error(
     return 2.0 * short * short / (expected * (1.0 + short_window / long_window))
 
 
+@cache  # a pure function of the percentile, asked for every tick
 def _clipped_mean(z: float) -> float:
     """E[min(X, z^2)] for X chi-square of one degree: the mean of a normal error's reading
     (`horizon_error`) clipped at z standard deviations, P(chi2_3 <= z^2) + z^2 P(chi2_1 > z^2)."""
@@ -176,6 +178,7 @@ def horizon_reading(
     return HorizonReading(previous.mean + (reading - previous.mean) / weight, weight)
 
 
+@cache  # a pure function of the percentile, asked for every tick
 def _clipped_variance(z: float) -> float:
     """The relative variance of a normal error's reading clipped at z standard deviations
     (`horizon_reading`): Var / mean^2 of min(2 Z+^2, 2 z^2), whose moments are those of a

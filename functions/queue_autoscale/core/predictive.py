@@ -222,8 +222,8 @@ def _measure(
     loop = sla_loop.update(state, snapshot.pickups, settings, now, surge_at=state.surge_at)
     late = loop.late - loop.excused if "excused" not in off else loop.late
     chance = knobs.ChanceLevel(k.budget, 1.0)
+    window = knobs.loop_window_seconds(settings)  # the loop's, and the horizon reading's memory
     if "loop" not in off:
-        window = knobs.loop_window_seconds(settings)
         chance = knobs.chance_level(
             k.budget, loop.started, late, loop.late, state.chance_gain, loop.seconds, window
         )
@@ -234,7 +234,6 @@ def _measure(
         state.samples, m.short_rate, now, short_window, rate_window, interval / 2.0
     )
     previous = HorizonReading(state.horizon_dispersion, state.horizon_weight)
-    window = knobs.loop_window_seconds(settings)
     horizon = horizon_reading(
         previous, error, loop.seconds, window, dispersion, settings.percentile
     )
