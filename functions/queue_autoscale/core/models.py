@@ -244,6 +244,17 @@ class Sample:
     a state written before it was kept): the trend tells a step from a rise on these alone."""
 
 
+class Fall(NamedTuple):
+    """An open fall of the arrival rate the controller remembers (core/falls.py)."""
+
+    at: float
+    """Epoch seconds of the tick that read it."""
+    rate: float
+    """The long rate window's rate when it opened, jobs/s (> 0): what the queue sustained."""
+    depth: float
+    """The lowest short-window rate since, as a share of `rate` (0..1)."""
+
+
 class Burst(NamedTuple):
     """One burst onset the controller remembers (core/onsets.py)."""
 
@@ -311,6 +322,11 @@ class ControllerState:
     orders: tuple[Order, ...] = ()
     """predictive: the scale-ups still pending, oldest first, each with when it was placed
     (core/orders.py); empty in a state written before it was kept."""
+    fall: Fall | None = None
+    """predictive: the fall of the arrival rate still open (core/falls.py; None: none)."""
+    fall_returned: float | None = None
+    """predictive: the depth (0..1) of the deepest fall that came back since one last did not
+    (None: no evidence; core/falls.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import NamedTuple
 
-from queue_autoscale.core import onsets, orders, pickup, sla_loop
+from queue_autoscale.core import falls, onsets, orders, pickup, sla_loop
 from queue_autoscale.core import predictive_knobs as knobs
 from queue_autoscale.core.constraints import bounds, max_allowed, movement
 from queue_autoscale.core.decision import (
@@ -46,7 +46,7 @@ from queue_autoscale.core.models import (
     TrendModel,
     Winner,
 )
-from queue_autoscale.core.predictive_words import fleet_words, surge_words, words
+from queue_autoscale.core.predictive_words import fall_words, fleet_words, surge_words, words
 from queue_autoscale.core.queueing import (
     hot_workers,
     walk_quantile,
@@ -130,6 +130,8 @@ class _Tick(NamedTuple):
     """The most workers the decision can order (`constraints.max_allowed`)."""
     gain: float
     """The SLA loop's integral term, kept for the next tick (`knobs.chance_level`)."""
+    falls: falls.FallReading
+    """The fall memory with this tick's rates, kept for the next tick (core/falls.py)."""
 
 
 class _Plan(NamedTuple):
@@ -146,6 +148,8 @@ class _Plan(NamedTuple):
     plans: pickup.Plans
     reading: onsets.Onsets
     """The recurring-burst model's reading: its memory for the next state and any forecast."""
+    held: int
+    """Workers the delayed off keeps for a fall's return (`_held`; 0: none)."""
 
 
 def decide_predictive(
@@ -250,6 +254,7 @@ def _measure(
         )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
+    fell = _falls(snapshot, state, settings, dispersion, k.reach_seconds + rate_window, now, m)
     cap = max_allowed(settings)
     return _Tick(
         snapshot,
@@ -268,7 +273,63 @@ def _measure(
         sizing,
         cap,
         chance.gain,
+        fell,
     )
+
+
+def _falls(
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    settings: QueueSettings,
+    dispersion: float,
+    span: float,
+    now: float,
+    m: Measures,
+) -> falls.FallReading:
+    """The fall memory (core/falls.py) with this tick's rate windows: a fall is read where the
+    plan sizes on the short window below the long one (`m`, after `_sizing_rate`), a rate's
+    noise is z of its sd sqrt(D lambda / w) over the short window w (as the burst model reads
+    it), and `span` is R + W, s. Unchanged without both windows' rates."""
+    long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
+    kept = falls.FallReading(state.fall, state.fall_returned, None)
+    if long is None or short is None or not (math.isfinite(long) and math.isfinite(short)):
+        return kept
+    if long < 0 or short < 0:
+        return kept
+    z = walk_quantile(settings.percentile)
+
+    def noise(rate: float) -> float:
+        return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
+
+    return falls.update(
+        state.fall, state.fall_returned, long, short, m.arrival_rate < long, noise, span, now
+    )
+
+
+def _held(t: _Tick) -> int:
+    """Workers the delayed off keeps through an open fall as deep as the last that came back
+    ("returns", core/falls.py): the fewest whose backlog, the uncorrected span
+    tau = L + I / 2 - S after the rate returns to the fall's, is still picked up within the
+    SLA (`queueing.hot_workers` from an empty queue over tau, at the chance level, drifting at
+    the rate's upper bound as the steady state's walk does): the jobs of a return's first tau
+    are due before workers ordered at it land. 0 without such a fall, or where tau <= 0."""
+    rate, span = t.falls.held_rate, t.k.uncorrected_seconds
+    if rate is None or not span > 0 or "returns" in t.off:
+        return 0
+    window = t.snapshot.rate_window_seconds
+    error = walk_quantile(1.0 - t.level) * math.sqrt(t.spread * rate / window)
+    held = hot_workers(
+        arrival_rate=rate + error,
+        least_rate=0.0,
+        backlog=0.0,
+        service_rate_per_worker=t.m.service_rate,
+        sla_seconds=t.settings.sla_seconds,
+        reaction_seconds=span,
+        percentile=1.0 - t.level,
+        max_workers=t.cap,
+        dispersion=t.spread,
+    )
+    return min(held, t.cap)
 
 
 def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
@@ -336,8 +397,9 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         sizing.at_load,
         t.dispersion,
     )
-    why += fleet_words(fleet) + surge_words(surge)
-    return _Plan(terms, raw, winner, forecast, why, size, plans, reading)
+    held = _held(t)
+    why += fleet_words(fleet) + surge_words(surge) + fall_words(t.falls, held)
+    return _Plan(terms, raw, winner, forecast, why, size, plans, reading, held)
 
 
 def _remembered(t: _Tick, plan: _Plan) -> int:
@@ -356,6 +418,7 @@ def _remembered(t: _Tick, plan: _Plan) -> int:
         )
         returns = plan.terms.steady if back == m.arrival_rate else plan.size(back)  # no rise: sized
         remembered = min(max(remembered, returns), t.cap)
+    remembered = max(remembered, plan.held)  # a fall as deep came back: for its return
     surge = plan.reading.surge  # a forecast burst asks a stopped worker back within R + W
     held = t.sizing.held_seconds if not t.sizing.rise_in_backlog else 0.0
     if surge is not None and surge.starts_in < held:
@@ -377,6 +440,8 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "surge_at": t.now if plan.plans.missing_anyway else t.state.surge_at,
         "bursts": plan.reading.bursts,
         "burst_ends": plan.reading.ends,
+        "fall": t.falls.fall,
+        "fall_returned": t.falls.returned,
         "orders": orders.placed(
             t.state.orders,
             plan.plans.fleet.pending,

@@ -46,6 +46,7 @@ MECHANISMS: tuple[str, ...] = (
     "loop",
     "excused",
     "horizon",
+    "returns",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -70,7 +71,10 @@ reaction bound's late starts out of the level's spending (core/sla_loop.py; off:
 counts against the budget there too); "horizon" reads the arrivals' dispersion at the short
 window's scale, from what the controller's own rate readings missed over it, where S <= L + I
 and it is above the per-second one beyond its sampling error (core/dispersion.py
-`read_horizon`; off: the per-second index alone)."""
+`read_horizon`; off: the per-second index alone); "returns" keeps, through a fall of the rate as
+deep as the last that came back within R + W, the workers its return needs until workers
+ordered at it land, where S < L + I / 2 (core/falls.py, `predictive._held`; off: the delayed
+off keeps what the fallen rate asks)."""
 
 
 class Knobs(NamedTuple):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from queue_autoscale.core import onsets, pickup
+from queue_autoscale.core import falls, onsets, pickup
 from queue_autoscale.core import predictive_knobs as knobs
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.dispersion import effective_sla
@@ -109,4 +109,14 @@ def surge_words(surge: onsets.Surge | None) -> str:
         f"; bursts recur every {surge.period:.0f} s (the model passed its back-test): the next "
         f"expected in {surge.expected_in:.0f} s, arrivals forecast at {surge.rate:.2f} jobs/s "
         f"from {surge.starts_in:.0f} s"
+    )
+
+
+def fall_words(reading: falls.FallReading, held: int) -> str:
+    """The fall held through, where the delayed off keeps workers for its return."""
+    if reading.held_rate is None or held <= 0:
+        return ""
+    return (
+        f"; the rate fell from {reading.held_rate:.2f} jobs/s and the last fall as deep came "
+        f"back: {held} workers kept for its return"
     )

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from queue_autoscale.core.models import Burst, ControllerState, Sample, TrendModel
+from queue_autoscale.core.models import Burst, ControllerState, Fall, Sample, TrendModel
 from queue_autoscale.core.onsets import REMEMBERED
 from queue_autoscale.core.orders import orders_from_rows
 
@@ -34,6 +34,8 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "burst_ends": list(state.burst_ends),
         "surge_at": state.surge_at,
         "orders": [[o.at, o.workers] for o in state.orders],
+        "fall": None if state.fall is None else list(state.fall),
+        "fall_returned": state.fall_returned,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth, s.short_rate]
             for s in state.samples
@@ -61,6 +63,25 @@ def _nonnegative(value: Any) -> float:
     """A stored mean or weight: 0 (none) when absent, negative or not finite."""
     number = 0.0 if value is None else float(value)
     return number if math.isfinite(number) and number > 0.0 else 0.0
+
+
+def _share(value: Any) -> float | None:
+    """A stored share, 0..1 (None when absent or outside it)."""
+    if value is None:
+        return None
+    share = float(value)
+    return share if 0.0 <= share <= 1.0 else None
+
+
+def _fall(row: Any) -> Fall | None:
+    """The open fall as stored: [epoch s, rate jobs/s > 0, depth 0..1] (None when absent or
+    not of that form)."""
+    if not isinstance(row, Sequence) or isinstance(row, str) or len(row) != 3:
+        return None
+    at, rate, depth = float(row[0]), float(row[1]), _share(row[2])
+    if not math.isfinite(at) or not (math.isfinite(rate) and rate > 0.0) or depth is None:
+        return None
+    return Fall(at, rate, depth)
 
 
 def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
@@ -98,6 +119,8 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         burst_ends=tuple(float(at) for at in data.get("burst_ends") or [])[-REMEMBERED:],
         surge_at=_opt_float(data.get("surge_at")),
         orders=orders_from_rows(data.get("orders") or []),
+        fall=_fall(data.get("fall")),
+        fall_returned=_share(data.get("fall_returned")),
     )
 
 

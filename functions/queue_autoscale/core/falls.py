@@ -1,0 +1,74 @@
+"""Falls that come back: the predictive policy's memory of whether a fall of the arrival rate
+returned, so the delayed off holds the fleet through the next one as deep. Pure: `now` comes in.
+
+- **fall**: the plan sizes on the short rate window because it fell below the long one past
+  their noise (`predictive._sizing_rate`); it opens at the long window's rate then, the rate
+  the queue sustained before it, and its depth is the lowest short rate since, as a share of
+  that rate.
+- **return**: the short rate is back within z of its noise of the fall's rate (z the
+  percentile's normal quantile, the noise sd sqrt(D lambda / w) over the short window w, as
+  the burst model reads it): the fall is evidence that falls as deep come back.
+- **expiry**: a fall open longer than the span (R + W, how far ahead the kept need holds) did
+  not come back: the evidence is gone until a fall returns again.
+- **hold**: while a fall is open and a fall as deep came back last time, the delayed off
+  keeps the workers a return at the fall's rate needs before workers ordered at it land
+  (`held_workers`), until the rate returns or the span ends.
+
+A log's outage or a producer's pause empties the queue for a minute or two, and then the rate
+returns at once. Where the SLA is shorter than the mean landing L + I / 2, the jobs of a
+return's first L + I / 2 - S seconds are due before workers ordered at the return land. A
+burst that ends falls to the rate before it and stays there for longer than the span, so it
+leaves no evidence, and a shallow dip that came back vouches for no deeper fall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from queue_autoscale.core.models import Fall
+
+
+class FallReading(NamedTuple):
+    """What the remembered fall says at one tick."""
+
+    fall: Fall | None
+    """The open fall, for the next state (None: none open)."""
+    returned: float | None
+    """The depth of the deepest fall that came back since one last did not, for the next state
+    (None: no evidence)."""
+    held_rate: float | None
+    """The rate the delayed off holds this tick, jobs/s: the open fall's, where a fall as deep
+    came back (None: no hold)."""
+
+
+def update(
+    fall: Fall | None,
+    returned: float | None,
+    long: float,
+    short: float,
+    falling: bool,
+    noise: Callable[[float], float],
+    span: float,
+    now: float,
+) -> FallReading:
+    """This tick's fall memory. `long` and `short` are the rate windows' rates (jobs/s, >= 0),
+    `falling` whether the plan sizes on the short window because it fell below the long one,
+    `noise(rate)` z of a rate's noise over the short window (jobs/s), `span` R + W (s). A fall
+    is as deep as the last that came back where its depth is within the short rate's noise of
+    that one's (a fall to nothing is as deep as one to 4 % of a rate of 9 jobs/s)."""
+    if fall is not None:
+        depth = min(fall.depth, short / fall.rate)
+        if short >= fall.rate - noise(fall.rate):  # back: falls this deep return
+            returned = depth if returned is None else min(returned, depth)
+            fall = None
+        elif now - fall.at > span:  # not back within the span: no evidence left
+            returned, fall = None, None
+        else:
+            fall = fall._replace(depth=depth)
+    if fall is None and falling and long > 0:
+        fall = Fall(now, long, min(1.0, max(0.0, short / long)))
+    if fall is None or returned is None:
+        return FallReading(fall, returned, None)
+    as_deep = fall.depth >= returned - noise(fall.rate) / fall.rate  # within the rate's noise
+    return FallReading(fall, returned, fall.rate if as_deep else None)
