@@ -23,10 +23,12 @@ leaves no evidence, and a shallow dip that came back vouches for no deeper fall.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
-from queue_autoscale.core.models import Fall
+from queue_autoscale.core.models import ControllerState, Fall, QueueSnapshot
+from queue_autoscale.core.queueing import walk_quantile
 
 
 class FallReading(NamedTuple):
@@ -72,3 +74,31 @@ def update(
         return FallReading(fall, returned, None)
     as_deep = fall.depth >= returned - noise(fall.rate) / fall.rate  # within the rate's noise
     return FallReading(fall, returned, fall.rate if as_deep else None)
+
+
+def read(
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    percentile: float,
+    dispersion: float,
+    span: float,
+    now: float,
+    sized_rate: float,
+) -> FallReading:
+    """The state's fall memory with this tick's rate windows (`update`): a fall is read where
+    the plan sizes on the short window below the long one (`sized_rate`, jobs/s, below the long
+    window's), a rate's noise is z of p of its sd sqrt(D lambda / w) over the short window w
+    (as the burst model reads it), and `span` is R + W, s. Unchanged without both windows'
+    rates."""
+    long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
+    kept = FallReading(state.fall, state.fall_returned, None)
+    if long is None or short is None or not (math.isfinite(long) and math.isfinite(short)):
+        return kept
+    if long < 0 or short < 0:
+        return kept
+    z = walk_quantile(percentile)
+
+    def noise(rate: float) -> float:
+        return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
+
+    return update(state.fall, state.fall_returned, long, short, sized_rate < long, noise, span, now)

@@ -254,7 +254,8 @@ def _measure(
         )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
-    fell = _falls(snapshot, state, settings, dispersion, k.reach_seconds + rate_window, now, m)
+    span = k.reach_seconds + rate_window  # R + W
+    fell = falls.read(snapshot, state, settings.percentile, dispersion, span, now, m.arrival_rate)
     cap = max_allowed(settings)
     return _Tick(
         snapshot,
@@ -274,35 +275,6 @@ def _measure(
         cap,
         chance.gain,
         fell,
-    )
-
-
-def _falls(
-    snapshot: QueueSnapshot,
-    state: ControllerState,
-    settings: QueueSettings,
-    dispersion: float,
-    span: float,
-    now: float,
-    m: Measures,
-) -> falls.FallReading:
-    """The fall memory (core/falls.py) with this tick's rate windows: a fall is read where the
-    plan sizes on the short window below the long one (`m`, after `_sizing_rate`), a rate's
-    noise is z of its sd sqrt(D lambda / w) over the short window w (as the burst model reads
-    it), and `span` is R + W, s. Unchanged without both windows' rates."""
-    long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
-    kept = falls.FallReading(state.fall, state.fall_returned, None)
-    if long is None or short is None or not (math.isfinite(long) and math.isfinite(short)):
-        return kept
-    if long < 0 or short < 0:
-        return kept
-    z = walk_quantile(settings.percentile)
-
-    def noise(rate: float) -> float:
-        return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
-
-    return falls.update(
-        state.fall, state.fall_returned, long, short, m.arrival_rate < long, noise, span, now
     )
 
 
