@@ -12,7 +12,7 @@ returned, so the delayed off holds the fleet through the next one as deep. Pure:
   not come back: the evidence is gone until a fall returns again.
 - **hold**: while a fall is open and a fall as deep came back last time, the delayed off
   keeps the workers a return at the fall's rate needs before workers ordered at it land
-  (`held_workers`), until the rate returns or the span ends.
+  (`predictive._held`), until the rate returns or the span ends.
 
 A log's outage or a producer's pause empties the queue for a minute or two, and then the rate
 returns at once. Where the SLA is shorter than the mean landing L + I / 2, the jobs of a
@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, Fall, QueueSnapshot
-from queue_autoscale.core.queueing import walk_quantile
 
 
 class FallReading(NamedTuple):
@@ -79,26 +78,19 @@ def update(
 def read(
     snapshot: QueueSnapshot,
     state: ControllerState,
-    percentile: float,
-    dispersion: float,
+    noise: Callable[[float], float],
     span: float,
     now: float,
     sized_rate: float,
 ) -> FallReading:
     """The state's fall memory with this tick's rate windows (`update`): a fall is read where
     the plan sizes on the short window below the long one (`sized_rate`, jobs/s, below the long
-    window's), a rate's noise is z of p of its sd sqrt(D lambda / w) over the short window w
-    (as the burst model reads it), and `span` is R + W, s. Unchanged without both windows'
-    rates."""
+    window's), `noise(rate)` is z of a rate's noise over the short window (jobs/s, the burst
+    model's), and `span` is R + W, s. Unchanged without both windows' rates."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
     kept = FallReading(state.fall, state.fall_returned, None)
     if long is None or short is None or not (math.isfinite(long) and math.isfinite(short)):
         return kept
     if long < 0 or short < 0:
         return kept
-    z = walk_quantile(percentile)
-
-    def noise(rate: float) -> float:
-        return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
-
     return update(state.fall, state.fall_returned, long, short, sized_rate < long, noise, span, now)

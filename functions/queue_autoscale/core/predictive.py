@@ -255,7 +255,8 @@ def _measure(
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
     span = k.reach_seconds + rate_window  # R + W
-    fell = falls.read(snapshot, state, settings.percentile, dispersion, span, now, m.arrival_rate)
+    noise = _short_noise(snapshot, settings.percentile, dispersion)
+    fell = falls.read(snapshot, state, noise, span, now, m.arrival_rate)
     cap = max_allowed(settings)
     return _Tick(
         snapshot,
@@ -278,6 +279,27 @@ def _measure(
     )
 
 
+def _short_noise(
+    snapshot: QueueSnapshot, percentile: float, dispersion: float
+) -> Callable[[float], float]:
+    """z of p of a rate's noise over the short window w, jobs/s: z sqrt(D lambda / w), D the
+    long window's index of dispersion. What the burst model (core/onsets.py) and the fall memory
+    (core/falls.py) read a move of the short rate against."""
+    z = walk_quantile(percentile)
+    short = snapshot.short_window_seconds
+
+    def noise(rate: float) -> float:
+        return z * math.sqrt(dispersion * rate / short)
+
+    return noise
+
+
+def _walk_error(rate: float, dispersion: float, window: float, level: float) -> float:
+    """z of the chance level of the error of a rate read over `window` W seconds,
+    sqrt(D lambda / W), jobs/s: how far above the measured rate a walk drifts."""
+    return walk_quantile(1.0 - level) * math.sqrt(dispersion * rate / window)
+
+
 def _held(t: _Tick) -> int:
     """Workers the delayed off keeps through an open fall as deep as the last that came back
     ("returns", core/falls.py): the fewest whose backlog, the uncorrected span
@@ -288,8 +310,7 @@ def _held(t: _Tick) -> int:
     rate, span = t.falls.held_rate, t.k.uncorrected_seconds
     if rate is None or not span > 0 or "returns" in t.off:
         return 0
-    window = t.snapshot.rate_window_seconds
-    error = walk_quantile(1.0 - t.level) * math.sqrt(t.spread * rate / window)
+    error = _walk_error(rate, t.spread, t.snapshot.rate_window_seconds, t.level)
     held = hot_workers(
         arrival_rate=rate + error,
         least_rate=0.0,
@@ -456,11 +477,7 @@ def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
     onset."""
     if "recurrence" in off:
         return onsets.Onsets(state.bursts, state.burst_ends, None)
-    z = walk_quantile(settings.percentile)
-
-    def noise(rate: float) -> float:
-        return z * math.sqrt(dispersion * rate / snapshot.short_window_seconds)
-
+    noise = _short_noise(snapshot, settings.percentile, dispersion)
     plain = sizing._replace(walk_seconds=0.0, band_seconds=0.0)
 
     def serves(rate: float) -> float:
@@ -522,7 +539,7 @@ def _steady(
     )
     if not window > 0 or not rate > 0:  # no window to read the rate's noise over
         return erlang
-    error = walk_quantile(1.0 - level) * math.sqrt(dispersion * rate / window)
+    error = _walk_error(rate, dispersion, window, level)
     walk = partial(
         hot_workers,
         arrival_rate=rate + error,
