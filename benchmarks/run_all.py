@@ -66,6 +66,13 @@ def benches() -> list[Bench]:
             has_out=False,
         ),
         Bench(
+            "flash_crowd_bound",
+            _py("flash_crowd_bound.py"),
+            _py("flash_crowd_bound.py", "--seeds", "1", "--out", "flash_crowd_bound.quick.md"),
+            "flash_crowd_bound.md",
+            "flash_crowd_bound.quick.md",
+        ),
+        Bench(
             "ingest_throughput",
             _py("ingest_throughput.py"),
             _py(
