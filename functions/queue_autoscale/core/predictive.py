@@ -253,7 +253,9 @@ def _measure(
             window,
         )
     sizing = _sizing(k, off, rate_window)
-    m, seen = _sizing_rate(m, snapshot, dispersion, settings.percentile, sizing.rise_in_backlog)
+    m, seen = _sizing_rate(
+        m, snapshot, dispersion, settings.percentile, k.move_sigmas, sizing.rise_in_backlog
+    )
     span = k.reach_seconds + rate_window  # R + W
     noise = _short_noise(snapshot, settings.percentile, dispersion)
     fell = falls.read(snapshot, state, noise, span, now, m.arrival_rate)
@@ -360,7 +362,7 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
     outlook = pickup.Outlook(
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
-        rate=max(rate, t.seen, _growth_rate(m, state, settings, t.dispersion, t.now)),
+        rate=max(rate, t.seen, _growth_rate(m, state, settings, t.dispersion, t.now, t.k)),
         dispersion=t.spread,
         rate_window_seconds=t.snapshot.rate_window_seconds,
         service_rate=m.service_rate,
@@ -631,11 +633,16 @@ def _kept(
 
 
 def _sizing_rate(
-    m: Measures, snapshot: QueueSnapshot, dispersion: float, percentile: float, in_backlog: bool
+    m: Measures,
+    snapshot: QueueSnapshot,
+    dispersion: float,
+    percentile: float,
+    sigmas: float,
+    in_backlog: bool,
 ) -> tuple[Measures, float]:
     """The measures with the one rate the steady state sizes on, and the rate the horizon's
     arrivals are forecast at, jobs/s. The first is the long window's, unless the short window's
-    differs from it by more than `knobs.GROWTH_SIGMAS` (or the percentile's normal quantile,
+    differs from it by more than `sigmas` (`Knobs.move_sigmas`; or the percentile's normal quantile,
     where more) of the short window's noise (sd sqrt(D_w lambda / w), w the short window and
     D_w the smaller of its own counts' index and the long window's,
     `dispersion.short_window_dispersion`), when the load has moved and the short window's is
@@ -654,8 +661,8 @@ def _sizing_rate(
         return m, m.arrival_rate
     own = short_window_dispersion(snapshot, dispersion, percentile)
     noise = math.sqrt(own * max(long, short) / snapshot.short_window_seconds)
-    sigmas = max(walk_quantile(percentile), knobs.GROWTH_SIGMAS)
-    seen = short if abs(short - long) > sigmas * noise else long
+    line = max(walk_quantile(percentile), sigmas)
+    seen = short if abs(short - long) > line * noise else long
     rate = long if in_backlog and seen > long else seen
     return m._replace(arrival_rate=rate, window_rate=rate), seen
 
@@ -689,7 +696,12 @@ def _returning_rate(
 
 
 def _growth_rate(
-    m: Measures, state: ControllerState, settings: QueueSettings, dispersion: float, now: float
+    m: Measures,
+    state: ControllerState,
+    settings: QueueSettings,
+    dispersion: float,
+    now: float,
+    k: knobs.Knobs,
 ) -> float:
     """The arrival rate the backlog's growth since the last tick implies, jobs/s (0 when it did
     not grow past the noise of D-dispersed arrivals, or the last tick is stale): the rate
@@ -704,7 +716,7 @@ def _growth_rate(
         seconds=now - last.at,
         running=m.running,
         service_rate=m.service_rate,
-        sigmas=knobs.GROWTH_SIGMAS,
+        sigmas=k.move_sigmas,
         dispersion=dispersion,
     )
     return 0.0 if grown is None else grown

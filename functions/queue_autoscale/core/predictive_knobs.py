@@ -11,7 +11,9 @@ it).
 
 from __future__ import annotations
 
+import functools
 import math
+from statistics import NormalDist
 from typing import NamedTuple
 
 from queue_autoscale.core.models import QueueSettings
@@ -20,13 +22,11 @@ COHORT_POINTS = 12
 """Deadline cohorts the pickup prediction evaluates over the horizon (a resolution, not a
 behaviour): with L = 60 s, I = 10 s and S = 30 s one cohort per 8.3 s of deadlines, finer than
 an interval. The cost of a plan's evaluation is linear in it."""
-GROWTH_SIGMAS = 3.0
-"""A move is read only past this many standard deviations of the noise, or z of p where that
-is more: the backlog's growth since the last tick as arrivals (`drain.growth_arrival_rate`, of
-the interval's arrivals and departures) and the short rate window's rate against the long's
-(`predictive._sizing_rate`): a steady queue's jitter is not a surge. At z of p (1.64 at 95 %)
-each fails on about one tick in ten of a steady load, and every false alarm orders a lead of
-workers and then stops them."""
+FALSE_ALARM_SECONDS = 3600.0
+"""How often at most a steady queue's noise may be read as a move, s: once an hour (the
+requirement on steady traffic that sim/verdict.py checks, at most one flap an hour). A false
+alarm orders a lead of workers that the delayed off then stops: a flap. `move_sigmas` derives
+the move tests' line from it."""
 ABLATED_DOWN_COOLDOWN_SECONDS = 60.0
 """Read only with "release-now" switched off, for the ablation: the scale-down cooldown a
 release then waits, s. Production never reads it."""
@@ -103,6 +103,12 @@ class Knobs(NamedTuple):
     """b = 1 - p: the share of jobs the SLA lets be late."""
     sla_seconds: float
     """S: the pickup time the percentile of jobs must meet."""
+    move_sigmas: float
+    """How many standard deviations of the noise a move is read past (`move_sigmas`), or z of
+    p where that is more: the backlog's growth since the last tick as arrivals and the short
+    rate window's rate against the long's: a steady queue's jitter is not a surge. At z of p
+    (1.64 at 95 %) each fails on about one tick in ten of a steady load, and every false alarm
+    orders a lead of workers and then stops them."""
     correctable: bool
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
@@ -116,6 +122,22 @@ class Knobs(NamedTuple):
         `landing_seconds`) less the SLA S; the jobs due before then are served by the fleet as
         it stands. Where S > L + I nothing is read over it (`correctable`)."""
         return self.landing_seconds - self.sla_seconds
+
+
+@functools.lru_cache(maxsize=64)
+def move_sigmas(interval_seconds: float) -> float:
+    """The standard deviations of the noise a move test reads past (`Knobs.move_sigmas`):
+    z of 1 - I / (2 x `FALSE_ALARM_SECONDS`), I the evaluation interval in seconds.
+
+    Each tick reads two tests whose false alarm orders workers: the backlog's growth since the
+    last tick as arrivals (`drain.growth_arrival_rate`) and the short rate window's rise over
+    the long one's (`predictive._sizing_rate`). A false fall orders nothing (the delayed off
+    keeps what the last reach asked for). With each test given half of one false alarm an
+    hour, the noise of a steady queue orders workers at most once an hour: 2.99 sd at I = 10 s,
+    3.20 at 5 s, 2.39 at 60 s. Cached: a pure function of a setting, asked for every tick."""
+    share = interval_seconds / (2.0 * FALSE_ALARM_SECONDS)
+    share = min(max(share, 1e-12), 0.5)
+    return NormalDist().inv_cdf(1.0 - share)
 
 
 def down_cooldown(off: frozenset[str] = frozenset()) -> float:
@@ -162,6 +184,7 @@ def derive(settings: QueueSettings, off: frozenset[str] = frozenset()) -> Knobs:
         delayed_off_seconds=reach,
         budget=budget,
         sla_seconds=settings.sla_seconds,
+        move_sigmas=move_sigmas(interval),
         correctable=settings.sla_seconds > reach,
     )
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from queue_autoscale.core.drain import growth_arrival_rate
-from queue_autoscale.core.predictive_knobs import GROWTH_SIGMAS
+
+SIGMAS = 3.0
+"""The line the tables' arithmetic draws, standard deviations (the controller's is
+`Knobs.move_sigmas`, 2.99 at a 10 s interval)."""
 
 
 def _growth(visible: int, previous: int, seconds: float, running: int, mu: float) -> float | None:
@@ -17,7 +20,7 @@ def _growth(visible: int, previous: int, seconds: float, running: int, mu: float
         seconds=seconds,
         running=running,
         service_rate=mu,
-        sigmas=GROWTH_SIGMAS,
+        sigmas=SIGMAS,
     )
 
 
@@ -57,7 +60,7 @@ def test_growth_noise_scales_with_the_arrivals_dispersion(
         seconds=10.0,
         running=running,
         service_rate=1.0,
-        sigmas=GROWTH_SIGMAS,
+        sigmas=SIGMAS,
         dispersion=dispersion,
     )
     assert grown == (None if expected is None else pytest.approx(expected))

@@ -15,7 +15,7 @@ from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers
 from queue_autoscale.core.constraints import max_allowed
 from queue_autoscale.core.models import Action, Constraint, Order, Winner
 from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive
-from queue_autoscale.core.predictive_knobs import chance_level, derive
+from queue_autoscale.core.predictive_knobs import FALSE_ALARM_SECONDS, chance_level, derive
 from queue_autoscale.core.trend import rise_slope
 from tests.unit.core.builders import NOW, settings, snapshot
 from tests.unit.core.test_invariants import configs, snapshots
@@ -209,6 +209,19 @@ def test_knobs_are_derived_from_lead_interval_and_sla() -> None:
     assert k.horizon_seconds == 100.0 and k.budget == pytest.approx(0.05)
 
 
+@pytest.mark.parametrize(
+    ("interval", "sigmas"), [(5.0, 3.197), (10.0, 2.991), (60.0, 2.394), (7200.0, 0.0)]
+)
+def test_move_tests_read_past_one_false_alarm_an_hour(interval: float, sigmas: float) -> None:
+    # GIVEN an evaluation interval: the two upward move tests read it 3,600 / I times an hour
+    k = derive(settings(evaluation_interval_seconds=interval))
+    # THEN each reads a move past the normal quantile of half a false alarm an hour
+    assert k.move_sigmas == pytest.approx(sigmas, abs=1e-3)
+    if sigmas > 0:
+        tail = 0.5 * math.erfc(k.move_sigmas / math.sqrt(2.0))
+        assert 2 * tail * (FALSE_ALARM_SECONDS / interval) == pytest.approx(1.0)
+
+
 @hsettings(max_examples=150, deadline=None)
 @given(st.data())
 def test_plan_respects_min_max_and_never_goes_below_work_in_flight(data: st.DataObject) -> None:
@@ -280,7 +293,8 @@ def test_plan_never_falls_as_the_backlog_rises(
 )
 def test_the_plan_sizes_on_one_rate_window(long: float, short: float, sized: float) -> None:
     # GIVEN a 60 s short window at p95: the noise of 20 jobs/s (21.9 at most) is 0.58 (0.60)
-    # jobs/s, so 1.64 sd (z of p) is 0.95 jobs/s and 3 sd (`GROWTH_SIGMAS`) 1.74-1.81
+    # jobs/s, so 1.64 sd (z of p) is 0.95 jobs/s and 2.99 sd (`Knobs.move_sigmas`, I = 10 s)
+    # 1.73-1.80
     d = _decide(arrival_rate=long, arrival_rate_short=short, running=21, desired=21)
     # THEN the plan's rate is the long window's unless the short one moved past 3 sd
     assert d.arrival_rate == pytest.approx(sized)
