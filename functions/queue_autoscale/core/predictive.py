@@ -132,6 +132,9 @@ class _Tick(NamedTuple):
     """The SLA loop's integral term, kept for the next tick (`knobs.chance_level`)."""
     falls: falls.FallReading
     """The fall memory with this tick's rates, kept for the next tick (core/falls.py)."""
+    noise: Callable[[float], float]
+    """z of p of a rate's noise over the short window, jobs/s (`_short_noise`): what the fall
+    memory and the burst model read a move of the short rate against."""
 
 
 class _Plan(NamedTuple):
@@ -278,6 +281,7 @@ def _measure(
         cap,
         chance.gain,
         fell,
+        noise,
     )
 
 
@@ -338,9 +342,7 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         state.samples, m.arrival_rate, t.now, settings, model, noise, m.short_rate
     )
     rate = max(m.arrival_rate, forecast)  # a forecast only ever raises the plan's rate
-    reading = _onsets(
-        m, t.snapshot, state, settings, t.dispersion, t.level, t.cap, t.k, t.now, off, sizing
-    )
+    reading = _onsets(t)
     surge = reading.surge
     if surge is not None and surge.starts_in < t.k.reach_seconds and not sizing.rise_in_backlog:
         forecast = max(forecast, surge.rate)  # the steady state past the reach is the burst's
@@ -457,44 +459,32 @@ def ablated(*off: str) -> Callable[..., Evaluation]:
     return partial(decide_predictive, off=frozenset(off))
 
 
-def _onsets(  # noqa: PLR0913 - the tick's measures, computed once
-    m: Measures,
-    snapshot: QueueSnapshot,
-    state: ControllerState,
-    settings: QueueSettings,
-    dispersion: float,
-    level: float,
-    cap: int,
-    k: knobs.Knobs,
-    now: float,
-    off: frozenset[str],
-    sizing: Sizing,
-) -> onsets.Onsets:
+def _onsets(t: _Tick) -> onsets.Onsets:
     """The recurring-burst model's reading (core/onsets.py): a rate's noise is z of its sd
-    sqrt(D lambda / w) over the short window w, and the steady plan serves its workers x mu
-    (`Sizing.at_load`: a fleet at the load as measured, the steady state's sizing). The plan
-    tested against is Erlang C's alone (`_steady` with no window to walk over): its workers x mu
-    is what it serves, where a plan the random walk sized serves more than its workers x mu (it
-    runs hot, a backlog absorbing the noise), and its c mu read a quiet rate's noise as an
-    onset."""
-    if "recurrence" in off:
+    sqrt(D lambda / w) over the short window w (`_Tick.noise`), and the steady plan serves its
+    workers x mu (`Sizing.at_load`: a fleet at the load as measured, the steady state's sizing).
+    The plan tested against is Erlang C's alone (`_steady` with no window to walk over): its
+    workers x mu is what it serves, where a plan the random walk sized serves more than its
+    workers x mu (it runs hot, a backlog absorbing the noise), and its c mu read a quiet rate's
+    noise as an onset."""
+    m, state, settings, sizing = t.m, t.state, t.settings, t.sizing
+    if "recurrence" in t.off:
         return onsets.Onsets(state.bursts, state.burst_ends, None)
-    noise = _short_noise(snapshot, settings.percentile, dispersion)
     plain = sizing._replace(walk_seconds=0.0, band_seconds=0.0)
 
     def serves(rate: float) -> float:
-        return _steady(rate, m, settings, dispersion, level, cap, plain) * m.service_rate
+        return _steady(rate, m, settings, t.dispersion, t.level, t.cap, plain) * m.service_rate
 
     return onsets.update(
         state.bursts,
         state.burst_ends,
         state.samples,
         m.arrival_rate,
-        noise,
+        t.noise,
         serves,
-        k.reach_seconds,
-        snapshot.rate_window_seconds,
-        now,
+        t.k.reach_seconds,
+        t.snapshot.rate_window_seconds,
+        t.now,
     )
 
 
