@@ -238,7 +238,9 @@ class QueueConfig(BaseModel):
     provisioning_lead_seconds: float = Field(
         default=CORE_DEFAULTS["provisioning_lead_seconds"], ge=0, le=3_600
     )
-    """From UpdateService to a new task taking jobs, s; the trend horizon."""
+    """From UpdateService to a new task taking jobs, s; the trend horizon. Set the least such
+    time (the fastest start-up seen), not the typical one: it is the earliest an order can land,
+    and a longer lead leaves more of the coming jobs to no order at all."""
     scale_up_cooldown_seconds: float = Field(
         default=CORE_DEFAULTS["scale_up_cooldown_seconds"], ge=0, le=3_600
     )
