@@ -11,12 +11,11 @@ it).
 
 from __future__ import annotations
 
-import functools
 import math
-from statistics import NormalDist
 from typing import NamedTuple
 
 from queue_autoscale.core.models import QueueSettings
+from queue_autoscale.core.queueing import walk_quantile
 
 COHORT_POINTS = 12
 """Deadline cohorts the pickup prediction evaluates over the horizon (a resolution, not a
@@ -124,7 +123,6 @@ class Knobs(NamedTuple):
         return self.landing_seconds - self.sla_seconds
 
 
-@functools.lru_cache(maxsize=64)
 def move_sigmas(interval_seconds: float) -> float:
     """The standard deviations of the noise a move test reads past (`Knobs.move_sigmas`):
     z of 1 - I / (2 x `FALSE_ALARM_SECONDS`), I the evaluation interval in seconds.
@@ -134,10 +132,8 @@ def move_sigmas(interval_seconds: float) -> float:
     the long one's (`predictive._sizing_rate`). A false fall orders nothing (the delayed off
     keeps what the last reach asked for). With each test given half of one false alarm an
     hour, the noise of a steady queue orders workers at most once an hour: 2.99 sd at I = 10 s,
-    3.20 at 5 s, 2.39 at 60 s. Cached: a pure function of a setting, asked for every tick."""
-    share = interval_seconds / (2.0 * FALSE_ALARM_SECONDS)
-    share = min(max(share, 1e-12), 0.5)
-    return NormalDist().inv_cdf(1.0 - share)
+    3.20 at 5 s, 2.39 at 60 s (0 from an interval of two hours, the quantile's floor)."""
+    return walk_quantile(1.0 - interval_seconds / (2.0 * FALSE_ALARM_SECONDS))
 
 
 def down_cooldown(off: frozenset[str] = frozenset()) -> float:
