@@ -43,6 +43,10 @@ class Bench:
     """False: the script always writes `results`; a quick run's file is renamed afterwards."""
 
 
+JITTER_CELL = ("--row", "bursty seed 1", "--sla", "60", "--target", "0.99")
+"""The cell `make bench` runs under other start-up jitter draws (`cell_jitter.py`)."""
+
+
 def _cli() -> str:
     """The queue-autoscale console script of this interpreter's environment."""
     script = Path(PYTHON).parent / "queue-autoscale"
@@ -71,6 +75,13 @@ def benches() -> list[Bench]:
             _py("flash_crowd_bound.py", "--seeds", "1", "--out", "flash_crowd_bound.quick.md"),
             "flash_crowd_bound.md",
             "flash_crowd_bound.quick.md",
+        ),
+        Bench(
+            "cell_jitter",
+            _py("cell_jitter.py", *JITTER_CELL, "--seeds", "16"),
+            _py("cell_jitter.py", *JITTER_CELL, "--seeds", "2", "--out", "cell_jitter.quick.md"),
+            "cell_jitter.md",
+            "cell_jitter.quick.md",
         ),
         Bench(
             "ingest_throughput",
