@@ -30,15 +30,13 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import add_policy_option, header, write  # noqa: E402
+from frontier_verdict import DEFAULT_TRACE, JITTER_SECONDS  # noqa: E402
 
 from queue_autoscale.sim.runner import RunSpec, parallel_map  # noqa: E402
 from queue_autoscale.sim.scores import Score  # noqa: E402
 from queue_autoscale.sim.tuning import Row, Runs, our_key, set_rows  # noqa: E402
 from queue_autoscale.sim.workload import build_workload  # noqa: E402
 
-DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "nasa-1995-per-second.tbz2"
-JITTER_SECONDS = 10.0
-"""The verdict's start-up jitter, s (`frontier_verdict.JITTER_SECONDS`)."""
 OTHER_SEEDS = 10_000
 """The other draws are seeded OTHER_SEEDS + 1, + 2, ...: none is a row's own seed."""
 
