@@ -18,10 +18,12 @@ def test_other_draws_move_the_landings_and_keep_the_jobs() -> None:
     # the same jobs arrive in both, and the workers land at other times: other worker-s
     assert verdict.jobs == other.jobs > 40_000
     assert verdict.worker_seconds != other.worker_seconds
-    # AND the table counts the draws that meet the target
+    # AND the table says the target is missed on both: a crowd whose first jobs are due before
+    # any order lands (benchmarks/results/flash_crowd_bound.md), whatever the landings
+    assert max(verdict.sla_compliance, other.sla_compliance) < 0.99
     text = table(row.label, "predictive", 60.0, 0.99, made)
-    met = sum(d.score.sla_compliance >= 0.99 for d in made)
-    assert f"met on **{met} of 2** jitter draws" in text
+    assert "met on **0 of 2** jitter draws" in text
+    assert text.count("| not met |") == 2
     assert text.count("| 1 (the verdict's) |") == 1
 
 
