@@ -2,8 +2,8 @@
 
 The verdict (`benchmarks/frontier_verdict.py`) runs each cell once: a new worker takes jobs
 60 s + uniform 0..10 s after it is ordered, the uniform draws seeded by the row's seed. This
-runs one cell of a set exactly as the verdict runs our policy there (`sim.tuning.Runs`, the
-same arrivals and job times), under the verdict's own jitter draws and under N - 1 others
+runs one cell of a set exactly as the verdict runs our policy there (`sim.tuning.row_runs`:
+the same arrivals and job times), under the verdict's own jitter draws and under N - 1 others
 (seeds 10,001 ...), and writes each run's share within the SLA, worker-seconds and flaps,
 and on how many draws the target is met. A cell that fails on every draw fails for a cause in
 the traffic and the controller; one that passes on some draws and fails on others is decided
@@ -34,8 +34,7 @@ from frontier_verdict import DEFAULT_TRACE, JITTER_SECONDS  # noqa: E402
 
 from queue_autoscale.sim.runner import RunSpec, parallel_map  # noqa: E402
 from queue_autoscale.sim.scores import Score  # noqa: E402
-from queue_autoscale.sim.tuning import Row, Runs, our_key, set_rows  # noqa: E402
-from queue_autoscale.sim.workload import build_workload  # noqa: E402
+from queue_autoscale.sim.tuning import Row, our_key, row_runs, set_rows  # noqa: E402
 
 OTHER_SEEDS = 10_000
 """The other draws are seeded OTHER_SEEDS + 1, + 2, ...: none is a row's own seed."""
@@ -59,17 +58,13 @@ def find_row(label: str) -> Row:
 
 def draws(row: Row, trace: Path, policy: str, sla: float, target: float, count: int) -> list[Draw]:
     """The cell's runs under the verdict's jitter seed (the row's) and `count` - 1 others."""
-    counts = row.counts(trace)
-    spec = replace(RunSpec(provision_jitter_seconds=JITTER_SECONDS), seed=row.seed)
-    workload = build_workload(
-        row.label, counts, spec.fleet(), seed=row.seed, warmup_seconds=spec.warmup_seconds
-    )
+    verdict = row_runs(row, trace, RunSpec(provision_jitter_seconds=JITTER_SECONDS), (sla,))
     key = our_key(policy, sla, target)
     seeds = [row.seed] + [OTHER_SEEDS + k for k in range(1, count)]
 
     def run(seed: int) -> Draw:
-        # RunSpec.seed seeds only the jitter here: the arrivals and job times are `workload`'s
-        runs = Runs(workload, counts, replace(spec, seed=seed), (sla,))
+        # RunSpec.seed seeds only the jitter here: the arrivals and job times stay the row's
+        runs = replace(verdict, spec=replace(verdict.spec, seed=seed), scores={})
         runs.ensure([key])
         return Draw(seed, runs.score(key, sla))
 

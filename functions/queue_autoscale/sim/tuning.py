@@ -153,6 +153,24 @@ class Runs:
         return scores_at(result, (sla,) if sla is not None else self.slas)
 
 
+def row_runs(
+    row: Row,
+    trace: Path,
+    spec: RunSpec,
+    slas: Sequence[float],
+    known: dict[RunKey, dict[float, Score]] | None = None,
+) -> Runs:
+    """The row's runs, none made yet but those `known`: its arrivals (`Row.counts`), and its
+    job times and the workers' start-up jitter seeded by the row's seed, as the verdict runs
+    every policy of the row."""
+    counts = row.counts(trace)
+    spec = replace(spec, seed=row.seed)
+    workload = build_workload(
+        row.label, counts, spec.fleet(), seed=row.seed, warmup_seconds=spec.warmup_seconds
+    )
+    return Runs(workload, counts, spec, tuple(slas), dict(known or {}))
+
+
 class Bisection:
     """The index in `values` where meeting the target turns: the last meeting index when
     compliance falls along `values` (`falling`), else the first. -1 / len(values): none."""
@@ -315,12 +333,8 @@ def tune_row(
 ) -> RowRuns:
     """Run the judged `policies` and tune every peer on every cell of one row; a run in
     `known` (a `RunCache`'s) is taken from there instead of run again."""
-    counts = row.counts(trace)
-    spec = replace(spec, seed=row.seed)
-    workload = build_workload(
-        row.label, counts, spec.fleet(), seed=row.seed, warmup_seconds=spec.warmup_seconds
-    )
-    runs = Runs(workload, counts, spec, tuple(slas), dict(known or {}))
+    runs = row_runs(row, trace, spec, slas, known)
+    counts, workload, spec = runs.counts, runs.workload, runs.spec
     runs.ensure(our_keys(policies, slas, targets))
     searches = {
         (s, t): (*peer_searches(counts, spec, s, t), static_search(workload, counts, spec, s, t))
