@@ -85,6 +85,8 @@ class SnapshotFile(BaseModel):
     """Index of dispersion of the per-second arrivals over the long window (None: Poisson)."""
     arrival_dispersion_short: float | None = Field(default=None, ge=0.0)
     """The same over the short window (None: the long window's)."""
+    arrival_dispersion_steps: float | None = Field(default=None, ge=0.0)
+    """The short window's, from successive per-second differences (None: unknown)."""
 
     def to_snapshot(self) -> QueueSnapshot:
         """The core's frozen snapshot."""

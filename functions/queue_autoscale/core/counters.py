@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -55,6 +56,12 @@ class Rates:
     arrival_dispersion_short: float | None = None
     """The same over the short window alone: the noise of its own mean, which a burst earlier
     in the long window does not inflate; None when nothing arrived within it."""
+    arrival_dispersion_steps: float | None = None
+    """The short window's index read around the rate's own level: half the mean square of
+    successive per-second differences over the mean, over its seconds from the oldest counter
+    second on (von Neumann's). A move of the level within the window adds one difference to it,
+    where it adds its square times the window's share to the plain variance. None when nothing
+    arrived or fewer than 2 seconds are spanned."""
     first_second: int | None = None
     """The oldest counter second within the long window (None: no rows): before it the queue
     had no counters, or nothing happened."""
@@ -80,6 +87,7 @@ def window_rates(
     in_order = True
     last = None
     first: int | None = None
+    counts: dict[int, int] = {}
     for row in rows:
         second = row.second
         age = now - second
@@ -91,6 +99,8 @@ def window_rates(
         queued += count
         queued_squares += count * count
         if age <= short_window_seconds:
+            if count:
+                counts[second] = counts.get(second, 0) + count
             queued_short += count
             squares_short += count * count
         started += row.started
@@ -119,8 +129,34 @@ def window_rates(
         mean_pickup_seconds=pickup_ms / 1000.0 / started if started else None,
         arrival_dispersion=_dispersion(queued, queued_squares, long_window_seconds),
         arrival_dispersion_short=_dispersion(queued_short, squares_short, short_window_seconds),
+        arrival_dispersion_steps=_differenced(counts, first, now, short_window_seconds),
         first_second=first,
     )
+
+
+def _differenced(
+    counts: dict[int, int], first: int | None, now: float, window: float
+) -> float | None:
+    """`Rates.arrival_dispersion_steps` of the per-second `counts` over the last `window` s,
+    from the oldest counter second `first` to the last second counted (later ones may lag)."""
+    if first is None or not counts:
+        return None
+    end = min(math.floor(now), max(counts))
+    start = max(first, math.ceil(now - window))
+    n = end - start + 1
+    if n < 2:
+        return None
+    previous = counts.get(start, 0)
+    total = previous
+    squares = 0
+    for second in range(start + 1, end + 1):
+        count = counts.get(second, 0)
+        total += count
+        squares += (count - previous) ** 2
+        previous = count
+    if not total:
+        return None
+    return squares / (2.0 * (n - 1)) / (total / n)
 
 
 def _dispersion(arrived: int, squares: int, seconds: float) -> float | None:

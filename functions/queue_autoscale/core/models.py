@@ -223,6 +223,9 @@ class QueueSnapshot:
     arrival_dispersion_short: float | None = None
     """The same over the short window alone (None if unknown): the noise of the short window's
     own rate, which a burst earlier in the long window does not inflate."""
+    arrival_dispersion_steps: float | None = None
+    """The short window's index around the rate's own level, from successive per-second
+    differences (`counters.Rates.arrival_dispersion_steps`; None if unknown)."""
     first_counter_second: float | None = None
     """The oldest counter second within the long window, epoch s (None: no rows or unknown)."""
 

@@ -85,6 +85,33 @@ def test_the_short_windows_dispersion_reads_its_own_seconds_only() -> None:
     assert quiet.arrival_dispersion is not None and quiet.arrival_dispersion_short is None
 
 
+def test_the_steps_index_reads_the_noise_around_a_moving_level() -> None:
+    # GIVEN a queue counted for its last 60 s: 30 s at 2 jobs a second, then 30 s at 10
+    step = [0] * 240 + [2] * 30 + [10] * 30
+    rates = window_rates(_per_second(step), NOW, 300.0, 60.0)
+    # THEN the short window's variance over its mean is the step: (30 x 4 + 30 x 100) / 60 =
+    # 52, less 6^2, over 6 = 2.67 for counts with no noise at all
+    assert rates.arrival_dispersion_short == pytest.approx((52.0 - 36.0) / 6.0)
+    # AND the successive differences hold one step of 8 in 59: 64 / (2 x 59) / 6 = 0.090
+    assert rates.arrival_dispersion_steps == pytest.approx(64.0 / 118.0 / 6.0)
+    # AND noise reads as noise: alternating 1 and 3 (differences of 2, mean 2) read 4 / 2 / 2
+    alternating = window_rates(_per_second([0] * 240 + [1, 3] * 30), NOW, 300.0, 60.0)
+    assert alternating.arrival_dispersion_steps == pytest.approx(1.0)
+    # AND it spans the seconds from the first counted one: 20 s of 1, 3, ... after 280 s without
+    # counters read the same, where the empty seconds would add steps of their own
+    young = [CounterRow(second=int(NOW) - 20 + i, queued=(1, 3)[i % 2]) for i in range(20)]
+    assert window_rates(young, NOW, 300.0, 60.0).arrival_dispersion_steps == pytest.approx(1.0)
+    # AND Poisson counts read about 1
+    rng = random.Random(3)
+    poisson = [sum(1 for _ in range(100) if rng.random() < 0.05) for _ in range(300)]
+    steps = window_rates(_per_second(poisson), NOW, 300.0, 60.0).arrival_dispersion_steps
+    assert steps is not None and 0.6 < steps < 1.4
+    # AND nothing is read from one second, or from none with arrivals
+    one = [CounterRow(second=int(NOW), queued=5)]
+    assert window_rates(one, NOW, 300.0, 60.0).arrival_dispersion_steps is None
+    assert window_rates(_per_second([0] * 300), NOW).arrival_dispersion_steps is None
+
+
 def test_one_plausible_outlier_among_thousands_does_not_move_the_job_time() -> None:
     # GIVEN 10,000 one-second jobs over 250 s (40 a second) and one job that ran 10 hours
     jobs = {back: [1_000] * 40 for back in range(1, 251)}

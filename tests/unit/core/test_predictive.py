@@ -11,8 +11,16 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from queue_autoscale.core import ControllerState, QueueSettings, Sample, workers_for_sla
+from queue_autoscale.core import (
+    ControllerState,
+    CounterRow,
+    QueueSettings,
+    Sample,
+    window_rates,
+    workers_for_sla,
+)
 from queue_autoscale.core.constraints import max_allowed
+from queue_autoscale.core.dispersion import long_window_dispersion
 from queue_autoscale.core.models import Action, Constraint, Order, Winner
 from queue_autoscale.core.predictive import POLICY, ablated, decide_predictive
 from queue_autoscale.core.predictive_knobs import FALSE_ALARM_SECONDS, chance_level, derive
@@ -362,6 +370,64 @@ def test_a_stream_is_read_smoother_than_poisson_only_beyond_its_sampling_error(
     d = _decide(cfg=cfg, arrival_dispersion=measured, **flat)
     # THEN it is Poisson's 1 unless the window shows otherwise past z of the percentile
     assert f"dispersion {read:.2f}" in d.reason
+
+
+def test_a_young_queue_reads_a_step_inside_its_watch_as_a_move_not_as_noise() -> None:
+    # GIVEN a queue counted for 46 s, its controller ticking every 5 s (lead 10 s, SLA 30 s at
+    # p95): 40 s of about 2 jobs a second (0, 2, 4, 2, ...), then 6 s of about 10, while one
+    # worker of 2.13 jobs/s let the backlog grow from 12 to 55 since the last tick
+    start = int(NOW) - 46
+    counts = [(0, 2, 4, 2)[i % 4] for i in range(40)] + [6, 14, 7, 13, 6, 14]
+    rates = window_rates(
+        [CounterRow(second=start + i, queued=q) for i, q in enumerate(counts)], NOW
+    )
+    cfg = settings(evaluation_interval_seconds=5.0, provisioning_lead_seconds=10.0)
+    state = ControllerState(
+        "jobs", samples=tuple(Sample(NOW - 45 + 5 * i, 2.0, 12, 1) for i in range(9))
+    )
+    young = snapshot(
+        visible=55, in_flight=1, oldest_age_seconds=10.7, mean_job_seconds=0.47,
+        completion_rate=1.9 * 46 / 300,  # the worker's completions, over the 300 s window
+        first_counter_second=float(start), arrival_rate=rates.arrival_rate,
+        arrival_rate_short=rates.arrival_rate_short, arrival_dispersion=rates.arrival_dispersion,
+        arrival_dispersion_short=rates.arrival_dispersion_short,
+        arrival_dispersion_steps=rates.arrival_dispersion_steps,
+    )  # fmt: skip
+    # WHEN it decides, and again with only the windows' variance to read the noise from
+    d = decide_predictive(young, cfg, state, NOW).decision
+    variance = decide_predictive(replace(young, arrival_dispersion_steps=None), cfg, state, NOW)
+    # THEN both windows span the same 46 s, so no split takes the step out of the variance:
+    # it reads 3.54 where the successive differences read 1.58, and the growth test's line,
+    # 3.20 sqrt((D x 10.73 + 2.13) x 5 s), is 31 jobs at 1.58 and 45 at 3.54: the 43 jobs
+    # grown are read as 2.13 + 43 / 5 = 10.73 jobs/s, and 3 workers are ordered, not 2
+    assert "arrivals 10.73 jobs/s, dispersion 1.58" in d.reason
+    assert d.target == 3
+    assert "arrivals 3.04 jobs/s, dispersion 3.54" in variance.decision.reason
+    assert variance.decision.target == 2
+
+
+@pytest.mark.parametrize(
+    ("watched", "rate", "steps", "read"),
+    [
+        (10.0, 21.8, 1.28, 1.00),  # within 3.09 x sqrt(3.05 / 10) = 1.71 of 1: noise
+        (46.0, 3.0, 2.11, 2.11),  # past 3.09 x sqrt(3.33 / 46) = 0.83: read as measured
+        (46.0, 3.0, 0.10, 0.10),  # a smoother stream, past the same error below
+        (300.0, 3.0, 0.10, 4.00),  # a queue watched past w splits its windows' variance instead
+    ],
+)
+def test_a_young_queues_steps_index_is_read_off_poisson_only_past_its_sampling_error(
+    watched: float, rate: float, steps: float, read: float
+) -> None:
+    # GIVEN a queue watched for `watched` s at `rate` jobs/s, flat (variance index 4 over W),
+    # its successive differences reading `steps`, at p99.9 (z = 3.09)
+    windows = {"rate_window_seconds": watched, "short_window_seconds": min(watched, 60.0)}
+    young = snapshot(
+        arrival_rate=rate, arrival_rate_short=rate, arrival_dispersion=4.0,
+        arrival_dispersion_steps=steps, **windows,
+    )  # fmt: skip
+    # THEN the steps index stands for the noise only where both windows hold the same seconds,
+    # and off Poisson's 1 only past z of its error sqrt((3 + 1 / lambda) / s), either way
+    assert long_window_dispersion(young, 0.999) == pytest.approx(read)
 
 
 def test_backlog_growth_since_the_last_tick_raises_the_plan_at_once() -> None:
