@@ -29,14 +29,16 @@ __all__ = [
     "within_one",
 ]
 
-TOLERANCE = Tolerance(compliance_points=7.4, worker_seconds_share=0.14, ticks_within_one=0.60)
-"""The spread of five `queue-autoscale demo` runs of the same jobs on the shared machine with
-predictive deciding: 92.6..100 % within the SLA (7.4 points), billed worker-seconds ("as run")
-351..404 (14 % of the mean), targets within +-1 between two runs on 60..100 % of ticks.
-benchmarks/results/demo_agreement_predictive.md has the runs and the command. Predictive plans
-the cheapest fleet within the miss budget, so the demo runs near its SLA and the emulated
-world's start-up and prefetch variation decides whether a run lands above or below its target:
-a spread far wider than the rule-based policy's (0.2 points, 16 %, 72 %; demo_agreement.md)."""
+TOLERANCE = Tolerance(compliance_points=0.2, worker_seconds_share=0.17, ticks_within_one=0.96)
+"""The spread of ten `queue-autoscale demo` runs of the same jobs on the shared machine with
+predictive deciding (benchmarks/results/demo_agreement_predictive.md has the runs and the
+command), each figure as `benchmarks/demo_agreement.py` reads it:
+- compliance: every run picked up all 579 jobs within the SLA, so one job's share, 0.17
+  points, rounded up;
+- billed worker-seconds ("as run", over the replay's own span): 341..396. The runs order 4 or
+  5 workers at the spike, and the larger is 16.1 % above the smaller, rounded up to the next
+  percent: a replay in the other run's mode is as far from its run as two runs are;
+- targets within +-1: every pair of runs on every tick, so all but one of the 25."""
 
 
 @dataclass(frozen=True)

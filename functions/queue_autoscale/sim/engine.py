@@ -448,6 +448,7 @@ def run_policy(
     replace = heapq.heapreplace
     n, horizon, cum = e.n, e.horizon, e.cum
     interval = max(1, int(policy.interval_seconds))
+    phase = max(0, fleet.first_tick_seconds)
     stop_at = horizon + fleet.drain_limit_seconds
     warmup = workload.warmup_seconds
     s = e.series
@@ -456,7 +457,7 @@ def run_policy(
     t = 0
     while t < horizon or (i < n and t < stop_at):
         e.t, e.i = t, i
-        if t % interval == 0:
+        if t >= phase and (t - phase) % interval == 0:
             ticks += 1
             actions += e.tick(policy, view, scored=t >= warmup)
         t_next = t + 1

@@ -124,6 +124,8 @@ class RunSpec:
     """RabbitMQ: each worker's prefetch count, >= concurrency (None: a shared FIFO, as SQS)."""
     counter_delay_seconds: int = 0
     """Seconds of the newest counters a tick does not see yet (`FleetSpec`'s, >= 0)."""
+    first_tick_seconds: int = 0
+    """Seconds from time 0 to the first tick (`FleetSpec`'s, >= 0)."""
 
     def __post_init__(self) -> None:
         checks: dict[str, tuple[bool, object, str]] = {  # option: (ok, value, the bound)
@@ -169,6 +171,7 @@ class RunSpec:
                 self.counter_delay_seconds,
                 ">= 0 s",
             ),
+            "first-tick": (self.first_tick_seconds >= 0, self.first_tick_seconds, ">= 0 s"),
         }
         for name, (ok, value, bound) in checks.items():
             if not ok:
@@ -191,6 +194,7 @@ class RunSpec:
             partition_cap=self.partitions,
             prefetch=self.prefetch,
             counter_delay_seconds=self.counter_delay_seconds,
+            first_tick_seconds=self.first_tick_seconds,
         )
 
     def settings(self) -> QueueSettings:

@@ -60,6 +60,10 @@ class FleetSpec:
     """The counters of the last this many seconds are not yet written when a tick reads them
     (events late by the producer's flush and the events queue's batching window): the worst
     case of that lateness, whole seconds missing rather than part of each."""
+    first_tick_seconds: int = 0
+    """Seconds from time 0 to the policies' first tick; they tick every interval from there (a
+    replay ticks at the recorded controller's phase, where its first arrival's second and its
+    first tick are seconds apart). No policy acts before it."""
 
 
 @dataclass(frozen=True, slots=True)
