@@ -3,7 +3,8 @@
 Time advances one second at a time; inside a second, jobs start in exact event order with the
 Kiefer-Wolfowitz recursion on a heap of worker-slot free times (a job starts at
 max(its arrival, the earliest free slot)), so the per-job cost is one `heapreplace`.
-A policy is called every `interval_seconds`; the fleet only changes at those ticks, and a new
+A policy is called every `interval_seconds` from `FleetSpec.first_tick_seconds` (0 unless a
+replay keeps its recorded phase); the fleet only changes at those ticks, and a new
 worker's slots enter the heap with free time = its ready time, so provisioning needs no events.
 
 Scale-in cancels workers still provisioning first (newest first), then stops ready workers with
