@@ -315,15 +315,24 @@ def test_a_message_handed_back_and_delivered_again_is_replayed_once(tmp_path: Pa
     }
 
 
+ORDER_AT_5 = [Tick(1000.0, 1, 1), Tick(1005.0, 1, 3), Tick(1010.0, 1, 3), Tick(1020.0, 3, 3)]
+"""A log that orders 1 -> 3 workers at t=5 s (epoch 1000 is t=0) and keeps them."""
+
+
+def _ordered(jobs: list[tuple[float, float, float]]) -> Recorded:
+    """`jobs` as (arrival, pickup, duration) from t=0, recorded under `ORDER_AT_5`."""
+    table = np.array(jobs)
+    trace = JobTrace("q", table[:, 0] + 1000.0, table[:, 2])
+    return Recorded(trace, table[:, 1], ticks=ORDER_AT_5, end_epoch=1030.0)
+
+
 def test_the_world_lead_is_the_orders_first_extra_job_as_recorded() -> None:
     # GIVEN one worker busy with 1 s jobs back to back from t=0, 20 jobs queued at t=0, and an
     # order 1 -> 3 at t=5 whose two tasks run their first jobs at t=17 (12 s after the order)
     one = [(0.0, float(i), 1.0) for i in range(17)]  # (arrival, pickup, duration)
     new = [(0.0, 17.0, 1.0), (0.0, 17.0, 1.0), (0.0, 18.0, 1.0)]
-    jobs = np.array(one + new)
-    trace = JobTrace("q", jobs[:, 0] + 1000.0, jobs[:, 2])
-    ticks = [Tick(1000.0, 1, 1), Tick(1005.0, 1, 3), Tick(1010.0, 1, 3), Tick(1020.0, 3, 3)]
-    recorded = Recorded(trace, jobs[:, 1], ticks=ticks, end_epoch=1030.0)
+    recorded = _ordered(one + new)
+    trace, ticks = recorded.trace, ORDER_AT_5
     # THEN the realized lead is 12 s, the order to the first job beyond one worker's
     assert realized_lead(recorded) == pytest.approx(12.0)
     # AND an order given with nothing waiting beyond the fleet is not a sample
@@ -332,7 +341,7 @@ def test_the_world_lead_is_the_orders_first_extra_job_as_recorded() -> None:
     assert realized_lead(idle) is None
     # AND an order taken back (3 -> 1 at t=8) before its tasks ran a job is not a sample
     taken_back = [ticks[0], ticks[1], Tick(1008.0, 1, 1), Tick(1020.0, 1, 1)]
-    assert realized_lead(Recorded(trace, jobs[:, 1], ticks=taken_back)) is None
+    assert realized_lead(Recorded(trace, recorded.pickups, ticks=taken_back)) is None
 
 
 def test_jobs_back_to_back_on_one_worker_within_a_millisecond_are_not_two_at_once() -> None:
@@ -340,10 +349,7 @@ def test_jobs_back_to_back_on_one_worker_within_a_millisecond_are_not_two_at_onc
     # cut to the millisecond: every job's end lies 1 ms past the next one's start
     one = [(0.0, i * 1.001, 1.002) for i in range(17)]  # (arrival, pickup, duration)
     new = [(0.0, 17.017, 1.0), (0.0, 17.017, 1.0), (0.0, 18.0, 1.0)]
-    jobs = np.array(one + new)
-    trace = JobTrace("q", jobs[:, 0] + 1000.0, jobs[:, 2])
-    ticks = [Tick(1000.0, 1, 1), Tick(1005.0, 1, 3), Tick(1010.0, 1, 3), Tick(1020.0, 3, 3)]
-    recorded = Recorded(trace, jobs[:, 1], ticks=ticks, end_epoch=1030.0)
+    recorded = _ordered(one + new)
     # THEN the lead is still the order to the new tasks' first jobs, 12.017 s, not the order to
     # the worker's next job (1.01 s), which read as a second job running at once
     assert realized_lead(recorded) == pytest.approx(12.017)
