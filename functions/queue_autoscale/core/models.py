@@ -330,6 +330,9 @@ class ControllerState:
     fall_returned: float | None = None
     """predictive: the depth (0..1) of the deepest fall that came back since one last did not
     (None: no evidence; core/falls.py)."""
+    fall_returned_after: float | None = None
+    """predictive: how long the last fall that came back took to, s (None: no evidence;
+    core/falls.py): the hold through the next one as deep lasts at least as long."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,7 +261,8 @@ def _measure(
     )
     span = k.reach_seconds + rate_window  # R + W
     noise = _short_noise(snapshot, settings.percentile, dispersion)
-    fell = falls.read(snapshot, state, noise, span, now, m.arrival_rate)
+    memory = window  # a return the hold missed is a late job the loop still counts
+    fell = falls.read(snapshot, state, noise, span, memory, now, m.arrival_rate)
     cap = max_allowed(settings)
     return _Tick(
         snapshot,
@@ -306,15 +307,18 @@ def _walk_error(rate: float, dispersion: float, window: float, level: float) -> 
     return walk_quantile(1.0 - level) * math.sqrt(dispersion * rate / window)
 
 
-def _held(t: _Tick) -> int:
+def _held(t: _Tick, surge: onsets.Surge | None) -> int:
     """Workers the delayed off keeps through an open fall as deep as the last that came back
     ("returns", core/falls.py): the fewest whose backlog, the uncorrected span
     tau = L + I / 2 - S after the rate returns to the fall's, is still picked up within the
     SLA (`queueing.hot_workers` from an empty queue over tau, at the chance level, drifting at
     the rate's upper bound as the steady state's walk does): the jobs of a return's first tau
-    are due before workers ordered at it land. 0 without such a fall, or where tau <= 0."""
+    are due before workers ordered at it land. 0 without such a fall, where tau <= 0, or where
+    the recurring-burst model forecasts the next burst (`surge`, core/onsets.py): its
+    back-tested forecast orders the return's workers to land before it, so a hold would only
+    keep them idle through the lull."""
     rate, span = t.falls.held_rate, t.k.uncorrected_seconds
-    if rate is None or not span > 0 or "returns" in t.off:
+    if rate is None or not span > 0 or surge is not None or "returns" in t.off:
         return 0
     error = _walk_error(rate, t.spread, t.snapshot.rate_window_seconds, t.level)
     held = hot_workers(
@@ -394,7 +398,7 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         sizing.at_load,
         t.dispersion,
     )
-    held = _held(t)
+    held = _held(t, surge)
     why += fleet_words(fleet) + surge_words(surge) + fall_words(t.falls, held)
     return _Plan(terms, raw, winner, forecast, why, size, plans, reading, held)
 
@@ -439,6 +443,7 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "burst_ends": plan.reading.ends,
         "fall": t.falls.fall,
         "fall_returned": t.falls.returned,
+        "fall_returned_after": t.falls.after,
         "orders": orders.placed(
             t.state.orders,
             plan.plans.fleet.pending,

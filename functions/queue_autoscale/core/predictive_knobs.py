@@ -71,9 +71,10 @@ counts against the budget there too); "horizon" reads the arrivals' dispersion a
 window's scale, from what the controller's own rate readings missed over it, where S <= L + I
 and it is above the per-second one beyond its sampling error (core/dispersion.py
 `read_horizon`; off: the per-second index alone); "returns" keeps, through a fall of the rate as
-deep as the last that came back within R + W, the workers its return needs until workers
-ordered at it land, where S < L + I / 2 (core/falls.py, `predictive._held`; off: the delayed
-off keeps what the fallen rate asks)."""
+deep as the last that came back within the loop window, the workers its return needs until
+workers ordered at it land, for as long as the last took to come back (at least R + W), where
+S < L + I / 2 and no back-tested recurring burst is forecast (core/falls.py,
+`predictive._held`; off: the delayed off keeps what the fallen rate asks)."""
 
 
 class Knobs(NamedTuple):

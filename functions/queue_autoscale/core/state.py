@@ -36,6 +36,7 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "orders": [[o.at, o.workers] for o in state.orders],
         "fall": None if state.fall is None else list(state.fall),
         "fall_returned": state.fall_returned,
+        "fall_returned_after": state.fall_returned_after,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth, s.short_rate]
             for s in state.samples
@@ -63,6 +64,14 @@ def _nonnegative(value: Any) -> float:
     """A stored mean or weight: 0 (none) when absent, negative or not finite."""
     number = 0.0 if value is None else float(value)
     return number if math.isfinite(number) and number > 0.0 else 0.0
+
+
+def _seconds(value: Any) -> float | None:
+    """A stored duration, s (None when absent, negative or not finite)."""
+    if value is None:
+        return None
+    seconds = float(value)
+    return seconds if math.isfinite(seconds) and seconds >= 0.0 else None
 
 
 def _share(value: Any) -> float | None:
@@ -121,6 +130,7 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         orders=orders_from_rows(data.get("orders") or []),
         fall=_fall(data.get("fall")),
         fall_returned=_share(data.get("fall_returned")),
+        fall_returned_after=_seconds(data.get("fall_returned_after")),
     )
 
 
