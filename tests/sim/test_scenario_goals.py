@@ -36,9 +36,10 @@ def _bursty_miss(compliance: str, worker_s: str, limit: str, late: str) -> pytes
     return pytest.mark.xfail(
         strict=True,
         reason=(
-            f"{compliance} within SLA, {worker_s} worker-s (limit {limit}): bursts 2 and 3 "
-            f"pay their onsets ({late}) before the recurrence passes its back-test at burst "
-            "3's onset; no later burst has a late job"
+            f"{compliance} within SLA, {worker_s} worker-s (limit {limit}): the first burst "
+            "pays its onset, and the second, held through a lull as long as the first's, part "
+            f"of its own ({late}); from the third the recurrence forecasts them and no later "
+            "burst has a late job"
         ),
     )
 
@@ -46,18 +47,7 @@ def _bursty_miss(compliance: str, worker_s: str, limit: str, late: str) -> pytes
 @pytest.mark.parametrize(
     ("sla", "percentile", "static"),
     [
-        pytest.param(
-            10.0,
-            0.95,
-            41,
-            id="10s-p95",
-            marks=_bursty_miss(
-                "94.817 % against 95 %",
-                "262,260",
-                "236,160",
-                "2,753 + 2,751 late jobs, budget 5,309",
-            ),
-        ),
+        pytest.param(10.0, 0.95, 41, id="10s-p95"),
         pytest.param(30.0, 0.95, 40, id="30s-p95"),
         pytest.param(60.0, 0.95, 39, id="60s-p95"),
         pytest.param(
@@ -66,7 +56,7 @@ def _bursty_miss(compliance: str, worker_s: str, limit: str, late: str) -> pytes
             39,
             id="60s-p99",
             marks=_bursty_miss(
-                "98.765 % against 99 %", "195,740", "224,640", "615 + 696 late jobs, budget 1,062"
+                "98.941 % against 99 %", "187,680", "224,640", "623 + 501 late jobs, budget 1,062"
             ),
         ),
         pytest.param(
@@ -75,7 +65,7 @@ def _bursty_miss(compliance: str, worker_s: str, limit: str, late: str) -> pytes
             39,
             id="60s-p99.9",
             marks=_bursty_miss(
-                "98.811 % against 99.9 %", "199,970", "224,640", "593 + 670 late jobs, budget 106"
+                "99.000 % against 99.9 %", "188,520", "224,640", "587 + 475 late jobs, budget 106"
             ),
         ),
     ],
@@ -89,7 +79,9 @@ def test_bursty_meets_its_target_for_less_than_the_least_static_less_20_percent(
     counts = scenario("bursty").counts(seed=0, length_seconds=None)
     spec = replace(bench_spec(SweepOptions(), 0), sla_seconds=sla, percentile=percentile)
     score = compare("bursty", counts, [DEFAULT_POLICY], spec).scores[0]
-    # THEN it meets both: 96.28 % at 222,900 (30 s p95) and 98.69 % at 193,370 (60 s p95)
+    # THEN it meets both: 96.41 % at 235,710 (10 s p95: the first burst after the warm-up
+    # loses 2,755 jobs, the second, held through a lull as long as the first's, 1,062), 97.31 %
+    # at 203,600 (30 s p95) and 98.83 % at 185,120 (60 s p95)
     assert score.sla_compliance >= percentile
     assert score.worker_seconds <= 0.8 * static * 7200
 
