@@ -261,8 +261,9 @@ def _measure(
     )
     span = k.reach_seconds + rate_window  # R + W
     noise = _short_noise(snapshot, settings.percentile, dispersion)
-    memory = window  # a return the hold missed is a late job the loop still counts
-    fell = falls.read(snapshot, state, noise, span, memory, now, m.arrival_rate)
+    # an open fall stays evidence for the loop window: a return the hold missed is a late job
+    # the loop still counts
+    fell = falls.read(snapshot, state, noise, span, window, now, m.arrival_rate)
     cap = max_allowed(settings)
     return _Tick(
         snapshot,
