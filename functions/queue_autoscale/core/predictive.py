@@ -676,7 +676,8 @@ def _returning_rate(
     and land, jobs/s: `rate` carried along the rise (`trend.rise_slope`) from the middle of the
     window it was read over (the long window W, or the short one w when the plan sized on it:
     on a rise a window's mean is the rate of half its length ago) to the end of the delayed
-    off plus a lead, when a worker re-ordered at the delayed off's end would land. A stopped
+    off plus the mean landing L + I / 2, when a worker re-ordered at the delayed off's end
+    would land. A stopped
     task that must start again within a lead bills the lead without serving (the delayed off's
     own reason), so the delayed off keeps what the rise asks for by then; `rate` itself without
     a rise."""

@@ -104,11 +104,12 @@ class Knobs(NamedTuple):
     sla_seconds: float
     """S: the pickup time the percentile of jobs must meet."""
     move_sigmas: float
-    """How many standard deviations of the noise a move is read past (`move_sigmas`), or z of
-    p where that is more: the backlog's growth since the last tick as arrivals and the short
-    rate window's rate against the long's: a steady queue's jitter is not a surge. At z of p
-    (1.64 at 95 %) each fails on about one tick in ten of a steady load, and every false alarm
-    orders a lead of workers and then stops them."""
+    """How many standard deviations of the noise a move is read past (`move_sigmas`): the
+    backlog's growth since the last tick as arrivals (`drain.growth_arrival_rate`), and the
+    short rate window's rate against the long's (`predictive._sizing_rate`, which reads z of p
+    where that is more): a steady queue's jitter is not a surge. At z of p (1.64 at 95 %) each
+    fails on about one tick in ten of a steady load, and every false alarm orders a lead of
+    workers and then stops them."""
     correctable: bool
     """S > L + I: a plan is corrected within the SLA (a backlog shows within an interval, and
     the workers ordered for it land a lead later, before its jobs are due), so the backlog
