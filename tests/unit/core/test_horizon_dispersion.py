@@ -97,20 +97,28 @@ def test_the_sizing_reads_the_horizon_over_the_span_no_order_corrects() -> None:
     # GIVEN a per-second D of 12 and a horizon's 36 over 500 readings a 10 s interval apart
     # that never forget (a plain mean: worth 500 readings)
     horizon = HorizonReading(36.0, 500.0)
-    # its lower bound at p99: 36 (1 - 2.326 sqrt(4.3405 / (500 x 10 / 60))), 4.3405 the relative
-    # variance of a reading clipped at 2.326 sd
+    # whose lower bound at p99, 36 (1 - 2.326 sqrt(4.3405 / (500 x 10 / 60))) = 27.6 (4.3405 the
+    # relative variance of a reading clipped at 2.326 sd), is above 12: the spread is wider
     low = 36.0 * (1.0 - 2.3263478740408408 * math.sqrt(4.340511983724774 / (500.0 * 10.0 / 60.0)))
+    assert 12.0 < low < 30.0
     # WHEN the span no order corrects is the short window's 60 s, 10 s, a second, or longer
     read = [read_horizon(12.0, horizon, 10.0, 60.0, 0.99, s) for s in (60.0, 10.0, 1.0, 600.0)]
-    # THEN 60 s reads the bound, 10 s the power of the scale between, 1 s the per-second D, and
-    # nothing past the short window's own scale
-    assert read[0] == pytest.approx(low)
-    assert read[1] == pytest.approx(12.0 * (low / 12.0) ** (math.log(10.0) / math.log(60.0)))
+    # THEN 60 s reads the horizon's mean (the bound only tests), 10 s the power of the scale
+    # between, 1 s the per-second D, and nothing past the short window's own scale
+    assert read[0] == pytest.approx(36.0)
+    assert read[1] == pytest.approx(12.0 * 3.0 ** (math.log(10.0) / math.log(60.0)))
     assert read[2] == 12.0
-    assert read[3] == pytest.approx(low)
-    # AND a horizon whose lower bound is not above the per-second D, or none, reads D
+    assert read[3] == pytest.approx(36.0)
+    # AND a horizon whose lower bound is not above the per-second D, or none, reads D: 13 over
+    # 20 readings is within its error of 12, though its mean is above it
     assert read_horizon(12.0, HorizonReading(13.0, 20.0), 10.0, 60.0, 0.99, 60.0) == 12.0
     assert read_horizon(12.0, NONE, 10.0, 60.0, 0.99, 60.0) == 12.0
+    # AND just past the test the mean is read whole: 36 over 330 readings (55 independent),
+    # whose bound is 12.5, reads 36, not the bound
+    few = HorizonReading(36.0, 330.0)
+    bound = 36.0 * (1.0 - 2.3263478740408408 * math.sqrt(4.340511983724774 / 55.0))
+    assert 12.0 < bound < 13.0
+    assert read_horizon(12.0, few, 10.0, 60.0, 0.99, 60.0) == pytest.approx(36.0)
 
 
 def test_a_tight_sla_sizes_on_the_horizon_dispersion_and_says_so() -> None:
