@@ -250,9 +250,10 @@ def read_horizon(
     z of the percentile of its relative error sqrt(v / n): v the relative variance of one
     clipped reading (`_clipped_variance`), n the readings the weighted mean is worth over its
     `window` T (`_effective_readings`) times I / w, the share of them independent (one each
-    interval I, each spanning w). Once the test passes the mean is read, not the bound: the
-    bound lies z sqrt(v / n) below it on every tick (44 % at p95 with the loop window's
-    readings), and sized a minute-clustered stream as if it were smoother than measured."""
+    interval I, each spanning w). Once the test passes the mean is read, not the bound: read
+    as the value, the bound would lie z sqrt(v / n) below the mean on every tick (44 % at p95
+    with the loop window's readings), sizing a minute-clustered stream as smoother than
+    measured."""
     if not horizon.weight > 0 or not horizon.mean > dispersion or not span > 1.0:
         return dispersion
     if not short_window > 1.0 or not dispersion > 0:

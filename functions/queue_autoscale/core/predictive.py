@@ -677,10 +677,9 @@ def _returning_rate(
     window it was read over (the long window W, or the short one w when the plan sized on it:
     on a rise a window's mean is the rate of half its length ago) to the end of the delayed
     off plus the mean landing L + I / 2, when a worker re-ordered at the delayed off's end
-    would land. A stopped
-    task that must start again within a lead bills the lead without serving (the delayed off's
-    own reason), so the delayed off keeps what the rise asks for by then; `rate` itself without
-    a rise."""
+    would land. A stopped task that must start again within a lead bills the lead without
+    serving (the delayed off's own reason), so the delayed off keeps what the rise asks for by
+    then; `rate` itself without a rise."""
     # a tick at the watch's start read no counters: its rate is no reading to fit a rise from
     since = watched_since(snapshot, state)
     samples = state.samples if since is None else [s for s in state.samples if s.at > since]
