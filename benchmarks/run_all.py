@@ -84,6 +84,13 @@ def benches() -> list[Bench]:
             "cell_jitter.quick.md",
         ),
         Bench(
+            "miss_episodes",
+            _py("miss_episodes.py"),
+            _py("miss_episodes.py", "--limit", "2", "--out", "miss_episodes.quick.md"),
+            "miss_episodes.md",
+            "miss_episodes.quick.md",
+        ),
+        Bench(
             "ingest_throughput",
             _py("ingest_throughput.py"),
             _py(
