@@ -247,13 +247,7 @@ def _measure(
     spread = dispersion
     if not k.correctable and "horizon" not in off:
         spread = read_horizon(
-            dispersion,
-            horizon,
-            interval,
-            short_window,
-            settings.percentile,
-            k.uncorrected_seconds,
-            window,
+            dispersion, horizon, short_window, k.uncorrected_seconds, interval, rate_window
         )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(

@@ -69,8 +69,8 @@ from L); "release-now" lets a release follow another without the configured scal
 reaction bound's late starts out of the level's spending (core/sla_loop.py; off: every late start
 counts against the budget there too); "horizon" reads the arrivals' dispersion at the short
 window's scale, from what the controller's own rate readings missed over it, where S <= L + I
-and it is above the per-second one beyond its sampling error (core/dispersion.py
-`read_horizon`; off: the per-second index alone); "returns" keeps, through a fall of the rate as
+and it is above the per-second one (core/dispersion.py `read_horizon`; off: the per-second
+index alone); "returns" keeps, through a fall of the rate as
 deep as the last that came back within the loop window, the workers its return needs until
 workers ordered at it land, for as long as the last took to come back (at least R + W), where
 S < L + I / 2 and no back-tested recurring burst is forecast (core/falls.py,

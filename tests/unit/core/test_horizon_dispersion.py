@@ -13,8 +13,6 @@ from queue_autoscale.core import ControllerState, Sample
 from queue_autoscale.core.dispersion import (
     HorizonReading,
     _clipped_mean,
-    _clipped_variance,
-    _effective_readings,
     horizon_error,
     horizon_reading,
     read_horizon,
@@ -94,31 +92,23 @@ def test_poisson_arrivals_read_the_per_second_dispersion_and_minute_swings_more(
 
 
 def test_the_sizing_reads_the_horizon_over_the_span_no_order_corrects() -> None:
-    # GIVEN a per-second D of 12 and a horizon's 36 over 500 readings a 10 s interval apart
-    # that never forget (a plain mean: worth 500 readings)
+    # GIVEN a per-second D of 12 and a horizon's 36 over 500 readings, one a 10 s interval
     horizon = HorizonReading(36.0, 500.0)
-    # whose lower bound at p99, 36 (1 - 2.326 sqrt(4.3405 / (500 x 10 / 60))) = 27.6 (4.3405 the
-    # relative variance of a reading clipped at 2.326 sd), is above 12: the spread is wider
-    low = 36.0 * (1.0 - 2.3263478740408408 * math.sqrt(4.340511983724774 / (500.0 * 10.0 / 60.0)))
-    assert 12.0 < low < 30.0
     # WHEN the span no order corrects is the short window's 60 s, 10 s, a second, or longer
-    read = [read_horizon(12.0, horizon, 10.0, 60.0, 0.99, s) for s in (60.0, 10.0, 1.0, 600.0)]
-    # THEN 60 s reads the horizon's mean (the bound only tests), 10 s the power of the scale
-    # between, 1 s the per-second D, and nothing past the short window's own scale
+    read = [read_horizon(12.0, horizon, 60.0, s, 10.0, 300.0) for s in (60.0, 10.0, 1.0, 600.0)]
+    # THEN 60 s reads the horizon's mean, 10 s the power of the scale between, 1 s the
+    # per-second D, and nothing past the short window's own scale
     assert read[0] == pytest.approx(36.0)
     assert read[1] == pytest.approx(12.0 * 3.0 ** (math.log(10.0) / math.log(60.0)))
     assert read[2] == 12.0
     assert read[3] == pytest.approx(36.0)
-    # AND a horizon whose lower bound is not above the per-second D, or none, reads D: 13 over
-    # 20 readings is within its error of 12, though its mean is above it
-    assert read_horizon(12.0, HorizonReading(13.0, 20.0), 10.0, 60.0, 0.99, 60.0) == 12.0
-    assert read_horizon(12.0, NONE, 10.0, 60.0, 0.99, 60.0) == 12.0
-    # AND just past the test the mean is read whole: 36 over 330 readings (55 independent),
-    # whose bound is 12.5, reads 36, not the bound
-    few = HorizonReading(36.0, 330.0)
-    bound = 36.0 * (1.0 - 2.3263478740408408 * math.sqrt(4.340511983724774 / 55.0))
-    assert 12.0 < bound < 13.0
-    assert read_horizon(12.0, few, 10.0, 60.0, 0.99, 60.0) == pytest.approx(36.0)
+    # AND a wider horizon is read as measured, as the per-second index is above 1, once its
+    # readings span the long window W = 300 s: 13 over 30 readings reads 13, over 29 reads D
+    assert read_horizon(12.0, HorizonReading(13.0, 30.0), 60.0, 60.0, 10.0, 300.0) == 13.0
+    assert read_horizon(12.0, HorizonReading(13.0, 29.0), 60.0, 60.0, 10.0, 300.0) == 12.0
+    # AND a horizon no wider than the per-second D, or none, reads D
+    assert read_horizon(12.0, HorizonReading(9.0, 2_000.0), 60.0, 60.0, 10.0, 300.0) == 12.0
+    assert read_horizon(12.0, NONE, 60.0, 60.0, 10.0, 300.0) == 12.0
 
 
 def test_a_tight_sla_sizes_on_the_horizon_dispersion_and_says_so() -> None:
@@ -146,25 +136,3 @@ def test_the_clip_takes_what_normal_errors_lose_to_it(z: float) -> None:
     squares = np.random.default_rng(3).standard_normal(1_000_000) ** 2
     # THEN their mean clipped at z^2 is the closed form the reading is scaled back by
     assert _clipped_mean(z) == pytest.approx(float(np.minimum(squares, z * z).mean()), abs=3e-3)
-
-
-@pytest.mark.parametrize("z", [1.0, 1.6448536269514722, 2.3263478740408408, 3.090232306167813])
-def test_a_clipped_readings_relative_variance_is_its_closed_form(z: float) -> None:
-    # GIVEN a million shortfall readings of normal errors, 2 max(e, 0)^2, clipped at z sd
-    errors = np.random.default_rng(5).standard_normal(1_000_000)
-    readings = np.minimum(2.0 * np.maximum(errors, 0.0) ** 2, 2.0 * z * z)
-    # THEN their variance over their mean squared is the closed form the bound reads
-    measured = float(readings.var() / readings.mean() ** 2)
-    assert _clipped_variance(z) == pytest.approx(measured, rel=0.01)
-    assert _clipped_variance(0.0) == 5.0  # unclipped: E[(2 Z+^2)^2] = 6 over a mean of 1
-
-
-@pytest.mark.parametrize("readings", [1, 50, 140, 5_000])
-def test_the_weighted_mean_is_worth_its_weights_squared_over_their_squares(readings: int) -> None:
-    # GIVEN n readings weighted beta^k, beta = exp(-10 / 1,400) (I = 10 s, T = 1,400 s)
-    weights = np.exp(-10.0 / 1_400.0) ** np.arange(readings)
-    # THEN the summed weight alone gives (sum w)^2 / sum w^2: n while few, about 2 T / I after
-    worth = float(weights.sum() ** 2 / (weights**2).sum())
-    assert _effective_readings(float(weights.sum()), 10.0, 1_400.0) == pytest.approx(worth)
-    # AND a mean that never forgets is worth its count
-    assert _effective_readings(float(readings), 10.0, math.inf) == readings
