@@ -20,9 +20,9 @@ from queue_autoscale.core.text import n_workers
 POISON_FAILURE_RATIO = 0.5
 """A failure share at or above this (with work in flight) suspects poison messages."""
 REVISIT_SECONDS = 300.0
-"""How long after a provisioning lead a scale-out still reverses a scale-in: issue 15's flap
-(a scale-out within one lead plus 5 minutes of a scale-in, sim/honest.py), the churn a user
-sees as a task stopped and another started."""
+"""How long after a provisioning lead a scale-out still reverses a scale-in, s: the bench's
+flap (a scale-out within one lead plus 5 minutes of a scale-in, sim/scores.py `flaps`), the
+churn a user sees as a task stopped and another started."""
 
 
 class Step(NamedTuple):
@@ -83,7 +83,7 @@ def busy_workers(m: Measures, settings: QueueSettings) -> int:
     busy workers are running ones: ceil(in flight / concurrency), never above the running
     tasks. Messages a worker prefetched are in flight too; without the running cap they
     counted as workers of their own, and more workers held more of them, which raised the
-    floor again (issue 35's quiet phase: 2 -> 4 -> 1 -> 2 within 15 s)."""
+    floor again (the demo's quiet phase went 2 -> 4 -> 1 -> 2 within 15 s)."""
     return min(math.ceil(m.in_flight / settings.worker_concurrency), m.running)
 
 
@@ -256,7 +256,7 @@ def _scale_down_held(snapshot: QueueSnapshot, state: ControllerState) -> Step | 
     """Why a scale-down waits, or None: a deployment rolls, or tasks ordered earlier have not
     started (ECS pendingCount) and the visible backlog is above the last tick's. That order
     was placed for this backlog, which has not stopped growing, and a rate estimate that fell
-    between two ticks is no reason to cancel it (issue 35's demo: 10 -> 5 with 124 waiting,
+    between two ticks is no reason to cancel it (the demo went 10 -> 5 with 124 waiting, and
     5 -> 10 a tick later)."""
     if snapshot.deployment_in_progress:
         return Step(Constraint.DEPLOYMENT, "no scale-down while a deployment rolls")
