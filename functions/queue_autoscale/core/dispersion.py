@@ -209,6 +209,7 @@ def read_horizon(
     span: float,
     interval: float,
     window: float,
+    memory: float = math.inf,
 ) -> float:
     """The index of dispersion the sizing reads over `span` seconds, the time no order can
     correct (`Knobs.uncorrected_seconds`): the per-second `dispersion` D_1, raised towards the
@@ -218,11 +219,14 @@ def read_horizon(
     D_1 (D_w / D_1)^(ln span / ln w), capped at D_w: a span of a second reads D_1, one of w
     reads D_w. A wider spread is read as measured, as the per-second index is
     (`read_dispersion`: the cautious side), once it is measured over as long as that index:
-    its readings, one an `interval` I, span the long rate `window` W (weight x I >= W; the
-    weight counts the readings while they are few). A horizon no wider than D_1, or read over
-    less, leaves D_1: a few readings' mean is no measurement (at a cold start on a steady 20
-    jobs/s, three readings' mean of 2.5 times D_1 kept 26 workers where 22 serve 10 s p99.9)."""
-    if not horizon.weight * interval >= window or not horizon.mean > dispersion:
+    its readings, one an `interval` I, span the long rate `window` W, or the readings'
+    `memory` T (`horizon_reading`) where that is shorter (weight x I >= min(W, T); the weight
+    counts the readings while they are few, and tends to 1 / (1 - exp(-I / T)), at least T / I).
+    A horizon no wider than D_1, or read over less, leaves D_1: a few readings' mean is no
+    measurement (at a cold start on a steady 20 jobs/s, three readings' mean of 2.5 times D_1
+    kept 26 workers where 22 serve 10 s p99.9)."""
+    support = window if window < memory else memory
+    if not horizon.weight * interval >= support or not horizon.mean > dispersion:
         return dispersion
     if not span > 1.0 or not short_window > 1.0 or not dispersion > 0:
         return dispersion

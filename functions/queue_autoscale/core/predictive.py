@@ -247,7 +247,7 @@ def _measure(
     spread = dispersion
     if not k.correctable and "horizon" not in off:
         spread = read_horizon(
-            dispersion, horizon, short_window, k.uncorrected_seconds, interval, rate_window
+            dispersion, horizon, short_window, k.uncorrected_seconds, interval, rate_window, window
         )
     sizing = _sizing(k, off, rate_window)
     m, seen = _sizing_rate(

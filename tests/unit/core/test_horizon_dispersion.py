@@ -106,6 +106,13 @@ def test_the_sizing_reads_the_horizon_over_the_span_no_order_corrects() -> None:
     # readings span the long window W = 300 s: 13 over 30 readings reads 13, over 29 reads D
     assert read_horizon(12.0, HorizonReading(13.0, 30.0), 60.0, 60.0, 10.0, 300.0) == 13.0
     assert read_horizon(12.0, HorizonReading(13.0, 29.0), 60.0, 60.0, 10.0, 300.0) == 12.0
+    # AND where the readings' memory T is shorter than W (p50 at S = 10 s: T = 140 s) the
+    # weight never spans W; it is read once it spans T: the weight tends to 14.5 readings
+    saturated = 1.0 / (1.0 - math.exp(-10.0 / 140.0))
+    assert 14.0 < saturated < 15.0
+    wide = HorizonReading(13.0, saturated * 0.99)
+    assert read_horizon(12.0, wide, 60.0, 60.0, 10.0, 300.0, 140.0) == 13.0
+    assert read_horizon(12.0, HorizonReading(13.0, 13.0), 60.0, 60.0, 10.0, 300.0, 140.0) == 12.0
     # AND a horizon no wider than the per-second D, or none, reads D
     assert read_horizon(12.0, HorizonReading(9.0, 2_000.0), 60.0, 60.0, 10.0, 300.0) == 12.0
     assert read_horizon(12.0, NONE, 60.0, 60.0, 10.0, 300.0) == 12.0
