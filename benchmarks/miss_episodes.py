@@ -43,6 +43,7 @@ from _report import RESULTS, header, write  # noqa: E402
 from cell_jitter import find_row  # noqa: E402
 from frontier_verdict import DEFAULT_TRACE, JITTER_SECONDS  # noqa: E402
 
+from queue_autoscale.core.predictive_knobs import horizon_seconds  # noqa: E402
 from queue_autoscale.sim.arrivals import arrival_times, read_trace, service_times  # noqa: E402
 from queue_autoscale.sim.engine import run_policy  # noqa: E402
 from queue_autoscale.sim.policies import initial_workers, make_policy  # noqa: E402
@@ -157,7 +158,8 @@ def lateness(workload: Workload, starts: Floats, sla: float, target: float, gap:
 def trace_warmup(workload: Workload, row: Row, trace: Path, spec: RunSpec) -> Workload:
     """`workload` with its warm-up replaced by the trace's own seconds before the day (drawn
     into jobs with their own seed); the scored jobs are the same."""
-    assert row.day is not None
+    if row.day is None:
+        raise ValueError(f"{row.label} is no trace row: it has no day before it to warm up on")
     warm = workload.warmup_seconds
     start = row.day * DAY_SECONDS - warm
     counts = read_trace(trace, scale=NASA_SCALE, start=start, length=warm).astype(np.int64)
@@ -194,7 +196,7 @@ def examine(cell: Cell, trace: Path = DEFAULT_TRACE) -> Finding:
     runs = row_runs(row, trace, RunSpec(provision_jitter_seconds=JITTER_SECONDS), (cell.sla,))
     spec = replace(runs.spec, sla_seconds=cell.sla, percentile=cell.target)
     settings = spec.settings()
-    gap = settings.forecast_horizon_seconds + settings.sla_seconds  # H = L + I + S
+    gap = horizon_seconds(settings)  # H = L + I + S
     warm_rate = float(runs.counts[:300].mean())
 
     def run(workload: Workload, run_spec: RunSpec) -> Lateness:
