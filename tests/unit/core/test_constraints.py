@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from queue_autoscale.core import ControllerState, Sample, TrendModel
-from queue_autoscale.core.models import Action
+from queue_autoscale.core.models import Action, Decision
 from queue_autoscale.core.predictive import ablated
 from queue_autoscale.core.predictive_knobs import ABLATED_DOWN_COOLDOWN_SECONDS
 from queue_autoscale.core.trend import hour_of_week
@@ -424,7 +424,7 @@ def test_a_fleet_that_does_not_start_stops_climbing() -> None:
     assert resumed.state.unmet_since is None and resumed.decision.action is Action.UP
 
 
-def test_workers_already_ordered_count_and_are_not_cancelled() -> None:
+def test_workers_already_ordered_count_and_running_ones_are_kept() -> None:
     # A surge: 2,000 waiting, 15 s old, 50 jobs/s arriving, 10 running of the 60 asked for.
     # The 50 ordered earlier land a lead + half an interval (65 s) after the last scale-up.
     cfg = settings(
@@ -445,17 +445,34 @@ def test_workers_already_ordered_count_and_are_not_cancelled() -> None:
     assert "ordered earlier and landing: 50 in 0 s" in landed[1]
     assert unknown[0] > soon[0] > landed[0]
 
-    # Later: 600 waiting, 20 s old, 20 jobs/s, and 50 ordered landing in 15 s; the steady state
-    # needs 21 (Erlang C at 20 jobs/s of 1 s jobs). The oldest jobs are due within the reach
-    # (lead + interval), and holding the 60 already leaves some of them late (500 ahead of the
-    # oldest, 10 workers for 10 s), so no plan below the current 60 is considered
-    # (docs/decision.md, section 3, reach): none of the orders is cancelled.
-    snap = snapshot(visible=600, oldest_age_seconds=20.0, arrival_rate=20.0, running=10, desired=60)
+    # Later: 600 waiting, 20 s old, 20 jobs/s (the steady state needs 21: Erlang C at 20 jobs/s
+    # of 1 s jobs), and 50 ordered landing in 15 s. Holding the 60 already leaves some of the
+    # oldest jobs late (500 ahead of the oldest, 10 workers for 10 s). The 50 landing in 15 s
+    # count: the plan keeps fewer of them than it orders afresh with none pending (new orders
+    # land in 65 s), withdraws the rest (docs/decision.md, section 3, reach) and keeps the 10
+    # running.
     quiet = ControllerState("jobs", samples=history(5), last_scale_up_at=NOW - 50)
-    d = decide_default(snap, cfg, quiet, NOW).decision
-    assert d.terms.steady == 21
-    assert (d.target, d.action) == (60, Action.HOLD)
-    assert "ordered earlier and landing: 50 in 15 s" in d.reason
+
+    def decide(running: int, desired: int, waiting: int, age: float) -> Decision:
+        s = snapshot(
+            visible=waiting,
+            oldest_age_seconds=age,
+            arrival_rate=20.0,
+            running=running,
+            desired=desired,
+        )
+        return decide_default(s, cfg, quiet, NOW).decision
+
+    pending, afresh = decide(10, 60, 600, 20.0), decide(10, 10, 600, 20.0)
+    assert pending.terms.steady == 21
+    assert "ordered earlier and landing: 50 in 15 s" in pending.reason
+    assert afresh.target > 60 > pending.target > 10
+    assert pending.action is Action.DOWN
+
+    # 2,000 waiting, 28 s old: with 60 running none stops while holding them leaves a job late
+    # anyway; with 50 of them running the plan withdraws only workers still starting.
+    assert decide(60, 60, 2000, 28.0).target == 60
+    assert 50 <= decide(50, 60, 2000, 28.0).target < 60
 
 
 def test_a_step_is_not_extrapolated_once_the_rate_levels() -> None:
