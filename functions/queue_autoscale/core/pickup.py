@@ -224,7 +224,7 @@ class Plans:
 
     def __init__(self, fleet: Fleet, outlook: Outlook, due: Sequence[Cohort]) -> None:
         self.fleet = fleet
-        self._current = current = fleet.current
+        current = fleet.current
         self._mu, self._landing = outlook.service_rate, outlook.landing_seconds
         reach = outlook.reach_seconds
         rows: list[_Row] = [
@@ -258,8 +258,9 @@ class Plans:
                 held_live.append(held)
         self._total = total
         self.missing_anyway = lost >= 1.0
-        """True when holding the fleet leaves at least one job due before the reach late: a
-        smaller plan then only adds to misses no order can prevent, and is not considered."""
+        """True when holding the fleet leaves at least one job due before the reach late: a plan
+        below the running workers then only adds to misses no order can prevent, and is not
+        considered (`smallest`)."""
         # the plan at the current count is the hold: its share is known (a third of the ticks'
         # bisections ask for it)
         self._shares: dict[int, float] = {current: self._share(held_live)}
