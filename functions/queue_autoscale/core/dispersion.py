@@ -225,8 +225,7 @@ def read_horizon(
     A horizon no wider than D_1, or read over less, leaves D_1: a few readings' mean is no
     measurement (at a cold start on a steady 20 jobs/s, three readings' mean of 2.5 times D_1
     kept 26 workers where 22 serve 10 s p99.9)."""
-    support = window if window < memory else memory
-    if not horizon.weight * interval >= support or not horizon.mean > dispersion:
+    if not horizon.weight * interval >= min(window, memory) or not horizon.mean > dispersion:
         return dispersion
     if not span > 1.0 or not short_window > 1.0 or not dispersion > 0:
         return dispersion

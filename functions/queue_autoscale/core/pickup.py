@@ -290,11 +290,12 @@ class Plans:
         and cap + 1 ("more than the cap", with the cap's share) when none up to `cap` is. Never
         below the running workers while holding the fleet already leaves a job due before the
         reach late (`missing_anyway`): a worker already taking jobs stays, but workers still
-        starting may be withdrawn when the plan no longer needs them, a lead of billing saved
-        (an order placed on one interval's growth, 21 -> 115 at a steady 20 jobs/s, was kept
-        while the backlog it saw stayed late). Bisection from `guess` on a share that never
-        rises with c: O(log cap) evaluations of the share over the cohorts holding any job
-        (with an SLA past the reach most of the horizon's are empty)."""
+        starting are withdrawn when the plan no longer needs them, a lead of billing saved (an
+        order placed on one interval's false growth, 21 -> 115 at a steady 20 jobs/s, goes at the
+        next tick instead of staying while the backlog it saw stays late). Bisection from
+        `guess` on a share that never rises with c: O(log cap) evaluations of the share over
+        the cohorts holding any job (with an SLA past the reach most of the horizon's are
+        empty)."""
         floor = min(self.fleet.running, cap) if self.missing_anyway else 0
         share = self.share
         guess = min(max(guess, floor), cap)
