@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 
+from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS  # noqa: E402
 from queue_autoscale.sim.arrivals import ArrivalError  # noqa: E402
 from queue_autoscale.sim.policies import ABLATIONS, parse_policies  # noqa: E402
 from queue_autoscale.sim.runner import RunSpec  # noqa: E402
@@ -132,7 +133,10 @@ def main(argv: list[str]) -> int:
     suffix += ".quick" if args.quick else ""
     name = "predictive_ablation" if args.ablate else "policy_frontier"
     out = args.out or ROOT / "benchmarks" / "results" / f"{name}{suffix}.md"
-    spec = RunSpec(provision_jitter_seconds=JITTER_SECONDS)
+    spec = RunSpec(
+        provision_jitter_seconds=JITTER_SECONDS,
+        jump_lateness_seconds=EVENTS_BATCHING_WINDOW_SECONDS,
+    )
     setup = [
         f"- Jobs {spec.service_seconds:g} s mean (gamma, cv {spec.service_cv:g}), concurrency "
         f"{spec.concurrency}; a new worker takes jobs {spec.provision_delay_seconds} s + "

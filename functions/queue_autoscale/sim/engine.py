@@ -25,7 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -67,6 +67,19 @@ class Policy(Protocol):
 
     def decide(self, view: FleetView) -> int:
         """The desired worker count at `view.now`."""
+        ...
+
+
+class JumpPolicy(Policy, Protocol):
+    """A policy the record path may also tick between its clock ticks (`core/jump.py`)."""
+
+    def jumped(self, counted: Ints, since: int, until: int) -> bool:
+        """Whether the arrivals counted over seconds [since, until) (`counted` cumulative, from
+        time 0) jump past what its last tick at second `since` sized on."""
+        ...
+
+    def decide_jump(self, view: FleetView) -> int:
+        """The desired worker count at a jump tick."""
         ...
 
 
@@ -242,12 +255,13 @@ class _Engine:
         self.desired = initial_workers
 
     # -- fleet ---------------------------------------------------------------------------
-    def tick(self, policy: Policy, view: FleetView, *, scored: bool) -> int:
-        """Ask `policy` for the size at second `t` and set the fleet to it; returns 1 for a
-        scaling action to count (`scored`: after the warm-up), else 0."""
+    def tick(self, policy: Policy, view: FleetView, *, scored: bool, jump: bool = False) -> int:
+        """Ask `policy` for the size at second `t` (at a jump tick, `jump`) and set the fleet to
+        it; returns 1 for a scaling action to count (`scored`: after the warm-up), else 0."""
         t = self.t
         self.draining = [free for free in self.draining if free > t]
-        wanted = max(0, min(int(policy.decide(view)), self.fleet.max_workers))
+        decide = cast("JumpPolicy", policy).decide_jump if jump else policy.decide
+        wanted = max(0, min(int(decide(view)), self.fleet.max_workers))
         if wanted == self.desired:
             return 0
         self._set_fleet(wanted)
@@ -456,11 +470,24 @@ def run_policy(
     actions = ticks = busy = 0
     i = 0
     t = 0
+    jumped = getattr(policy, "jumped", None) if fleet.jump_lateness_seconds is not None else None
+    lateness = fleet.jump_lateness_seconds or 0
+    last = -1  # the last tick's second
     while t < horizon or (i < n and t < stop_at):
         e.t, e.i = t, i
         if t >= phase and (t - phase) % interval == 0:
             ticks += 1
             actions += e.tick(policy, view, scored=t >= warmup)
+            last = t
+        elif (
+            jumped is not None
+            and 0 <= last < t - lateness
+            and t <= horizon
+            and jumped(cum, last, t - lateness)
+        ):
+            ticks += 1
+            actions += e.tick(policy, view, scored=t >= warmup, jump=True)
+            last = t
         t_next = t + 1
         pending = e.pending
         while pending and pending[0] < t_next:

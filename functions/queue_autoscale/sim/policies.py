@@ -15,12 +15,14 @@ from queue_autoscale.core import (
 from queue_autoscale.core import (
     Policy as CoreFunction,
 )
+from queue_autoscale.core.dispersion import long_window_dispersion
+from queue_autoscale.core.jump import JumpLine, jump_line, keep_readings
 from queue_autoscale.core.predictive import ablated
 from queue_autoscale.core.predictive_knobs import MECHANISMS
 from queue_autoscale.sim.arrivals import ArrivalError, Counts
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
 from queue_autoscale.sim.bound import ReactionBoundPolicy
-from queue_autoscale.sim.engine import FleetView, Policy
+from queue_autoscale.sim.engine import FleetView, Ints, Policy
 from queue_autoscale.sim.peers import (
     KedaPolicy,
     StaticPolicy,
@@ -50,10 +52,17 @@ it when pods are stopped at random mid-job (the `interrupted` score)."""
 
 class CorePolicy:
     """A pure core policy (`queue_autoscale.core.POLICIES`), called every evaluation interval
-    with the snapshot our evaluate function would build; its state is carried between ticks."""
+    with the snapshot our evaluate function would build; its state is carried between ticks.
+    With `jumps`, the record path may also tick it between clock ticks (`core/jump.py`, where
+    the engine's fleet gives the record path's lateness)."""
 
     def __init__(
-        self, name: str, function: CoreFunction, settings: QueueSettings, record: bool = False
+        self,
+        name: str,
+        function: CoreFunction,
+        settings: QueueSettings,
+        record: bool = False,
+        jumps: bool = False,
     ) -> None:
         self.name = name
         self.function = function
@@ -63,20 +72,44 @@ class CorePolicy:
         self.record = record
         self.decisions: list[Decision] = []
         """Every decision record, when `record` is set (for `simulate --decisions`)."""
+        self.jumps = jumps
+        self.line: JumpLine | None = None
+        """What the last tick sized on, for the record path's jump test (None: no test)."""
 
     def decide(self, view: FleetView) -> int:
-        """One evaluate tick."""
-        evaluation = self.function(
-            view.snapshot(self.settings.queue, self.settings.sla_seconds),
-            self.settings,
-            self.state,
-            view.now,
-            None,
-        )
+        """One evaluate tick on the clock."""
+        snapshot = view.snapshot(self.settings.queue, self.settings.sla_seconds)
+        evaluation = self.function(snapshot, self.settings, self.state, view.now, None)
         self.state = evaluation.state
+        if self.jumps:
+            dispersion = long_window_dispersion(snapshot, self.settings.percentile)
+            rate = evaluation.decision.arrival_rate
+            self.line = jump_line(self.settings, rate, dispersion, view.now)
+        return self._decided(evaluation.decision)
+
+    def decide_jump(self, view: FleetView) -> int:
+        """One tick the record path asked for: it orders as any tick, but the clock tick's
+        readings stay (`core.jump.keep_readings`) and the line counts from now."""
+        snapshot = view.snapshot(self.settings.queue, self.settings.sla_seconds)
+        evaluation = self.function(snapshot, self.settings, self.state, view.now, None)
+        self.state = keep_readings(self.state, evaluation.state)
+        if self.line is not None:
+            self.line = replace(self.line, since=view.now)
+        return self._decided(evaluation.decision)
+
+    def jumped(self, counted: Ints, since: int, until: int) -> bool:
+        """Whether the arrivals of seconds [since, until) (`counted` cumulative from time 0)
+        jump past the last tick's line; that tick was at second `since`."""
+        line = self.line
+        if line is None:
+            return False
+        arrived = float(counted[until] - counted[since])
+        return line.passed(arrived, line.since + (until - since))
+
+    def _decided(self, decision: Decision) -> int:
         if self.record:
-            self.decisions.append(evaluation.decision)
-        return evaluation.decision.target
+            self.decisions.append(decision)
+        return decision.target
 
 
 def sim_settings(
@@ -255,10 +288,10 @@ def make_policy(
     interval = choice.get(INTERVAL_KNOB)
     if interval is not None:
         settings = replace(settings, evaluation_interval_seconds=interval)
-    if base in POLICIES:
-        return CorePolicy(label, POLICIES[base], settings, record)
+    if base in POLICIES:  # the seeded baseline keeps the clock alone, as it was seeded
+        return CorePolicy(label, POLICIES[base], settings, record, jumps=base == "predictive")
     if base in ABLATIONS:
-        return CorePolicy(label, ablated(ABLATIONS[base]), settings, record)
+        return CorePolicy(label, ablated(ABLATIONS[base]), settings, record, jumps=True)
     if base in ("keda", KEDA_NO_DRAIN):
         stabilization = _whole(choice.get("scale_down_stabilization"))
         return KedaPolicy(

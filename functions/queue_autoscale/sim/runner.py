@@ -126,6 +126,9 @@ class RunSpec:
     """Seconds of the newest counters a tick does not see yet (`FleetSpec`'s, >= 0)."""
     first_tick_seconds: int = 0
     """Seconds from time 0 to the first tick (`FleetSpec`'s, >= 0)."""
+    jump_lateness_seconds: int | None = None
+    """Seconds the record path counts an arrival after it, for our controller's jump ticks
+    (`FleetSpec`'s, >= 0; None: clock ticks only)."""
 
     def __post_init__(self) -> None:
         checks: dict[str, tuple[bool, object, str]] = {  # option: (ok, value, the bound)
@@ -172,6 +175,11 @@ class RunSpec:
                 ">= 0 s",
             ),
             "first-tick": (self.first_tick_seconds >= 0, self.first_tick_seconds, ">= 0 s"),
+            "jump-lateness": (
+                self.jump_lateness_seconds is None or self.jump_lateness_seconds >= 0,
+                self.jump_lateness_seconds,
+                ">= 0 s",
+            ),
         }
         for name, (ok, value, bound) in checks.items():
             if not ok:
@@ -195,6 +203,7 @@ class RunSpec:
             prefetch=self.prefetch,
             counter_delay_seconds=self.counter_delay_seconds,
             first_tick_seconds=self.first_tick_seconds,
+            jump_lateness_seconds=self.jump_lateness_seconds,
         )
 
     def settings(self) -> QueueSettings:

@@ -64,6 +64,10 @@ class FleetSpec:
     """Seconds from time 0 to the policies' first tick; they tick every interval from there (a
     replay ticks at the recorded controller's phase, where its first arrival's second and its
     first tick are seconds apart). No policy acts before it."""
+    jump_lateness_seconds: int | None = None
+    """Seconds after an arrival the record path has counted it (its batching window): a policy
+    with a `jumped` test is also ticked at the second the arrivals it has counted since its last
+    tick jump (`core/jump.py`). None: clock ticks only."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,78 @@
+"""An arrival jump: the record path's reason to ask for an evaluation between two clock ticks.
+
+A clock tick sees an onset up to an interval late. Where S <= L + I (`Knobs.correctable`
+false) that interval is lost for good: the onset's jobs are due before the next tick's order
+lands. The record path counts every `queued` event within its batching window, so it can tell
+that the arrivals since the last tick passed what that tick sized on, and ask for a tick then.
+
+The line is the move tests' (`predictive_knobs.move_sigmas`), for one look a second: the
+arrivals A over the s seconds since the tick jump where A - r s > z sqrt(D max(r s, 1)), r the
+rate (jobs/s) and D the per-second index of dispersion the tick read, z of one false alarm an
+hour at a look a second (3.64). A jump tick decides as any tick, but keeps the clock tick's
+readings (`keep_readings`): its growth and move tests read over the whole time since that tick.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from queue_autoscale.core.models import ControllerState, QueueSettings
+from queue_autoscale.core.predictive_knobs import move_sigmas
+
+LOOK_SECONDS = 1.0
+"""How often the record path looks (s): each second's counts, as it writes them."""
+
+
+@dataclass(frozen=True, slots=True)
+class JumpLine:
+    """What a clock tick sized on, for the record path to test the arrivals since against."""
+
+    since: float
+    """The tick's time (epoch s): arrivals are counted from here."""
+    rate: float
+    """Arrival rate the tick sized on (jobs/s, >= 0)."""
+    dispersion: float
+    """Per-second index of dispersion the tick read (>= 1)."""
+    sigmas: float
+    """Standard deviations of the count's noise a jump is read past."""
+
+    def passed(self, arrived: float, until: float) -> bool:
+        """Whether `arrived` jobs counted over (since, until] (epoch s) are a jump."""
+        seconds = until - self.since
+        if not seconds > 0 or not math.isfinite(arrived):
+            return False
+        expected = self.rate * seconds
+        excess = arrived - expected
+        if not excess > 0:
+            return False
+        return excess * excess > self.sigmas**2 * self.dispersion * max(expected, 1.0)
+
+
+def jump_line(
+    settings: QueueSettings, rate: float, dispersion: float, now: float
+) -> JumpLine | None:
+    """The line a tick at `now` (epoch s) leaves for the record path; None where S > L + I
+    (the next clock tick's order still lands before an onset's jobs are due) or the readings
+    are not finite."""
+    if settings.sla_seconds > settings.forecast_horizon_seconds:
+        return None
+    if not (math.isfinite(rate) and rate >= 0 and math.isfinite(dispersion)):
+        return None
+    return JumpLine(now, rate, max(dispersion, 1.0), move_sigmas(LOOK_SECONDS))
+
+
+def keep_readings(clock: ControllerState, jumped: ControllerState) -> ControllerState:
+    """The state after a jump tick: what it ordered (`jumped`'s orders, scale times, surge and
+    the version it wrote), with the clock tick's readings (`clock`'s samples, SLA loop counts,
+    horizon spread, bursts and falls), so the next tick reads over the whole interval."""
+    return replace(
+        clock,
+        version=jumped.version,
+        last_scale_up_at=jumped.last_scale_up_at,
+        last_scale_down_at=jumped.last_scale_down_at,
+        last_set_desired=jumped.last_set_desired,
+        orders=jumped.orders,
+        surge_at=jumped.surge_at,
+        unmet_since=jumped.unmet_since,
+    )
