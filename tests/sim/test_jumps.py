@@ -69,3 +69,27 @@ def test_a_record_path_later_than_the_next_clock_tick_adds_no_tick_before_it() -
     assert not [at for at, _ in ticks if STEP <= at < STEP + 5]
     clock = dict(ticks)[STEP + 5]
     assert clock > dict(ticks)[STEP - 5]  # the clock tick orders for the step
+
+
+def test_the_reaction_bound_reacts_to_a_jump_as_soon_as_our_controller_may() -> None:
+    # GIVEN the step between clock ticks, with and without the record path's jump ticks
+    counts = np.full(1500, 5, dtype=np.int64)
+    counts[ONSET:] = 40
+    settings = sim_settings(
+        sla_seconds=60.0, service_seconds=1.0, provision_delay_seconds=60, interval_seconds=10
+    )
+    desired: dict[int | None, list[int]] = {}
+    for lateness in (None, 2):
+        fleet = FleetSpec(provision_delay_seconds=60, jump_lateness_seconds=lateness)
+        workload = build_workload("step", counts, fleet, seed=3, warmup_seconds=WARMUP)
+        bound = make_policy("reaction-bound", settings, counts)
+        result = run_policy(workload, bound, fleet, initial_workers=7)
+        desired[lateness] = [int(d) for d in result.series.desired]
+    # THEN with jump ticks it orders every worker once the step's seconds are counted, 2 s late,
+    # a few seconds before the next clock tick, where the clock alone first orders them
+    max_workers = settings.max_workers
+    first = {
+        key: next(t for t, d in enumerate(row) if d == max_workers) for key, row in desired.items()
+    }
+    assert STEP + 2 < first[2] < STEP + 5
+    assert first[None] == STEP + 5

@@ -6,10 +6,13 @@ Erlang C for the higher of the last interval's and the last 5 minutes' arrival r
 moment the last interval's arrivals exceed 1.5 times what the fleet was sized for (and their
 Poisson noise by 3 standard deviations), or the queue holds half an SLA of the running fleet's
 work, it orders `max_workers` and keeps them until the queue is empty. No cooldown, no
-stabilization. What it still cannot beat is the provisioning delay: the jobs that arrive from
-the start of a surge until the first new workers can land. On a step surge its compliance is
-the most a controller that only reacts can keep, from a fleet sized for the rate before the
-step; `queue-autoscale bench` compares the default policy with it. It is no bound on traffic
+stabilization. Where the record path asks for jump ticks (`core/jump.py`, the engine's
+`jump_lateness_seconds`), it also reacts the second the arrivals counted since its last tick
+pass that surge test, as our controller may. What it still cannot beat is the provisioning
+delay: the jobs that arrive from the start of a surge until the first new workers can land.
+On a step surge its compliance is the most a controller that only reacts can keep, from a
+fleet sized for the rate before the step; `queue-autoscale bench` compares the default policy
+with it. It is no bound on traffic
 that bursts again right after the queue empties: it scales straight back down, where a
 stabilization window keeps the workers for the next burst.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 import math
 
 from queue_autoscale.core import QueueSettings, workers_for_sla
-from queue_autoscale.sim.engine import FleetView
+from queue_autoscale.sim.engine import FleetView, Ints
 
 NAME = "reaction-bound"
 SURGE_FACTOR = 1.5
@@ -54,13 +57,7 @@ class ReactionBoundPolicy:
         long_rate = sum(row.queued for row in rows) / LONG_WINDOW
         capacity = view.running * s.worker_concurrency / s.expected_job_seconds
         behind = view.visible > 0 and view.visible >= WAIT_SHARE * s.sla_seconds * capacity
-        expected = (self.sized_for or 0.0) * window
-        surge = (
-            self.sized_for is not None
-            and recent > SURGE_FACTOR * expected
-            and recent - expected > 3.0 * math.sqrt(max(expected, 1.0))
-        )
-        if surge or behind:
+        if self._surge(recent, window) or behind:
             self.surging = True
         elif self.surging and view.visible == 0:
             self.surging = False
@@ -70,3 +67,25 @@ class ReactionBoundPolicy:
         job, k = s.expected_job_seconds, s.worker_concurrency
         needed = workers_for_sla(self.sized_for, job, k, s.sla_seconds, s.percentile)
         return min(max(needed, s.min_workers), s.max_workers)
+
+    def _surge(self, arrived: float, seconds: float) -> bool:
+        """Whether `arrived` jobs over `seconds` are a surge on the rate the fleet was sized for:
+        SURGE_FACTOR times it and 3 Poisson standard deviations past it."""
+        if self.sized_for is None:
+            return False
+        expected = self.sized_for * seconds
+        return arrived > SURGE_FACTOR * expected and arrived - expected > 3.0 * math.sqrt(
+            max(expected, 1.0)
+        )
+
+    def jumped(self, counted: Ints, since: int, until: int) -> bool:
+        """Whether the arrivals of seconds [since, until) (`counted` cumulative from time 0) are a
+        surge already: the record path asks for a tick then."""
+        return not self.surging and self._surge(
+            float(counted[until] - counted[since]), until - since
+        )
+
+    def decide_jump(self, view: FleetView) -> int:
+        """A tick the record path asked for on a surge: every worker."""
+        self.surging = True
+        return self.settings.max_workers
