@@ -116,6 +116,7 @@ class RecordSettings(HandlerSettings):
         "events_dlq_url": "EVENTS_DLQ_URL",
         "max_clock_skew_seconds": "MAX_CLOCK_SKEW_SECONDS",
         "counter_ttl_seconds": "COUNTER_TTL_SECONDS",
+        "tick_queue_url": "TICK_QUEUE_URL",
     }
 
     load_table: str = Field(min_length=3, max_length=255)
@@ -128,6 +129,9 @@ class RecordSettings(HandlerSettings):
     """Events whose `at` is further in the future than this are rejected."""
     counter_ttl_seconds: int = Field(default=2 * 86_400, ge=3_600, le=400 * 86_400)
     """Counters expire this long after their second (DynamoDB TTL)."""
+    tick_queue_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
+    """The evaluate function's tick queue, where a batch asks for a jump tick (`ingest.jumps`);
+    None: no jump ticks (loop mode, or a 60 s interval)."""
 
 
 class TickMode(StrEnum):

@@ -58,6 +58,7 @@ from queue_autoscale.controller.config_loader import (
     QueueConfigLoader,
     store_reader,
 )
+from queue_autoscale.core.jump import JumpLine, line_to_dict
 from queue_autoscale.core.models import ControllerState, TrendModel
 from queue_autoscale.core.state import model_to_dict, state_to_dict
 from queue_autoscale.handlers import evaluate
@@ -1143,25 +1144,37 @@ def test_the_tick_queue_exists_only_where_a_minute_has_later_ticks(
 ) -> None:
     """At a 60 s interval the scheduled invocation is the minute's only tick, and loop mode
     ticks inside it: neither creates the tick queue or its event source (whose idle polls are
-    billed), nor grants the role its actions, nor names it to the function."""
+    billed), nor grants the roles its actions (nor the jump lines', which only a tick queue can
+    act on), nor names it to the functions."""
     # GIVEN the stack's parameters
     values = {**TEMPLATE_VALUES, "EvaluationIntervalSeconds": interval, "EvaluateTickMode": mode}
-    # THEN the queue, its event source and the role's statement share one condition
+    # THEN the queue, its event source and the roles' statements share one condition
     assert is_condition_true(template, "HasTickQueue", values) is queued
     for logical_id in ("EvaluateTickQueue", "EvaluateFunctionTick"):
         assert translated["Resources"][logical_id]["Condition"] == "HasTickQueue"
-    (conditional,) = [
-        s
-        for s in translated["Resources"]["EvaluateRole"]["Properties"]["Policies"][0][
-            "PolicyDocument"
-        ]["Statement"]
-        if "Fn::If" in s
-    ]
-    assert conditional["Fn::If"][0] == "HasTickQueue"
-    assert conditional["Fn::If"][1]["Resource"] == {"Fn::GetAtt": ["EvaluateTickQueue", "Arn"]}
-    # AND the function runs with the queue's URL exactly where the queue exists
+    tick_queue = {"Fn::GetAtt": ["EvaluateTickQueue", "Arn"]}
+    for role, sids in (
+        ("EvaluateRole", {"QueueAndConsumeTicks", "WriteJumpLines"}),
+        ("RecordEventsRole", {"ReadJumpLines", "CountAgainstJumpLines", "AskForJumpTicks"}),
+    ):
+        conditional = [
+            s["Fn::If"]
+            for s in translated["Resources"][role]["Properties"]["Policies"][0]["PolicyDocument"][
+                "Statement"
+            ]
+            if "Fn::If" in s
+        ]
+        assert {branch[0] for branch in conditional} == {"HasTickQueue"}
+        assert {branch[1]["Sid"] for branch in conditional} == sids
+        assert all(branch[2] == {"Ref": "AWS::NoValue"} for branch in conditional)
+        sqs = [b[1] for b in conditional if str(as_list(b[1]["Action"])[0]).startswith("sqs:")]
+        assert [statement["Resource"] for statement in sqs] == [tick_queue]
+    # AND both functions run with the queue's URL exactly where the queue exists
     environment = function_environment(template, "EvaluateFunction", values)
     assert ("TICK_QUEUE_URL" in environment) is queued
+    recording = function_environment(template, "RecordEventsFunction", values)
+    assert ("TICK_QUEUE_URL" in recording) is queued
+    assert (RecordSettings.from_environ(recording).tick_queue_url is not None) is queued
     # AND its settings load either way, and a minute has later ticks only where they have a
     # queue to wait in (loop mode runs them inside the scheduled invocation)
     settings = EvaluateSettings.from_environ(environment)
@@ -1268,6 +1281,8 @@ class RecordingDynamo:
     def update_item(self, **kwargs: Any) -> dict[str, Any]:
         names = set(kwargs.get("ExpressionAttributeNames", {}).values()) | set(kwargs["Key"])
         self.writes.append(("dynamodb:UpdateItem", kwargs["Key"]["pk"]["S"], names))
+        if kwargs.get("ReturnValues", "NONE") != "NONE":  # what each call returns, by name
+            return {"Attributes": {name: {"N": "1"} for name in names - {"pk", "sk"}}}
         return {}
 
     def put_item(self, **kwargs: Any) -> dict[str, Any]:
@@ -1303,7 +1318,10 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
     LoadTable(record, "t").add_counters_once(
         "orders", 1, {"m": dict.fromkeys(COUNTER_FIELDS, 1)}, expires_at=2
     )
+    assert LoadTable(record, "t").count_arrivals("orders", 1.0, 3) == 1.0
+    assert LoadTable(record, "t").claim_jump("orders", 1.0, 2.0)
     table = LoadTable(evaluate, "t")
+    assert table.put_jump_line("orders", line_to_dict(JumpLine(1.0, 2.0, 1.0, 3.64, ticked_at=1.2)))
     document = {**state_to_dict(ControllerState(queue="orders")), "shard": "0/1", "ticked_at": 1.0}
     table.write_state("orders", document, 0)
     table.acquire_lock("0/1", 0, "owner", 1.0, 2.0)

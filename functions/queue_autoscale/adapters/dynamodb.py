@@ -10,7 +10,10 @@ carries `version`; a write succeeds only if the stored version is still the one 
 two controllers never both act on one queue. Each evaluate shard's lock is the item pk
 `SHARD#<index>`, sk `LOCK`: an owner and a lease end (`held_until`, epoch seconds). In tick
 mode each shard's last claimed tick is the item pk `SHARD#<index>`, sk `TICK`: `tick_due`, the
-due time of the newest tick that shard ran (epoch milliseconds).
+due time of the newest tick that shard ran (epoch milliseconds). A queue's jump line (the
+arrivals its last clock tick sized on, `core.jump`) is the item pk `C#<queue>`, sk `JUMP`, beside
+its counters: evaluate puts it, record_events adds the arrivals counted since (`arrived`) and
+claims it once (`fired_at`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ STATE_SK = "STATE"
 MODEL_SK = "MODEL"
 LOCK_SK = "LOCK"
 TICK_SK = "TICK"
+JUMP_SK = "JUMP"
+"""The sort key of a queue's jump line, in its counters' partition (no counter key starts J)."""
 LOCK_TTL_SECONDS = 86_400
 """A lock item expires (table TTL) a day after its lease ends."""
 MAX_BATCH_GET = 100
@@ -534,6 +539,102 @@ class LoadTable:
             f"shard {index}'s lock is no longer held by {owner}",
             names={"#owner": "owner"},
         )
+
+    # -- the jump line (core.jump): evaluate puts it, record_events counts against it --------
+
+    def put_jump_line(self, queue: str, line: Mapping[str, float]) -> bool:
+        """Store `queue`'s jump line (its LINE_FIELDS, numbers), replacing the last one and its
+        count, unless the stored line is a later clock tick's (then False: that one stays).
+        The table's TTL removes it some time after `expires_at`."""
+        item: dict[str, Any] = {
+            "pk": {"S": counter_pk(queue)},
+            "sk": {"S": JUMP_SK},
+            **{name: {"N": repr(float(value))} for name, value in line.items()},
+        }
+        try:
+            self._conditional_put(
+                item,
+                "attribute_not_exists(pk) OR ticked_at <= :ticked_at",
+                {":ticked_at": item["ticked_at"]},
+                f"{queue}'s jump line is a later clock tick's",
+            )
+        except KeyError:
+            raise ValueError(f"a jump line has its ticked_at: {sorted(line)}") from None
+        except StateConflict:
+            return False
+        return True
+
+    def jump_line(self, queue: str) -> dict[str, Any] | None:
+        """`queue`'s jump line as stored (plain numbers, keys dropped), None when it has none."""
+        resource = f"{counter_pk(queue)}/{JUMP_SK}"
+        with aws_call("GetItem", resource):
+            response = self._client.get_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": JUMP_SK}},
+            )
+        item = response.get("Item")
+        if not item:
+            return None
+        plain = from_dynamo(deserialize_item(item))
+        for key in ("pk", "sk"):
+            plain.pop(key, None)
+        return dict(plain)
+
+    def _update_line(self, queue: str, since: float, **kwargs: Any) -> dict[str, Any] | None:
+        """One UpdateItem of the jump line counted from `since` and not yet fired; None when the
+        line is gone, another tick's, or fired."""
+        resource = f"{counter_pk(queue)}/{JUMP_SK}"
+        values = {":since": {"N": repr(float(since))}, **kwargs.pop("values")}
+        try:
+            response = self._client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": JUMP_SK}},
+                ConditionExpression="#since = :since AND attribute_not_exists(#fired_at)",
+                ExpressionAttributeNames={
+                    "#since": "since",
+                    "#fired_at": "fired_at",
+                    **kwargs.pop("names", {}),
+                },
+                ExpressionAttributeValues=values,
+                **kwargs,
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return None
+            raise translate(error, "UpdateItem", resource) from error
+        except BotoCoreError as error:
+            raise translate(error, "UpdateItem", resource) from error
+        return dict(response)
+
+    def count_arrivals(self, queue: str, since: float, arrived: int) -> float | None:
+        """ADD `arrived` jobs to the line counted from `since` (epoch s); the line's count after
+        it, or None when that line is gone, replaced or fired."""
+        response = self._update_line(
+            queue,
+            since,
+            UpdateExpression="ADD #arrived :arrived",
+            names={"#arrived": "arrived"},
+            values={":arrived": {"N": str(int(arrived))}},
+            ReturnValues="UPDATED_NEW",
+        )
+        if response is None:
+            return None
+        total = response.get("Attributes", {}).get("arrived", {}).get("N")
+        try:
+            return float(total)
+        except (TypeError, ValueError):
+            raise MalformedResponse("UpdateItem", f"jump line count {total!r}") from None
+
+    def claim_jump(self, queue: str, since: float, now: float) -> bool:
+        """Mark the line counted from `since` fired at `now` (epoch s); False when it was fired
+        already (another batch asked for the tick), replaced or gone."""
+        response = self._update_line(
+            queue,
+            since,
+            UpdateExpression="SET #fired_at = :now",
+            values={":now": {"N": repr(float(now))}},
+        )
+        return response is not None
 
     def put_model(self, queue: str, model: Mapping[str, Any]) -> None:
         """Store the MODEL item (what `trend_fit` writes)."""

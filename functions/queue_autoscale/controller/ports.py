@@ -74,6 +74,13 @@ class StateTable(Protocol):
         ...
 
 
+class LineStore(Protocol):
+    def put_jump_line(self, queue: str, line: Mapping[str, float], /) -> bool:
+        """Store the queue's jump line (`core.jump.line_to_dict`); False when the stored one is
+        a later clock tick's."""
+        ...
+
+
 class TickScheduler(Protocol):
     def schedule(self, ticks: Sequence[tuple[Mapping[str, Any], float]], /) -> list[SendFailure]:
         """Queue each (request, delay in seconds); the entries refused."""
@@ -109,6 +116,21 @@ class CounterTable(Protocol):
     ) -> None:
         """Add one second's counts per message id (ADD; a message already counted there, a
         redelivery, adds nothing again)."""
+        ...
+
+
+class JumpLines(Protocol):
+    def jump_line(self, queue: str, /) -> dict[str, Any] | None:
+        """The queue's stored jump line (plain numbers), None when it has none."""
+        ...
+
+    def count_arrivals(self, queue: str, since: float, arrived: int, /) -> float | None:
+        """Add `arrived` to the line counted from `since` (epoch s); its new count, or None when
+        that line is gone, replaced or fired."""
+        ...
+
+    def claim_jump(self, queue: str, since: float, now: float, /) -> bool:
+        """Mark the line counted from `since` fired at `now`; False when it was already."""
         ...
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from queue_autoscale.controller.shards import ShardRun
 from queue_autoscale.controller.tick import QueueOutcome
+from queue_autoscale.core.jump import JumpLine, line_from_dict
 from queue_autoscale.core.shard import MAX_SHARDS
 
 __all__ = ["EvaluateRequest", "parse_request", "summary"]
@@ -35,6 +36,14 @@ class EvaluateRequest(BaseModel):
     scheduled_time: datetime | None = None
     """The scheduler's `<aws.scheduler.scheduled-time>`: the minute a scheduled invocation
     stands for (a retried or duplicated invocation carries the same one)."""
+    jump: str | None = Field(default=None, min_length=1, max_length=80)
+    """A jump tick (`ingest.jumps`): tick this queue alone, now, against `line`."""
+    line: dict[str, float] | None = None
+    """The jump line that asked for it (`core.jump.line_to_dict`), with `jump`."""
+    arrived: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """A jump tick: the arrivals counted since the line's second (jobs)."""
+    until: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """A jump tick: the end of the seconds counted (epoch s)."""
 
     @model_validator(mode="after")
     def _one_shard(self) -> EvaluateRequest:
@@ -42,7 +51,15 @@ class EvaluateRequest(BaseModel):
             raise ValueError("shard and shards come together")
         if self.shard is not None and self.shards is not None and self.shard >= self.shards:
             raise ValueError(f"shard {self.shard} is not below shards {self.shards}")
+        if (self.jump is None) != (self.line is None):
+            raise ValueError("jump and line come together")
+        if self.line is not None:
+            line_from_dict(self.line)
         return self
+
+    def jump_line(self) -> JumpLine | None:
+        """The jump tick's line (None for any other request)."""
+        return None if self.line is None else line_from_dict(self.line)
 
     def options(self) -> dict[str, Any]:
         """What the dispatcher forwards to the shards it starts."""
@@ -75,8 +92,10 @@ def _queued_tick(records: Any) -> EvaluateRequest:
     if not isinstance(document, Mapping):
         raise ValueError(f"a tick message body is a JSON object, got {str(body)[:80]!r}")
     request = EvaluateRequest.model_validate(dict(document))
-    if request.due is None:
-        raise ValueError("a tick message names its due time (`due`, epoch seconds)")
+    if request.due is None and request.jump is None:
+        raise ValueError(
+            "a tick message names its due time (`due`, epoch seconds) or a jump (`jump`, a queue)"
+        )
     return request
 
 

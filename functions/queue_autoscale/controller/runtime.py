@@ -21,6 +21,7 @@ from queue_autoscale.controller.config_loader import QueueConfigLoader, build_lo
 from queue_autoscale.controller.ports import (
     DecisionArchive,
     DecisionBus,
+    LineStore,
     OldestAges,
     QueueDepths,
     Services,
@@ -71,6 +72,9 @@ class EvaluateRuntime:
     """Where the queue list comes from (None: the settings' fixed $QUEUES_CONFIG)."""
     ticks: TickScheduler | None = None
     """Queues the minute's later ticks (tick mode); None: no tick queue configured."""
+    lines: LineStore | None = None
+    """Where a clock tick leaves its jump line for the record path (`core.jump`); None: no
+    jump ticks (no tick queue to carry them)."""
 
     def __post_init__(self) -> None:
         if self.config is None:
@@ -114,18 +118,20 @@ def build_runtime(
     """Wire adapters from clients and settings."""
     sqs = SqsQueues(clients.sqs)
     tick_url = settings.tick_queue_url
+    table = LoadTable(clients.dynamodb, settings.load_table)
     return EvaluateRuntime(
         settings=settings,
         sqs=sqs,
         oldest=OldestAgeReader(clients.cloudwatch),
         ecs=EcsServices(clients.ecs),
-        table=LoadTable(clients.dynamodb, settings.load_table),
+        table=table,
         archive=archive_writer(clients, settings.archive_bucket, settings.decisions_stream),
         events=EventPublisher(clients.events, settings.event_bus_name),
         sources=Sources(clients.cloudwatch, clients.secretsmanager, clients.ssm),
         config=build_loader(settings, clients),
         invoker=FunctionInvoker(clients.lambda_) if clients.lambda_ is not None else None,
         ticks=TickQueue(sqs, tick_url) if tick_url else None,
+        lines=table if tick_url else None,
         publish_fleet_metrics=partial(emf_fleet_metrics, floors=fleet_floors(settings)),
         clock=clock,
         sleep=sleep,

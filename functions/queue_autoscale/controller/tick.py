@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from queue_autoscale.adapters.ecs import ServiceRef
 from queue_autoscale.adapters.errors import AdapterError, StateConflict
@@ -35,12 +35,23 @@ from queue_autoscale.core import (
     ControllerState,
     Decision,
     Policy,
+    QueueSettings,
+    QueueSnapshot,
     TrendModel,
     build_snapshot,
     decision_to_dict,
     model_from_dict,
     state_from_dict,
     state_to_dict,
+)
+from queue_autoscale.core.dispersion import long_window_dispersion
+from queue_autoscale.core.jump import (
+    TICKED_ON_JUMPS,
+    JumpLine,
+    jump_line,
+    keep_readings,
+    line_to_dict,
+    moved,
 )
 from queue_autoscale.core.shard import WHOLE, Shard, yields_to
 from queue_autoscale.telemetry import logger, tracer
@@ -52,6 +63,16 @@ READ_SHARE = 0.5
 DECIDE_SHARE = 0.8
 """A queue not decided and acted on by this share of the budget is left out of the tick; the
 rest of the budget is for publishing."""
+
+
+class JumpTick(NamedTuple):
+    """A tick the record path asked for (`ingest.jumps`): one queue, between its clock ticks."""
+
+    queue: str
+    line: JumpLine
+    """The line its arrivals passed (drawn by the queue's last clock tick)."""
+    arrived: float | None = None
+    """The arrivals counted since the line's second (jobs), as the record path counted them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +148,15 @@ def evaluate_queue(
     now: float,
     decided_at: float | None = None,
     shard: Shard = WHOLE,
+    jump: JumpTick | None = None,
 ) -> QueueOutcome:
     """Decide, store the state, act for one queue (raises only on a bug; AWS errors are kept).
 
     `now` is when the inputs were read (the snapshot's time), `decided_at` when the core
     decides (default `now`), both epoch seconds: inputs older than the core's stale limit
-    at decision time make it hold. `shard` is the shard ticking it.
+    at decision time make it hold. `shard` is the shard ticking it. A `jump` tick keeps the
+    clock tick's readings and its shard and time (`core.jump.keep_readings`), and is left
+    undone once the queue was ticked on the clock after the line was drawn.
     """
     settings = config.settings(
         runtime.settings.evaluation_interval_seconds, inputs.partitions.get(config.queue)
@@ -153,27 +177,30 @@ def evaluate_queue(
         outcome.errors.append("controller state unavailable: not deciding")
         return outcome
     stored = inputs.states.get(queue)
-    if stored:
-        ticked_by, ticked_at = stored.get("shard"), stored.get("ticked_at")
-        interval = runtime.settings.evaluation_interval_seconds
-        ticked = None if ticked_at is None else float(ticked_at)
-        if yields_to(None if ticked_by is None else str(ticked_by), ticked, shard, now, interval):
-            outcome.yielded_to = str(ticked_by)
-            return outcome
+    outcome.yielded_to = _left_to(runtime, stored, shard, now, jump)
+    if outcome.yielded_to is not None:
+        return outcome
     state = state_from_dict(stored) if stored else ControllerState(queue=queue)
     model = _trend_model(outcome, inputs.models.get(queue))
     snapshot = build_snapshot(queue, now, inputs.readings(queue))
     policy: Policy = POLICIES[runtime.policy]
     evaluation = policy(snapshot, settings, state, now if decided_at is None else decided_at, model)
     decision = evaluation.decision
-    if queue in inputs.notes:
-        decision = replace(decision, reason="; ".join([decision.reason, *inputs.notes[queue]]))
+    notes = list(inputs.notes.get(queue, []))
+    if jump is not None:
+        notes.append(jump_note(jump))
+    if notes:
+        decision = replace(decision, reason="; ".join([decision.reason, *notes]))
     outcome.decision = decision
     announced = headline(decision)
     outcome.news = not stored or stored.get(ANNOUNCED) != announced
     try:
-        document = {**state_to_dict(evaluation.state), "shard": shard.label, "ticked_at": now}
-        document[ANNOUNCED] = announced
+        if jump is not None and stored:  # the clock tick's readings, shard and time stay
+            kept = keep_readings(state, evaluation.state)
+            where = {"shard": stored.get("shard"), "ticked_at": stored.get("ticked_at")}
+        else:
+            kept, where = evaluation.state, {"shard": shard.label, "ticked_at": now}
+        document = {**state_to_dict(kept), **where, ANNOUNCED: announced}
         runtime.table.write_state(queue, document, state.version)
     except StateConflict:
         outcome.conflict = True
@@ -193,7 +220,77 @@ def evaluate_queue(
             outcome.applied = True
         except AdapterError as error:
             outcome.errors.append(str(error))
+    _draw_line(runtime, outcome, settings, snapshot, now, jump)
     return outcome
+
+
+def _left_to(
+    runtime: EvaluateRuntime,
+    stored: dict[str, Any] | None,
+    shard: Shard,
+    now: float,
+    jump: JumpTick | None,
+) -> str | None:
+    """Who this tick leaves the queue to, None when it ticks it: a jump tick yields to a clock
+    tick that ran after its line was drawn; a clock tick yields to another shard that ticked the
+    queue within the interval (`core.shard.yields_to`)."""
+    ticked_at = None if not stored or stored.get("ticked_at") is None else stored["ticked_at"]
+    if jump is not None:
+        if ticked_at is None or abs(float(ticked_at) - jump.line.ticked_at) > TICKED_AT_TOLERANCE:
+            return f"the clock tick at {ticked_at}"
+        return None
+    if not stored:
+        return None
+    ticked_by = stored.get("shard")
+    interval = runtime.settings.evaluation_interval_seconds
+    ticked = None if ticked_at is None else float(ticked_at)
+    if yields_to(None if ticked_by is None else str(ticked_by), ticked, shard, now, interval):
+        return str(ticked_by)
+    return None
+
+
+TICKED_AT_TOLERANCE = 1e-3
+"""Seconds within which a jump line's `ticked_at` is the stored state's (both one float)."""
+
+
+def jump_note(jump: JumpTick) -> str:
+    """The words a jump tick adds to its decision's reason."""
+    line = jump.line
+    counted = "" if jump.arrived is None else f"{jump.arrived:g} "
+    return (
+        f"jump tick: {counted}arrivals since {line.since:.0f} passed the line of "
+        f"{line.rate:.3g} jobs/s (dispersion {line.dispersion:.3g}, {line.sigmas:.3g} sigmas)"
+    )
+
+
+def _draw_line(
+    runtime: EvaluateRuntime,
+    outcome: QueueOutcome,
+    settings: QueueSettings,
+    snapshot: QueueSnapshot,
+    now: float,
+    jump: JumpTick | None,
+) -> None:
+    """Leave the record path the line this tick sized on (`core.jump`): a clock tick's from its
+    arrival rate and the snapshot's dispersion, a jump tick's line moved to now. None where
+    jumps cannot help (S > L + I), without a tick queue, for a policy that keeps the clock, or
+    when the tick held on its inputs; a failed write is the queue's error, not its tick's."""
+    decision = outcome.decision
+    if runtime.lines is None or runtime.policy not in TICKED_ON_JUMPS or decision is None:
+        return
+    if not decision.inputs_ok:
+        return
+    if jump is not None:
+        line: JumpLine | None = moved(jump.line, now)
+    else:
+        dispersion = long_window_dispersion(snapshot, settings.percentile)
+        line = jump_line(settings, decision.arrival_rate, dispersion, now)
+    if line is None:
+        return
+    try:
+        runtime.lines.put_jump_line(outcome.queue, line_to_dict(line))
+    except AdapterError as error:
+        outcome.errors.append(f"jump line not stored: {error}")
 
 
 SLA_FIELDS = ("sla_seconds", "percentile", "predicted_pickup_seconds")
@@ -324,6 +421,7 @@ def _decide_all(
     now: float,
     budget: TickBudget,
     shard: Shard,
+    jump: JumpTick | None = None,
 ) -> list[QueueOutcome]:
     started = runtime.clock()
     inputs = gather(runtime, queues, now, pool, budget.reads_until)
@@ -331,7 +429,7 @@ def _decide_all(
     # judges that snapshot's age when it decides (stale after 2 intervals: hold).
     decided_at = now + max(0.0, runtime.clock() - started)
     calls = [
-        pool.submit(evaluate_queue, runtime, config, inputs, now, decided_at, shard)
+        pool.submit(evaluate_queue, runtime, config, inputs, now, decided_at, shard, jump)
         for config in queues
     ]
     wait(calls, timeout=max(0.0, budget.decisions_until - time.monotonic()))
@@ -403,17 +501,22 @@ def run_tick(
     now: float,
     budget_seconds: float | None = None,
     shard: Shard = WHOLE,
+    jump: JumpTick | None = None,
 ) -> list[QueueOutcome]:
     """One evaluation of every queue `shard` owns at `now` (epoch seconds), within
     `budget_seconds` of wall clock (default: the runtime's tick budget, else the interval).
-    Queues another shard ticked this interval are left out (logged, not published)."""
-    queues = [config for config in runtime.queues(now) if shard.owns(config.queue)]
+    Queues another shard ticked this interval are left out (logged, not published). A `jump`
+    tick evaluates its one queue."""
+    if jump is not None:
+        queues = [config for config in runtime.queues(now) if config.queue == jump.queue]
+    else:
+        queues = [config for config in runtime.queues(now) if shard.owns(config.queue)]
     seconds = budget_seconds or runtime.tick_budget_seconds
     budget = TickBudget.starting_now(seconds or runtime.settings.evaluation_interval_seconds)
     workers = max(1, min(runtime.max_concurrency, len(queues) + 3))
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tick")
     try:
-        outcomes = _decide_all(runtime, queues, pool, now, budget, shard)
+        outcomes = _decide_all(runtime, queues, pool, now, budget, shard, jump)
     finally:
         # A call still hanging keeps its thread; the tick does not wait for it.
         pool.shutdown(wait=False, cancel_futures=True)
@@ -421,7 +524,9 @@ def run_tick(
     for outcome in outcomes:
         if outcome.yielded_to is not None:
             logger.info(
-                "queue ticked by another shard this interval",
+                "queue ticked by another shard this interval"
+                if jump is None
+                else "jump tick left to the clock tick that ran since",
                 queue=outcome.queue,
                 shard=shard.label,
                 ticked_by=outcome.yielded_to,

@@ -31,8 +31,8 @@ from queue_autoscale.controller.shards import (
     report_undecided,
     run_shard,
 )
-from queue_autoscale.controller.tick import run_tick, tick_budget, tick_count
-from queue_autoscale.core.shard import Shard
+from queue_autoscale.controller.tick import JumpTick, run_tick, tick_budget, tick_count
+from queue_autoscale.core.shard import WHOLE, Shard
 from queue_autoscale.settings import TickMode
 from queue_autoscale.telemetry import logger
 
@@ -146,6 +146,21 @@ def keep(
     return dispatch_due(runtime, function_name, current, later=later, deadline=deadline)
 
 
+def run_jump(runtime: EvaluateRuntime, jump: JumpTick, deadline: float | None = None) -> ShardRun:
+    """A jump tick the record path asked for (`ingest.jumps`): tick its one queue now, unless its
+    line's inputs are stale by now (then the next clock tick, due already, reads the jump)."""
+    result = ShardRun(shard=WHOLE)
+    now = runtime.clock()
+    if now > jump.line.expires_at:
+        result.skipped = (
+            f"stale: {jump.queue}'s jump line expired at {jump.line.expires_at:.3f}, now {now:.3f}"
+        )
+        logger.info("jump tick skipped", queue=jump.queue, why=result.skipped)
+        return result
+    result.ticks = [run_tick(runtime, now, tick_budget(runtime, now, deadline), jump=jump)]
+    return result
+
+
 def serve(
     runtime: EvaluateRuntime,
     request: EvaluateRequest,
@@ -154,9 +169,13 @@ def serve(
     owner: str | None = None,
     deadline: float | None = None,
 ) -> ShardRun:
-    """Run what `request` asks: a queued tick or a shard of one (tick mode), the keeper (a
-    scheduled invocation in tick mode), else the minute's loop (`shards.dispatch`/`run_shard`;
-    also `once`, the demo's and tests' single tick under the shard lock)."""
+    """Run what `request` asks: a jump tick (`run_jump`), a queued tick or a shard of one (tick
+    mode), the keeper (a scheduled invocation in tick mode), else the minute's loop
+    (`shards.dispatch`/`run_shard`; also `once`, the demo's and tests' single tick under the
+    shard lock)."""
+    line = request.jump_line()
+    if request.jump is not None and line is not None:
+        return run_jump(runtime, JumpTick(request.jump, line, request.arrived), deadline)
     shard = None
     if request.shard is not None and request.shards is not None:
         shard = Shard(request.shard, request.shards)

@@ -10,16 +10,25 @@ arrivals A over the s seconds since the tick jump where A - r s > z sqrt(D max(r
 rate (jobs/s) and D the per-second index of dispersion the tick read, z of one false alarm an
 hour at a look a second (3.64). A jump tick decides as any tick, but keeps the clock tick's
 readings (`keep_readings`): its growth and move tests read over the whole time since that tick.
+
+In production the clock tick stores its line beside the queue's counters (`line_to_dict`); the
+record path adds each batch's arrivals queued since the line's second to it and, on a jump,
+claims the line once and asks the tick queue for a tick of that queue (docs/decision.md).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from queue_autoscale.core.models import ControllerState, QueueSettings
 from queue_autoscale.core.predictive_knobs import move_sigmas
 
+TICKED_ON_JUMPS = ("predictive",)
+"""The policies the record path may tick between their clock ticks (the seeded baseline keeps
+the clock alone, as it was seeded)."""
 LOOK_SECONDS = 1.0
 """How often the record path looks (s): each second's counts, as it writes them."""
 
@@ -36,11 +45,17 @@ class JumpLine:
     """Per-second index of dispersion the tick read (>= 1)."""
     sigmas: float
     """Standard deviations of the count's noise a jump is read past."""
+    ticked_at: float = 0.0
+    """When the clock tick that drew the line ran (epoch s; a jump tick keeps it): a jump tick
+    whose queue was ticked on the clock since is stale."""
+    expires_at: float = math.inf
+    """No jump is read past this (epoch s): the clock tick's inputs are stale by then."""
 
     def passed(self, arrived: float, until: float) -> bool:
-        """Whether `arrived` jobs counted over (since, until] (epoch s) are a jump."""
+        """Whether `arrived` jobs counted over (since, until] (epoch s) are a jump (never past
+        `expires_at`)."""
         seconds = until - self.since
-        if not seconds > 0 or not math.isfinite(arrived):
+        if not seconds > 0 or not math.isfinite(arrived) or until > self.expires_at:
             return False
         expected = self.rate * seconds
         excess = arrived - expected
@@ -59,7 +74,44 @@ def jump_line(
         return None
     if not (math.isfinite(rate) and rate >= 0 and math.isfinite(dispersion)):
         return None
-    return JumpLine(now, rate, max(dispersion, 1.0), move_sigmas(LOOK_SECONDS))
+    return JumpLine(
+        float(math.floor(now)),
+        rate,
+        max(dispersion, 1.0),
+        move_sigmas(LOOK_SECONDS),
+        ticked_at=now,
+        expires_at=now + settings.stale_after,
+    )
+
+
+def moved(line: JumpLine, now: float) -> JumpLine:
+    """The line a jump tick at `now` (epoch s) leaves: the same one, counted from now's second."""
+    return replace(line, since=float(math.floor(now)))
+
+
+LINE_FIELDS = ("since", "rate", "dispersion", "sigmas", "ticked_at", "expires_at")
+"""A stored line's attributes (all numbers; `line_to_dict`)."""
+
+
+def line_to_dict(line: JumpLine) -> dict[str, float]:
+    """The line as stored and sent: its LINE_FIELDS."""
+    return {name: float(getattr(line, name)) for name in LINE_FIELDS}
+
+
+def line_from_dict(raw: Mapping[str, Any]) -> JumpLine:
+    """A stored or sent line; ValueError unless every LINE_FIELDS value is a finite number, the
+    rate at least 0, the dispersion at least 1 and the sigmas above 0."""
+    values: dict[str, float] = {}
+    for name in LINE_FIELDS:
+        value = raw.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"jump line's {name} is not a number: {value!r}"[:200])
+        if not math.isfinite(value):
+            raise ValueError(f"jump line's {name} is not finite: {value!r}")
+        values[name] = float(value)
+    if values["rate"] < 0 or values["dispersion"] < 1 or values["sigmas"] <= 0:
+        raise ValueError(f"jump line out of range: {values}")
+    return JumpLine(**values)
 
 
 def keep_readings(clock: ControllerState, jumped: ControllerState) -> ControllerState:

@@ -53,5 +53,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         failed=len(result.failed),
         counter_writes=result.counter_writes,
         archive_key=result.archive_key,
+        jump_ticks=result.jumps,
     )
     return dict(failures_response(messages, result.failed))

@@ -8,6 +8,7 @@ from queue_autoscale.adapters.aws import LAMBDA_CONNECT_TIMEOUT_SECONDS, LAMBDA_
 from queue_autoscale.adapters.errors import AdapterError
 from queue_autoscale.events import Event, ParsedBody, Rejection, ValidationContext, parse_body
 from queue_autoscale.ingest.aggregate import batch_id
+from queue_autoscale.ingest.jumps import ask_for_jump_ticks
 from queue_autoscale.ingest.parse import Message
 from queue_autoscale.ingest.reject import dead_letter
 from queue_autoscale.ingest.result import IngestResult
@@ -72,8 +73,9 @@ def _tally(
 def ingest(
     messages: Sequence[Message], runtime: RecordRuntime, now: float, deadline: float | None = None
 ) -> IngestResult:
-    """Validate, dead-letter, archive and count one batch; `now` is epoch seconds, and no
-    counter write starts at or after `deadline` (epoch s; None: no limit)."""
+    """Validate, dead-letter, archive and count one batch, then ask for the jump ticks its
+    arrivals call for; `now` is epoch seconds, and no counter write or jump test starts at or
+    after `deadline` (epoch s; None: no limit)."""
     settings, queues = runtime.settings, runtime.queues(now)
     context = ValidationContext(
         queues=frozenset(q.queue for q in queues),
@@ -88,6 +90,7 @@ def ingest(
     dead_letter(runtime, rejected, now, result)
     accepted = _archive(runtime, accepted, now, result)
     write_counters(runtime, accepted, result, deadline)
+    ask_for_jump_ticks(runtime, accepted, result, now, deadline)
     _tally(accepted, rejected, result)
     return result
 

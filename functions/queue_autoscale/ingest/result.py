@@ -16,3 +16,5 @@ class IngestResult:
     counter_writes: int = 0
     accepted_by_queue: dict[str, int] = field(default_factory=dict)
     rejected_by_queue: dict[str, int] = field(default_factory=dict)
+    jumps: list[str] = field(default_factory=list)
+    """Queues this batch asked a jump tick for (`ingest.jumps`)."""

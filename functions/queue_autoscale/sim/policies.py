@@ -16,7 +16,7 @@ from queue_autoscale.core import (
     Policy as CoreFunction,
 )
 from queue_autoscale.core.dispersion import long_window_dispersion
-from queue_autoscale.core.jump import JumpLine, jump_line, keep_readings
+from queue_autoscale.core.jump import TICKED_ON_JUMPS, JumpLine, jump_line, keep_readings, moved
 from queue_autoscale.core.predictive import ablated
 from queue_autoscale.core.predictive_knobs import MECHANISMS
 from queue_autoscale.sim.arrivals import ArrivalError, Counts
@@ -94,7 +94,7 @@ class CorePolicy:
         evaluation = self.function(snapshot, self.settings, self.state, view.now, None)
         self.state = keep_readings(self.state, evaluation.state)
         if self.line is not None:
-            self.line = replace(self.line, since=view.now)
+            self.line = moved(self.line, view.now)
         return self._decided(evaluation.decision)
 
     def jumped(self, counted: Ints, since: int, until: int) -> bool:
@@ -288,8 +288,8 @@ def make_policy(
     interval = choice.get(INTERVAL_KNOB)
     if interval is not None:
         settings = replace(settings, evaluation_interval_seconds=interval)
-    if base in POLICIES:  # the seeded baseline keeps the clock alone, as it was seeded
-        return CorePolicy(label, POLICIES[base], settings, record, jumps=base == "predictive")
+    if base in POLICIES:
+        return CorePolicy(label, POLICIES[base], settings, record, jumps=base in TICKED_ON_JUMPS)
     if base in ABLATIONS:
         return CorePolicy(label, ablated(ABLATIONS[base]), settings, record, jumps=True)
     if base in ("keda", KEDA_NO_DRAIN):

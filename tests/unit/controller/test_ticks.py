@@ -16,6 +16,7 @@ from queue_autoscale.adapters.errors import ServiceUnavailable
 from queue_autoscale.adapters.sqs import SendFailure
 from queue_autoscale.controller.request import parse_request
 from queue_autoscale.controller.ticks import is_stale, minute_dues
+from queue_autoscale.core.jump import JumpLine, line_to_dict
 from queue_autoscale.core.shard import shard_of
 from queue_autoscale.handlers import evaluate
 from tests.unit.controller.test_sharding import QUEUES, FakeInvoker
@@ -241,6 +242,17 @@ def test_once_still_runs_one_tick_in_tick_mode() -> None:
     assert runtime.ticks.queued == []
 
 
+LINE = line_to_dict(JumpLine(NOW, 2.0, 1.0, 3.64, ticked_at=NOW + 0.3, expires_at=NOW + 20.3))
+
+
+def jump_message(**fields: Any) -> dict[str, Any]:
+    """The tick-queue event of a jump message (`ingest.jumps`), with `fields` changed (None:
+    left out)."""
+    body = {"jump": "orders", "line": LINE, "arrived": 40.0, "until": NOW + 4, **fields}
+    body = {name: value for name, value in body.items() if value is not None}
+    return {"Records": [{"messageId": "m", "body": json.dumps(body)}]}
+
+
 @pytest.mark.parametrize(
     "event",
     [
@@ -252,11 +264,25 @@ def test_once_still_runs_one_tick_in_tick_mode() -> None:
         pytest.param({"Records": [{"body": '{"due": "NaN"}'}]}, id="nan-due"),
         pytest.param({"Records": [{"body": '{"due": -5}'}]}, id="negative-due"),
         pytest.param({"Records": "x"}, id="records-not-a-list"),
+        pytest.param(jump_message(line=None), id="jump-without-line"),
+        pytest.param(jump_message(jump=None), id="line-without-jump"),
+        pytest.param(jump_message(jump=""), id="jump-empty-queue"),
+        pytest.param(jump_message(line={**LINE, "rate": -1.0}), id="jump-negative-rate"),
+        pytest.param(jump_message(line={**LINE, "sigmas": "NaN"}), id="jump-nan-sigmas"),
+        pytest.param(jump_message(line={"since": NOW}), id="jump-line-cut-short"),
+        pytest.param(jump_message(arrived=-3), id="jump-negative-count"),
     ],
 )
 def test_a_malformed_tick_message_is_refused(event: dict[str, Any]) -> None:
     with pytest.raises((ValueError, ValidationError)):
         parse_request(event)
+
+
+def test_a_jump_message_is_read_as_a_jump_tick_of_its_queue() -> None:
+    request = parse_request(jump_message())
+    assert (request.jump, request.due, request.arrived) == ("orders", None, 40.0)
+    line = request.jump_line()
+    assert line is not None and line_to_dict(line) == LINE
 
 
 @pytest.mark.parametrize(

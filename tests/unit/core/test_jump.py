@@ -10,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from queue_autoscale.core import ControllerState, Sample
-from queue_autoscale.core.jump import JumpLine, jump_line, keep_readings
+from queue_autoscale.core.jump import (
+    JumpLine,
+    jump_line,
+    keep_readings,
+    line_from_dict,
+    line_to_dict,
+    moved,
+)
 from queue_autoscale.core.models import Order
 from queue_autoscale.core.predictive_knobs import move_sigmas
 from tests.unit.core.builders import NOW, settings
@@ -24,8 +31,11 @@ def test_a_line_only_where_the_next_clock_tick_cannot_save_an_onset() -> None:
     loose = settings(
         sla_seconds=300.0, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
     )
-    line = jump_line(tight, 20.0, 0.5, NOW)
-    assert line == JumpLine(NOW, 20.0, 1.0, move_sigmas(1.0))  # D floored at Poisson's 1
+    line = jump_line(tight, 20.0, 0.5, NOW + 0.7)
+    # D floored at Poisson's 1; counted from the tick's second; read until its inputs are stale
+    assert line == JumpLine(
+        NOW, 20.0, 1.0, move_sigmas(1.0), ticked_at=NOW + 0.7, expires_at=NOW + 20.7
+    )
     assert line.sigmas == pytest.approx(3.64, abs=0.01)  # one false alarm an hour, a look a second
     assert jump_line(loose, 20.0, 1.0, NOW) is None
     assert jump_line(tight, math.nan, 1.0, NOW) is None
@@ -47,6 +57,35 @@ def test_a_jump_is_an_excess_past_the_line_over_the_seconds_counted() -> None:
     # no time counted, or a count that is no number: no jump
     assert not line.passed(1e9, NOW)
     assert not line.passed(math.nan, NOW + 5)
+    # nor once the tick's inputs are stale
+    stale = JumpLine(NOW, 20.0, 1.0, 3.0, ticked_at=NOW, expires_at=NOW + 20)
+    assert stale.passed(1e6, NOW + 20) and not stale.passed(1e6, NOW + 21)
+
+
+def test_a_jump_tick_counts_afresh_from_its_second_under_the_clock_ticks_line() -> None:
+    line = JumpLine(NOW, 20.0, 2.0, 3.64, ticked_at=NOW + 0.4, expires_at=NOW + 20.4)
+    after = moved(line, NOW + 6.9)
+    assert after == JumpLine(NOW + 6, 20.0, 2.0, 3.64, ticked_at=NOW + 0.4, expires_at=NOW + 20.4)
+
+
+def test_a_line_round_trips_and_a_hostile_one_is_refused_with_its_reason() -> None:
+    line = JumpLine(NOW, 20.0, 2.0, 3.64, ticked_at=NOW + 0.4, expires_at=NOW + 20.4)
+    assert line_from_dict(line_to_dict(line)) == line
+    assert line_from_dict({**line_to_dict(line), "arrived": 12, "fired_at": NOW}) == line
+    good = line_to_dict(line)
+    for name, value, reason in (
+        ("rate", "20", "rate is not a number"),
+        ("since", None, "since is not a number"),
+        ("sigmas", True, "sigmas is not a number"),
+        ("dispersion", math.inf, "dispersion is not finite"),
+        ("rate", -1.0, "out of range"),
+        ("dispersion", 0.5, "out of range"),
+        ("sigmas", 0.0, "out of range"),
+    ):
+        with pytest.raises(ValueError, match=reason):
+            line_from_dict({**good, name: value})
+    with pytest.raises(ValueError, match="expires_at is not a number"):
+        line_from_dict({name: good[name] for name in good if name != "expires_at"})
 
 
 @given(
