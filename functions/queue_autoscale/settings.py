@@ -160,6 +160,7 @@ class EvaluateSettings(HandlerSettings):
         "memory_mb": "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
         "tick_mode": "TICK_MODE",
         "tick_queue_url": "TICK_QUEUE_URL",
+        "jump_ticks": "JUMP_TICKS",
         "overloading_threshold": "OVERLOADING_THRESHOLD",
         "overloaded_threshold": "OVERLOADED_THRESHOLD",
         "sla_usage_threshold": "SLA_USAGE_THRESHOLD",
@@ -188,6 +189,9 @@ class EvaluateSettings(HandlerSettings):
     tick_mode: TickMode = TickMode.TICK
     tick_queue_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     """The tick queue (tick mode): the scheduled invocation queues the minute's later ticks."""
+    jump_ticks: bool = False
+    """A clock tick leaves its jump line for the record path, which asks for jump ticks on the
+    tick queue (template: JumpTicks where the tick queue exists; `core.jump`)."""
     overloading_threshold: float | None = Field(default=None, gt=0)
     """The overloading alarm's threshold, a load ratio (template: OverloadingThreshold). None:
     unknown, so MaxLoadRatio is a metric every tick."""

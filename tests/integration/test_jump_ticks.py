@@ -1,12 +1,13 @@
 """Jump ticks on an AWS endpoint, with both functions' template environments: a clock tick
-leaves its jump line beside the queue's counters; record_events counts each batch's arrivals
+leaves its jump line in the queue's STATE item; record_events counts each batch's arrivals
 against it and, when they jump, claims it once and queues a tick of that queue on the tick
 queue; the evaluate function, handed that message as its event source would, ticks that queue
 alone, keeps the clock tick's readings and moves the line to now; a jump message that comes
 after the next clock tick decides nothing.
 
-What the endpoint really does here: the line's conditional writes (the count's ADD returning
-the total, the one claim), the tick queue and the evaluate function's reading of its message.
+What the endpoint really does here: the line's read (projected to its attributes), the counters'
+strongly consistent Query, the one conditional claim, the tick queue and the evaluate function's
+reading of its message.
 What it cannot: run the event sources (as in test_evaluate_ticks.py, the test receives each
 message and invokes the handler with the event the source would send).
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from queue_autoscale.adapters.dynamodb import JUMP_SK, counter_pk
+from queue_autoscale.adapters.dynamodb import JUMP_FIELD, JUMP_FIRED_FIELD
 from queue_autoscale.client import EventRecorder
 from queue_autoscale.core.predictive_knobs import move_sigmas
 from queue_autoscale.demo import sqs_event
@@ -36,12 +37,16 @@ INTERVAL = 10
 
 
 def line_item(world: World) -> dict[str, float]:
-    """The queue's jump line as stored (numbers only)."""
+    """The queue's jump line as its STATE item holds it (numbers), with `fired_at` once
+    claimed."""
     item = world.clients.dynamodb.get_item(
-        TableName=world.table, Key={"pk": {"S": counter_pk(world.queue)}, "sk": {"S": JUMP_SK}}
+        TableName=world.table, Key={"pk": {"S": f"Q#{world.queue}"}, "sk": {"S": "STATE"}}
     ).get("Item")
-    assert item is not None, "no jump line"
-    return {name: float(value["N"]) for name, value in item.items() if "N" in value}
+    assert item is not None and JUMP_FIELD in item, "no jump line"
+    line = {name: float(value["N"]) for name, value in item[JUMP_FIELD]["M"].items()}
+    if JUMP_FIRED_FIELD in item:
+        line["fired_at"] = float(item[JUMP_FIRED_FIELD]["N"])
+    return line
 
 
 def stored_state(world: World) -> dict[str, Any]:
@@ -114,31 +119,29 @@ def test_a_jump_in_arrivals_ticks_its_queue_between_clock_ticks(
     assert line["rate"] == pytest.approx(2.0, rel=0.05)
     assert line["sigmas"] == pytest.approx(move_sigmas(1.0))
     assert line["expires_at"] == NOW + 2 * INTERVAL
-    assert "arrived" not in line and "fired_at" not in line
+    assert "fired_at" not in line
 
     # WHEN 3 s of arrivals at the rate it sized on are recorded
     clock["now"] = NOW + 3.5
     quiet = record(world, setup, lambda_context, {SECOND: 2, SECOND + 1: 2, SECOND + 2: 2})
-    # THEN they are counted against the line and ask for nothing
+    # THEN they ask for nothing, and the line is left as drawn
     assert quiet == {"batchItemFailures": []}
-    assert line_item(world)["arrived"] == 6
     assert receive(clients, url, 0) == []
+    assert "fired_at" not in line_item(world)
 
     # WHEN 60 jobs arrive in the next second (and events queued before the line's second)
     clock["now"] = NOW + 4.5
     record(world, setup, lambda_context, {SECOND - 1: 5, SECOND + 3: 60})
-    # THEN the line is claimed and one tick of that queue is asked for
-    claimed = line_item(world)
-    assert claimed["arrived"] == 66  # the 5 queued before the line's second do not count
-    assert claimed["fired_at"] == NOW + 4.5
+    # THEN the line is claimed and one tick of that queue is asked for, on the 66 jobs queued
+    # since the line's second (the 5 queued before it do not count)
+    assert line_item(world)["fired_at"] == NOW + 4.5
     (message,) = receive(clients, url, 2)
     body = json.loads(message["Body"])
-    assert (body["jump"], body["arrived"], body["until"]) == (world.queue, 66, SECOND + 4)
+    assert (body["jump"], body["arrived"], body["until"]) == (world.queue, 66, NOW + 4.5)
     assert body["line"]["since"] == SECOND
-    # AND a second burst adds to the count but asks for no second tick
+    # AND a second burst asks for no second tick
     clock["now"] = NOW + 5.0
     record(world, setup, lambda_context, {SECOND + 4: 60})
-    assert line_item(world)["arrived"] == 66  # a fired line counts no more
     assert receive(clients, url, 0) == []
 
     the_jump_tick_runs_once(world, clock, message, lambda_context)
@@ -164,7 +167,7 @@ def the_jump_tick_runs_once(
     assert int(after["version"]) == int(before["version"]) + 1
     moved = line_item(world)
     assert moved["since"] == SECOND + 5 and moved["ticked_at"] == NOW
-    assert "arrived" not in moved and "fired_at" not in moved
+    assert "fired_at" not in moved
 
     # WHEN the next clock tick runs and the same jump message comes again (SQS delivers at
     # least once) THEN it decides nothing: the clock tick read the jump

@@ -28,6 +28,7 @@ from queue_autoscale.operator.cost_inputs import (
     Workload,
     share_at,
 )
+from queue_autoscale.operator.cost_record import ingest_rates
 from queue_autoscale.operator.cost_template import shape as shape_of
 from queue_autoscale.operator.cost_template import stack_capacity
 from queue_autoscale.operator.prices import (
@@ -352,6 +353,8 @@ def test_template_shape_is_what_template_yaml_sets() -> None:
     assert opted.ingest_metrics_per_queue == 1  # AcceptedEvents
     assert shape.glue_runs_per_day == 1  # the daily job: the report, then the trend fit
     assert shape.evaluate_per_tick  # EvaluateTickMode defaults to tick
+    assert shape.jump_ticks  # JumpTicks defaults to true
+    assert not template_shape(jump_ticks=False).jump_ticks
     assert not shape_of(load_template(), {"EvaluateTickMode": "loop"}).evaluate_per_tick
     assert shape.glue_dpus_per_day == 2.0
     assert shape.glue_flex
@@ -461,3 +464,49 @@ def test_every_price_names_the_pages_it_was_checked_against() -> None:
         for found in PRICE_SOURCES.values()
         for source in found
     )
+
+
+@pytest.mark.parametrize(
+    ("interval", "sla", "per_tick", "jump_ticks", "billed"),
+    [
+        pytest.param(10, 30.0, True, True, True, id="10s-tick-sla30"),
+        pytest.param(10, 300.0, True, True, False, id="sla-past-the-reach"),
+        pytest.param(60, 30.0, True, True, False, id="60s-no-tick-queue"),
+        pytest.param(10, 30.0, False, True, False, id="loop-mode"),
+        pytest.param(10, 30.0, True, False, False, id="jump-ticks-off"),
+    ],
+)
+def test_jump_lines_are_billed_where_jump_ticks_exist(
+    interval: int, sla: float, per_tick: bool, jump_ticks: bool, billed: bool
+) -> None:
+    """Jump ticks need JumpTicks, the tick queue (tick mode under 60 s) and an SLA within
+    L + I."""
+    workload = Workload(queues=1, interval_seconds=float(interval), sla_seconds=sla)
+    shape = replace(SHAPE, evaluate_per_tick=per_tick, jump_ticks=jump_ticks)
+    lines = usage(workload, shape, US_EAST_1)
+    jumps = [x for x in lines if x.item.startswith(("jump lines", "jump ticks"))]
+    assert bool(jumps) is billed
+
+
+def test_jump_lines_worked_by_hand() -> None:
+    """One busy queue at 10 s, 0.3 events/s. The line rides in the STATE item each tick writes
+    anyway. Per (queue, batch): a GetItem of the 858-byte STATE item (0.5 read units) and a
+    consistent Query of 10 counter rows (1.2 KB: 1 unit). Per jump tick (20 an hour, 14,600 a
+    month): the claim and the tick's STATE write (1 unit each), and its reads (0.5 + 1 + 0.5)."""
+    workload = Workload(queues=1, interval_seconds=10.0, sla_seconds=30.0)
+    shape = replace(SHAPE, evaluate_per_tick=True, jump_ticks=True)
+    lines = usage(workload, shape, US_EAST_1)
+    writes = next(x for x in lines if x.item.startswith("jump ticks (assumed"))
+    assert writes.quantity == pytest.approx(2 * 14_600)
+    assert writes.usd == pytest.approx(29_200 / 1e6 * 0.625)
+    reads = next(x for x in lines if x.item.startswith("jump lines: a STATE GetItem"))
+    rates = ingest_rates(
+        1,
+        0.3,
+        flush_seconds=shape.producer_flush_seconds,
+        window_seconds=shape.record_window_seconds,
+        batch_messages=shape.record_batch_messages,
+    )
+    assert reads.quantity == pytest.approx(rates.queue_batches * 2_628_000 * 1.5 + 2.0 * 14_600)
+    sqs = next(x for x in lines if x.item.startswith("jump ticks: a send"))
+    assert sqs.quantity == pytest.approx(2 * 14_600)

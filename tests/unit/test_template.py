@@ -32,6 +32,7 @@ from queue_autoscale.adapters import s3 as s3_keys
 from queue_autoscale.adapters.aws import make_clients, make_session
 from queue_autoscale.adapters.dynamodb import (
     COUNTER_FIELDS,
+    JUMP_FIELD,
     LoadTable,
     counter_pk,
     queue_pk,
@@ -1154,8 +1155,19 @@ def test_the_tick_queue_exists_only_where_a_minute_has_later_ticks(
         assert translated["Resources"][logical_id]["Condition"] == "HasTickQueue"
     tick_queue = {"Fn::GetAtt": ["EvaluateTickQueue", "Arn"]}
     for role, sids in (
-        ("EvaluateRole", {"QueueAndConsumeTicks", "WriteJumpLines"}),
-        ("RecordEventsRole", {"ReadJumpLines", "CountAgainstJumpLines", "AskForJumpTicks"}),
+        (
+            "EvaluateRole",
+            {("HasTickQueue", "QueueAndConsumeTicks")},
+        ),
+        (
+            "RecordEventsRole",
+            {
+                ("HasJumpTicks", "ReadJumpLines"),
+                ("HasJumpTicks", "CountQueuedSinceJumpLines"),
+                ("HasJumpTicks", "ClaimJumpLines"),
+                ("HasJumpTicks", "AskForJumpTicks"),
+            },
+        ),
     ):
         conditional = [
             s["Fn::If"]
@@ -1164,17 +1176,27 @@ def test_the_tick_queue_exists_only_where_a_minute_has_later_ticks(
             ]
             if "Fn::If" in s
         ]
-        assert {branch[0] for branch in conditional} == {"HasTickQueue"}
-        assert {branch[1]["Sid"] for branch in conditional} == sids
+        assert {(branch[0], branch[1]["Sid"]) for branch in conditional} == sids
         assert all(branch[2] == {"Ref": "AWS::NoValue"} for branch in conditional)
         sqs = [b[1] for b in conditional if str(as_list(b[1]["Action"])[0]).startswith("sqs:")]
         assert [statement["Resource"] for statement in sqs] == [tick_queue]
+    # AND jump ticks need the tick queue, and JumpTicks (on by default) turns them off
+    assert is_condition_true(template, "HasJumpTicks", values) is queued
+    assert not is_condition_true(template, "HasJumpTicks", {**values, "JumpTicks": "false"})
     # AND both functions run with the queue's URL exactly where the queue exists
     environment = function_environment(template, "EvaluateFunction", values)
     assert ("TICK_QUEUE_URL" in environment) is queued
+    assert EvaluateSettings.from_environ(environment).jump_ticks is queued
     recording = function_environment(template, "RecordEventsFunction", values)
     assert ("TICK_QUEUE_URL" in recording) is queued
     assert (RecordSettings.from_environ(recording).tick_queue_url is not None) is queued
+    # AND without jump ticks the record function is not told of the queue, nor evaluate to
+    # leave lines
+    off = {**values, "JumpTicks": "false"}
+    assert "TICK_QUEUE_URL" not in function_environment(template, "RecordEventsFunction", off)
+    assert not EvaluateSettings.from_environ(
+        function_environment(template, "EvaluateFunction", off)
+    ).jump_ticks
     # AND its settings load either way, and a minute has later ticks only where they have a
     # queue to wait in (loop mode runs them inside the scheduled invocation)
     settings = EvaluateSettings.from_environ(environment)
@@ -1281,8 +1303,6 @@ class RecordingDynamo:
     def update_item(self, **kwargs: Any) -> dict[str, Any]:
         names = set(kwargs.get("ExpressionAttributeNames", {}).values()) | set(kwargs["Key"])
         self.writes.append(("dynamodb:UpdateItem", kwargs["Key"]["pk"]["S"], names))
-        if kwargs.get("ReturnValues", "NONE") != "NONE":  # what each call returns, by name
-            return {"Attributes": {name: {"N": "1"} for name in names - {"pk", "sk"}}}
         return {}
 
     def put_item(self, **kwargs: Any) -> dict[str, Any]:
@@ -1318,11 +1338,11 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
     LoadTable(record, "t").add_counters_once(
         "orders", 1, {"m": dict.fromkeys(COUNTER_FIELDS, 1)}, expires_at=2
     )
-    assert LoadTable(record, "t").count_arrivals("orders", 1.0, 3) == 1.0
     assert LoadTable(record, "t").claim_jump("orders", 1.0, 2.0)
     table = LoadTable(evaluate, "t")
-    assert table.put_jump_line("orders", line_to_dict(JumpLine(1.0, 2.0, 1.0, 3.64, ticked_at=1.2)))
     document = {**state_to_dict(ControllerState(queue="orders")), "shard": "0/1", "ticked_at": 1.0}
+    line = JumpLine(1.0, 2.0, 1.0, 3.64, ticked_at=1.2, expires_at=21.2)
+    document[JUMP_FIELD] = line_to_dict(line)
     table.write_state("orders", document, 0)
     table.acquire_lock("0/1", 0, "owner", 1.0, 2.0)
     table.claim_tick("0/1", 0, 1_000, 1.0)
@@ -1344,14 +1364,17 @@ def test_each_role_writes_only_its_own_items_with_their_attributes(
                 condition = statement.get("Condition", {})
                 assert "dynamodb:LeadingKeys" in condition.get("ForAllValues:StringLike", {})
                 assert "dynamodb:Attributes" in condition.get("ForAllValues:StringEquals", {})
-    # AND record_events cannot write STATE, MODEL or a lock; evaluate cannot write a counter
+    # AND record_events cannot write STATE (but claim its jump line), MODEL or a lock;
+    # evaluate cannot write a counter
     counters = {"queued", "expires_at"}
     assert not any(
         granted(s, queue_pk("orders"), {"pk", "sk", "version"})
+        or granted(s, queue_pk("orders"), {"pk", "sk", "samples"})
         or granted(s, shard_pk(0), {"pk", "sk", "owner"})
         for action in ("dynamodb:UpdateItem", "dynamodb:PutItem")
         for s in dynamodb_grants(translated, "RecordEventsRole", action)
     )
+    assert not dynamodb_grants(translated, "RecordEventsRole", "dynamodb:PutItem")
     assert not any(
         granted(s, counter_pk("orders"), {"pk", "sk", *counters})
         for action in ("dynamodb:UpdateItem", "dynamodb:PutItem")

@@ -10,10 +10,10 @@ carries `version`; a write succeeds only if the stored version is still the one 
 two controllers never both act on one queue. Each evaluate shard's lock is the item pk
 `SHARD#<index>`, sk `LOCK`: an owner and a lease end (`held_until`, epoch seconds). In tick
 mode each shard's last claimed tick is the item pk `SHARD#<index>`, sk `TICK`: `tick_due`, the
-due time of the newest tick that shard ran (epoch milliseconds). A queue's jump line (the
-arrivals its last clock tick sized on, `core.jump`) is the item pk `C#<queue>`, sk `JUMP`, beside
-its counters: evaluate puts it, record_events adds the arrivals counted since (`arrived`) and
-claims it once (`fired_at`).
+due time of the newest tick that shard ran (epoch milliseconds). A queue's jump line (what its
+last clock tick sized on, `core.jump`) is the STATE item's map `jump`, written with it: the
+record path reads it, counts the jobs queued since from the counters and claims it once
+(`jump_fired_at`, which the next STATE write clears).
 """
 
 from __future__ import annotations
@@ -44,8 +44,10 @@ STATE_SK = "STATE"
 MODEL_SK = "MODEL"
 LOCK_SK = "LOCK"
 TICK_SK = "TICK"
-JUMP_SK = "JUMP"
-"""The sort key of a queue's jump line, in its counters' partition (no counter key starts J)."""
+JUMP_FIELD = "jump"
+"""The STATE item's map holding the queue's jump line (`core.jump.line_to_dict`)."""
+JUMP_FIRED_FIELD = "jump_fired_at"
+"""When the record path claimed the STATE item's jump line (epoch s); absent: not claimed."""
 LOCK_TTL_SECONDS = 86_400
 """A lock item expires (table TTL) a day after its lease ends."""
 MAX_BATCH_GET = 100
@@ -84,6 +86,12 @@ def second_sk(second: int) -> str:
     if not 0 <= second <= MAX_COUNTER_SECOND:
         raise ValueError(f"counter second {second} is outside 0..{MAX_COUNTER_SECOND}")
     return f"S#{second:0{SECOND_DIGITS}d}"
+
+
+def _number(value: float) -> str:
+    """A number as DynamoDB's wire format writes it, the way `to_dynamo` does (so a condition on
+    a stored number compares equal)."""
+    return str(to_dynamo(float(value)))
 
 
 def to_dynamo(value: Any) -> Any:
@@ -540,101 +548,81 @@ class LoadTable:
             names={"#owner": "owner"},
         )
 
-    # -- the jump line (core.jump): evaluate puts it, record_events counts against it --------
-
-    def put_jump_line(self, queue: str, line: Mapping[str, float]) -> bool:
-        """Store `queue`'s jump line (its LINE_FIELDS, numbers), replacing the last one and its
-        count, unless the stored line is a later clock tick's (then False: that one stays).
-        The table's TTL removes it some time after `expires_at`."""
-        item: dict[str, Any] = {
-            "pk": {"S": counter_pk(queue)},
-            "sk": {"S": JUMP_SK},
-            **{name: {"N": repr(float(value))} for name, value in line.items()},
-        }
-        try:
-            self._conditional_put(
-                item,
-                "attribute_not_exists(pk) OR ticked_at <= :ticked_at",
-                {":ticked_at": item["ticked_at"]},
-                f"{queue}'s jump line is a later clock tick's",
-            )
-        except KeyError:
-            raise ValueError(f"a jump line has its ticked_at: {sorted(line)}") from None
-        except StateConflict:
-            return False
-        return True
+    # -- the jump line (core.jump): evaluate writes it in STATE, record_events reads it ------
 
     def jump_line(self, queue: str) -> dict[str, Any] | None:
-        """`queue`'s jump line as stored (plain numbers, keys dropped), None when it has none."""
-        resource = f"{counter_pk(queue)}/{JUMP_SK}"
+        """`queue`'s jump line as its STATE item holds it (plain numbers), with `fired_at` when
+        claimed; None when the item has none. Reads only those two attributes."""
+        resource = f"{queue_pk(queue)}/{STATE_SK}"
         with aws_call("GetItem", resource):
             response = self._client.get_item(
                 TableName=self.table_name,
-                Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": JUMP_SK}},
+                Key={"pk": {"S": queue_pk(queue)}, "sk": {"S": STATE_SK}},
+                ProjectionExpression="#jump, #fired",
+                ExpressionAttributeNames={"#jump": JUMP_FIELD, "#fired": JUMP_FIRED_FIELD},
             )
-        item = response.get("Item")
-        if not item:
+        plain = from_dynamo(deserialize_item(response.get("Item") or {}))
+        line = plain.get(JUMP_FIELD)
+        if not isinstance(line, Mapping):
             return None
-        plain = from_dynamo(deserialize_item(item))
-        for key in ("pk", "sk"):
-            plain.pop(key, None)
-        return dict(plain)
+        fired = plain.get(JUMP_FIRED_FIELD)
+        return {**line, **({} if fired is None else {"fired_at": fired})}
 
-    def _update_line(self, queue: str, since: float, **kwargs: Any) -> dict[str, Any] | None:
-        """One UpdateItem of the jump line counted from `since` and not yet fired; None when the
-        line is gone, another tick's, or fired."""
-        resource = f"{counter_pk(queue)}/{JUMP_SK}"
-        values = {":since": {"N": repr(float(since))}, **kwargs.pop("values")}
+    def queued(self, queue: str, first_second: int, last_second: int) -> int:
+        """Jobs queued in seconds first..last (epoch s) as the counters hold them now: one
+        strongly consistent Query (a batch's own counter writes count), projected to `queued`."""
+        low, high = max(0, first_second), min(MAX_COUNTER_SECOND, last_second)
+        if low > high:
+            return 0
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": counter_pk(queue)},
+                ":lo": {"S": second_sk(low)},
+                ":hi": {"S": second_sk(high)},
+            },
+            "ProjectionExpression": "queued",
+            "ConsistentRead": True,
+        }
+        total = 0
+        while True:
+            with aws_call("Query", counter_pk(queue)):
+                response = self._client.query(**kwargs)
+            for item in response.get("Items", []):
+                try:
+                    total += int(item.get("queued", {}).get("N", "0"))
+                except ValueError:
+                    raise MalformedResponse("Query", f"counter queued {item!r}"[:200]) from None
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return total
+            kwargs["ExclusiveStartKey"] = last
+
+    def claim_jump(self, queue: str, since: float, now: float) -> bool:
+        """Mark the STATE item's jump line counted from `since` claimed at `now` (epoch s);
+        False when it was claimed already (another batch asked for the tick) or replaced."""
+        resource = f"{queue_pk(queue)}/{STATE_SK}"
         try:
-            response = self._client.update_item(
+            self._client.update_item(
                 TableName=self.table_name,
-                Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": JUMP_SK}},
-                ConditionExpression="#since = :since AND attribute_not_exists(#fired_at)",
-                ExpressionAttributeNames={
-                    "#since": "since",
-                    "#fired_at": "fired_at",
-                    **kwargs.pop("names", {}),
+                Key={"pk": {"S": queue_pk(queue)}, "sk": {"S": STATE_SK}},
+                UpdateExpression="SET #fired = :now",
+                # `since` is no reserved word: named as is, the names are the top-level attributes
+                ConditionExpression="#jump.since = :since AND attribute_not_exists(#fired)",
+                ExpressionAttributeNames={"#jump": JUMP_FIELD, "#fired": JUMP_FIRED_FIELD},
+                ExpressionAttributeValues={
+                    ":since": {"N": _number(since)},
+                    ":now": {"N": _number(now)},
                 },
-                ExpressionAttributeValues=values,
-                **kwargs,
             )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return None
+                return False
             raise translate(error, "UpdateItem", resource) from error
         except BotoCoreError as error:
             raise translate(error, "UpdateItem", resource) from error
-        return dict(response)
-
-    def count_arrivals(self, queue: str, since: float, arrived: int) -> float | None:
-        """ADD `arrived` jobs to the line counted from `since` (epoch s); the line's count after
-        it, or None when that line is gone, replaced or fired."""
-        response = self._update_line(
-            queue,
-            since,
-            UpdateExpression="ADD #arrived :arrived",
-            names={"#arrived": "arrived"},
-            values={":arrived": {"N": str(int(arrived))}},
-            ReturnValues="UPDATED_NEW",
-        )
-        if response is None:
-            return None
-        total = response.get("Attributes", {}).get("arrived", {}).get("N")
-        try:
-            return float(total)
-        except (TypeError, ValueError):
-            raise MalformedResponse("UpdateItem", f"jump line count {total!r}") from None
-
-    def claim_jump(self, queue: str, since: float, now: float) -> bool:
-        """Mark the line counted from `since` fired at `now` (epoch s); False when it was fired
-        already (another batch asked for the tick), replaced or gone."""
-        response = self._update_line(
-            queue,
-            since,
-            UpdateExpression="SET #fired_at = :now",
-            values={":now": {"N": repr(float(now))}},
-        )
-        return response is not None
+        return True
 
     def put_model(self, queue: str, model: Mapping[str, Any]) -> None:
         """Store the MODEL item (what `trend_fit` writes)."""

@@ -74,13 +74,6 @@ class StateTable(Protocol):
         ...
 
 
-class LineStore(Protocol):
-    def put_jump_line(self, queue: str, line: Mapping[str, float], /) -> bool:
-        """Store the queue's jump line (`core.jump.line_to_dict`); False when the stored one is
-        a later clock tick's."""
-        ...
-
-
 class TickScheduler(Protocol):
     def schedule(self, ticks: Sequence[tuple[Mapping[str, Any], float]], /) -> list[SendFailure]:
         """Queue each (request, delay in seconds); the entries refused."""
@@ -121,12 +114,12 @@ class CounterTable(Protocol):
 
 class JumpLines(Protocol):
     def jump_line(self, queue: str, /) -> dict[str, Any] | None:
-        """The queue's stored jump line (plain numbers), None when it has none."""
+        """The queue's jump line as its STATE item holds it (plain numbers, `fired_at` once
+        claimed), None when it has none."""
         ...
 
-    def count_arrivals(self, queue: str, since: float, arrived: int, /) -> float | None:
-        """Add `arrived` to the line counted from `since` (epoch s); its new count, or None when
-        that line is gone, replaced or fired."""
+    def queued(self, queue: str, first_second: int, last_second: int, /) -> int:
+        """Jobs queued in seconds first..last (epoch s), as the counters hold them now."""
         ...
 
     def claim_jump(self, queue: str, since: float, now: float, /) -> bool:

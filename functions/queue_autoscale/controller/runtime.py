@@ -21,7 +21,6 @@ from queue_autoscale.controller.config_loader import QueueConfigLoader, build_lo
 from queue_autoscale.controller.ports import (
     DecisionArchive,
     DecisionBus,
-    LineStore,
     OldestAges,
     QueueDepths,
     Services,
@@ -72,9 +71,9 @@ class EvaluateRuntime:
     """Where the queue list comes from (None: the settings' fixed $QUEUES_CONFIG)."""
     ticks: TickScheduler | None = None
     """Queues the minute's later ticks (tick mode); None: no tick queue configured."""
-    lines: LineStore | None = None
-    """Where a clock tick leaves its jump line for the record path (`core.jump`); None: no
-    jump ticks (no tick queue to carry them)."""
+    jump_lines: bool = False
+    """A clock tick leaves its jump line for the record path in the STATE item (`core.jump`):
+    JumpTicks on, and a tick queue to carry the jump ticks."""
 
     def __post_init__(self) -> None:
         if self.config is None:
@@ -131,7 +130,7 @@ def build_runtime(
         config=build_loader(settings, clients),
         invoker=FunctionInvoker(clients.lambda_) if clients.lambda_ is not None else None,
         ticks=TickQueue(sqs, tick_url) if tick_url else None,
-        lines=table if tick_url else None,
+        jump_lines=bool(tick_url) and settings.jump_ticks,
         publish_fleet_metrics=partial(emf_fleet_metrics, floors=fleet_floors(settings)),
         clock=clock,
         sleep=sleep,

@@ -22,6 +22,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from queue_autoscale.adapters.dynamodb import JUMP_FIELD
 from queue_autoscale.adapters.ecs import ServiceRef
 from queue_autoscale.adapters.errors import AdapterError, StateConflict
 from queue_autoscale.adapters.eventbridge import MAX_ENTRIES, DecisionEvent, EntryFailure
@@ -200,7 +201,13 @@ def evaluate_queue(
             where = {"shard": stored.get("shard"), "ticked_at": stored.get("ticked_at")}
         else:
             kept, where = evaluation.state, {"shard": shard.label, "ticked_at": now}
-        document = {**state_to_dict(kept), **where, ANNOUNCED: announced}
+        line = _jump_line(runtime, decision, settings, snapshot, now, jump)
+        document = {
+            **state_to_dict(kept),
+            **where,
+            ANNOUNCED: announced,
+            **({} if line is None else {JUMP_FIELD: line}),
+        }
         runtime.table.write_state(queue, document, state.version)
     except StateConflict:
         outcome.conflict = True
@@ -220,7 +227,6 @@ def evaluate_queue(
             outcome.applied = True
         except AdapterError as error:
             outcome.errors.append(str(error))
-    _draw_line(runtime, outcome, settings, snapshot, now, jump)
     return outcome
 
 
@@ -263,34 +269,26 @@ def jump_note(jump: JumpTick) -> str:
     )
 
 
-def _draw_line(
+def _jump_line(
     runtime: EvaluateRuntime,
-    outcome: QueueOutcome,
+    decision: Decision,
     settings: QueueSettings,
     snapshot: QueueSnapshot,
     now: float,
     jump: JumpTick | None,
-) -> None:
-    """Leave the record path the line this tick sized on (`core.jump`): a clock tick's from its
-    arrival rate and the snapshot's dispersion, a jump tick's line moved to now. None where
-    jumps cannot help (S > L + I), without a tick queue, for a policy that keeps the clock, or
-    when the tick held on its inputs; a failed write is the queue's error, not its tick's."""
-    decision = outcome.decision
-    if runtime.lines is None or runtime.policy not in TICKED_ON_JUMPS or decision is None:
-        return
-    if not decision.inputs_ok:
-        return
+) -> dict[str, float] | None:
+    """The line this tick leaves the record path in the STATE item (`core.jump`): a clock tick's
+    from its arrival rate and the snapshot's dispersion, a jump tick's line moved to now. None
+    where jumps cannot help (S > L + I), without jump ticks, for a policy that keeps the clock,
+    or when the tick held on its inputs."""
+    if not runtime.jump_lines or runtime.policy not in TICKED_ON_JUMPS or not decision.inputs_ok:
+        return None
     if jump is not None:
         line: JumpLine | None = moved(jump.line, now)
     else:
         dispersion = long_window_dispersion(snapshot, settings.percentile)
         line = jump_line(settings, decision.arrival_rate, dispersion, now)
-    if line is None:
-        return
-    try:
-        runtime.lines.put_jump_line(outcome.queue, line_to_dict(line))
-    except AdapterError as error:
-        outcome.errors.append(f"jump line not stored: {error}")
+    return None if line is None else line_to_dict(line)
 
 
 SLA_FIELDS = ("sla_seconds", "percentile", "predicted_pickup_seconds")

@@ -7,13 +7,15 @@ that the arrivals since the last tick passed what that tick sized on, and ask fo
 
 The line is the move tests' (`predictive_knobs.move_sigmas`), for one look a second: the
 arrivals A over the s seconds since the tick jump where A - r s > z sqrt(D max(r s, 1)), r the
-rate (jobs/s) and D the per-second index of dispersion the tick read, z of one false alarm an
-hour at a look a second (3.64). A jump tick decides as any tick, but keeps the clock tick's
+rate (jobs/s) and D the per-second index of dispersion the tick read, z of half a false alarm
+an hour at a look a second (3.64). A false jump only asks for a tick, which orders only where
+its own tests read a move. A jump tick decides as any tick, but keeps the clock tick's
 readings (`keep_readings`): its growth and move tests read over the whole time since that tick.
 
-In production the clock tick stores its line beside the queue's counters (`line_to_dict`); the
-record path adds each batch's arrivals queued since the line's second to it and, on a jump,
-claims the line once and asks the tick queue for a tick of that queue (docs/decision.md).
+In production the clock tick stores its line in the queue's STATE item (`line_to_dict`); after
+each batch the record path counts the jobs queued since the line's second from the counters and,
+on a jump, claims the line once and asks the tick queue for a tick of that queue
+(docs/decision.md).
 """
 
 from __future__ import annotations
@@ -64,13 +66,19 @@ class JumpLine:
         return excess * excess > self.sigmas**2 * self.dispersion * max(expected, 1.0)
 
 
+def draws_lines(settings: QueueSettings) -> bool:
+    """Whether a clock tick of this queue leaves a line: S <= L + I, where an onset's jobs are
+    due before the next clock tick's order lands."""
+    return settings.sla_seconds <= settings.forecast_horizon_seconds
+
+
 def jump_line(
     settings: QueueSettings, rate: float, dispersion: float, now: float
 ) -> JumpLine | None:
     """The line a tick at `now` (epoch s) leaves for the record path; None where S > L + I
     (the next clock tick's order still lands before an onset's jobs are due) or the readings
     are not finite."""
-    if settings.sla_seconds > settings.forecast_horizon_seconds:
+    if not draws_lines(settings):
         return None
     if not (math.isfinite(rate) and rate >= 0 and math.isfinite(dispersion)):
         return None

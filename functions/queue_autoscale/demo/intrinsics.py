@@ -36,9 +36,18 @@ class Resolver:
             if spec.get("Type") == "CommaDelimitedList" and isinstance(value, str):
                 value = value.split(",") if value else []
             self._values[name] = value
-        self._conditions = {
-            name: bool(self.resolve(body)) for name, body in template.get("Conditions", {}).items()
-        }
+        self._bodies: dict[str, Any] = dict(template.get("Conditions", {}))
+        self._conditions: dict[str, bool] = {}
+        for name in self._bodies:
+            self._condition(name)
+
+    def _condition(self, name: str) -> bool:
+        """A condition's value, evaluated once (one condition may name another, `Condition`)."""
+        if name not in self._conditions:
+            if name not in self._bodies:
+                raise EmulatorError(f"Condition {name}: not in the template's Conditions")
+            self._conditions[name] = bool(self.resolve(self._bodies[name]))
+        return self._conditions[name]
 
     @property
     def conditions(self) -> dict[str, bool]:
@@ -67,12 +76,12 @@ class Resolver:
             "Fn::Join": lambda a: self.resolve(a[0]).join(str(v) for v in self.resolve(a[1])),
             "Fn::Split": lambda a: self.resolve(a[1]).split(self.resolve(a[0])),
             "Fn::Select": lambda a: self.resolve(a[1])[int(self.resolve(a[0]))],
-            "Fn::If": lambda a: self.resolve(a[1] if self._conditions[a[0]] else a[2]),
+            "Fn::If": lambda a: self.resolve(a[1] if self._condition(a[0]) else a[2]),
             "Fn::Equals": lambda a: self.resolve(a[0]) == self.resolve(a[1]),
             "Fn::Not": lambda a: not self.resolve(a[0]),
             "Fn::And": lambda a: all(self.resolve(v) for v in a),
             "Fn::Or": lambda a: any(self.resolve(v) for v in a),
-            "Condition": lambda name: self._conditions[name],
+            "Condition": self._condition,
         }
 
     def _ref(self, name: str) -> Any:

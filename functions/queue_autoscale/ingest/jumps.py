@@ -1,11 +1,12 @@
 """Jump ticks: after a batch's counters, ask for a tick of each queue whose arrivals since its
 last clock tick jumped past what that tick sized on (`core.jump`, docs/decision.md).
 
-Per queue with `queued` events in the batch: read its jump line (one GetItem); add the batch's
-arrivals queued at or after the line's second to the line's count (one conditional UpdateItem,
-which returns the count); when the count passes the line, claim the line (one conditional
-UpdateItem, so one batch asks once) and queue a tick of that queue on the tick queue. Counting
-by the second each job was queued, not by when its event arrives here, keeps the events of the
+Per queue with `queued` events in the batch, once its counters are written: read its jump line
+(one GetItem); if the batch queued jobs since the line's second, count the jobs queued from that
+second until now in the counters (one strongly consistent Query: this batch's writes and every
+finished batch's, each message once); when the count passes the line, claim the line (one
+conditional UpdateItem, so one batch asks once) and queue a tick of that queue on the tick
+queue. Counting by the second each job was queued, not by when its event arrives here, keeps the
 seconds the clock tick already read out of the count.
 
 A jump is the controller's shortcut, never a batch's duty: a failed read or write, a malformed
@@ -14,6 +15,7 @@ line or a refused message is logged and costs only that queue's jump tick; no me
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,8 +44,8 @@ def queued_by_queue(
 
 
 def jump_of(runtime: RecordRuntime, queue: str, seconds: QueuedSeconds, now: float) -> Any:
-    """The tick request for `queue` when its arrivals since its line's second, with this
-    batch's, passed the line (and this batch claimed it); else None. `now` epoch s."""
+    """The tick request for `queue` when the jobs queued from its line's second to `now` (epoch
+    s), this batch's among them, passed the line and this batch claimed it; else None."""
     assert runtime.jumps is not None
     raw = runtime.jumps.jump_line(queue)
     if raw is None or raw.get("fired_at") is not None:
@@ -53,16 +55,14 @@ def jump_of(runtime: RecordRuntime, queue: str, seconds: QueuedSeconds, now: flo
     except ValueError as error:
         logger.warning("jump line unusable", queue=queue, error=str(error))
         return None
-    arrived = sum(count for second, count in seconds.items() if second >= line.since)
-    until = min(now, max(seconds) + 1.0)  # the newest second counted, whole
-    if not arrived or until > line.expires_at:
-        return None
-    total = runtime.jumps.count_arrivals(queue, line.since, arrived)
-    if total is None or not line.passed(total, until):
+    if max(seconds) < line.since or not line.since < now <= line.expires_at:
+        return None  # nothing new to count, or no line to count against
+    arrived = runtime.jumps.queued(queue, int(line.since), math.floor(now))
+    if not line.passed(arrived, now):
         return None
     if not runtime.jumps.claim_jump(queue, line.since, now):
         return None
-    return {"jump": queue, "line": line_to_dict(line), "arrived": total, "until": until}
+    return {"jump": queue, "line": line_to_dict(line), "arrived": arrived, "until": now}
 
 
 def ask_for_jump_ticks(

@@ -37,6 +37,7 @@ from queue_autoscale.operator.cost_inputs import (
     share_at,
     stack_hour_share,
 )
+from queue_autoscale.operator.cost_jumps import jump_usage
 from queue_autoscale.operator.cost_record import IngestRates, ingest_rates
 from queue_autoscale.operator.prices import Prices, metrics_month_usd
 
@@ -297,6 +298,13 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
             write_units / 1e6 * prices.dynamodb_per_million_write_units,
         ),
         *event_archive(workload, shape, rates, prices),
+        *jump_usage(
+            workload,
+            shape,
+            rates,
+            prices,
+            evaluate_plan(replace(workload, queues=1), shape).seconds,
+        ),
     ]
     if shape.record.tracing:
         batches = rates.batches

@@ -41,12 +41,15 @@ def template_shape(
     per_queue_metrics: bool = False,
     tracing: bool = False,
     platform_logs: bool = False,
+    jump_ticks: bool = True,
 ) -> StackShape:
     """The shape of the checkout's template.yaml (the command runs from the repository), with
     EvaluateMemorySize overridden when given (MB), DashboardEnabled when `dashboard`,
     PerQueueMetrics when `per_queue_metrics`, EvaluateTracing=Active when `tracing` and
-    FunctionSystemLogLevel=INFO when `platform_logs`."""
+    FunctionSystemLogLevel=INFO when `platform_logs`, JumpTicks=false unless `jump_ticks`."""
     overrides: dict[str, object] = {}
+    if not jump_ticks:
+        overrides["JumpTicks"] = "false"
     if platform_logs:
         overrides["FunctionSystemLogLevel"] = "INFO"
     if tracing:
@@ -160,6 +163,12 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
             help="Bill Lambda's START, END and REPORT lines (FunctionSystemLogLevel=INFO).",
         ),
     ] = False,
+    no_jump_ticks: Annotated[
+        bool,
+        typer.Option(
+            "--no-jump-ticks", help="Bill the stack without jump ticks (JumpTicks=false)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the line items as JSON.")] = False,
 ) -> None:
     """The stack's own monthly AWS bill, by service and line item, in total and per queue."""
@@ -170,7 +179,9 @@ def cost(  # noqa: PLR0913 - a typer command: one parameter per option
         log_retention_days=log_retention_days,
         archive_retention_days=archive_retention_days,
     )
-    shape = template_shape(evaluate_memory, dashboard, per_queue_metrics, tracing, platform_logs)
+    shape = template_shape(
+        evaluate_memory, dashboard, per_queue_metrics, tracing, platform_logs, not no_jump_ticks
+    )
     if as_json:
         lines = usage(workload, shape, US_EAST_1)
         document = {

@@ -97,6 +97,8 @@ class StackShape:
     evaluate_per_tick: bool = False
     """EvaluateTickMode=tick: one evaluate invocation per shard and tick (else one per shard
     and minute that loops the minute)."""
+    jump_ticks: bool = False
+    """JumpTicks=true: jump lines and ticks where the tick queue exists (`operator.cost_jumps`)."""
     events_stream: StreamBuffer | None = None
     """The events' delivery stream (None: one archive PutObject per record batch)."""
     decisions_stream: StreamBuffer | None = None

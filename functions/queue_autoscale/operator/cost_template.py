@@ -179,6 +179,8 @@ def shape(template: Mapping[str, Any], overrides: Mapping[str, Any] | None = Non
         decisions_stream=_stream(resources, "DecisionsDeliveryStream"),
         evaluate_per_tick="EvaluateTickMode" in template["Parameters"]
         and _value(template, {"Ref": "EvaluateTickMode"}, given) == "tick",
+        jump_ticks="JumpTicks" in template["Parameters"]
+        and _value(template, {"Ref": "JumpTicks"}, given) == "true",
     )
 
 

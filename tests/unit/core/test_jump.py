@@ -36,7 +36,9 @@ def test_a_line_only_where_the_next_clock_tick_cannot_save_an_onset() -> None:
     assert line == JumpLine(
         NOW, 20.0, 1.0, move_sigmas(1.0), ticked_at=NOW + 0.7, expires_at=NOW + 20.7
     )
-    assert line.sigmas == pytest.approx(3.64, abs=0.01)  # one false alarm an hour, a look a second
+    assert line.sigmas == pytest.approx(
+        3.64, abs=0.01
+    )  # half a false alarm an hour, a look a second
     assert jump_line(loose, 20.0, 1.0, NOW) is None
     assert jump_line(tight, math.nan, 1.0, NOW) is None
     assert jump_line(tight, 20.0, math.inf, NOW) is None

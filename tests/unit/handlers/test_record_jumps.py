@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -15,7 +15,7 @@ from queue_autoscale.core.jump import JumpLine, line_to_dict
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import record_events
 from queue_autoscale.ingest.runtime import RecordRuntime
-from tests.unit.handlers.test_record_events_handler import NOW, runtime
+from tests.unit.handlers.test_record_events_handler import NOW, FakeTable, runtime
 
 __all__ = ["runtime"]  # the fixture, used by name
 SECOND = int(NOW)
@@ -24,10 +24,12 @@ LINE = JumpLine(SECOND - 3, 2.0, 1.0, 3.64, ticked_at=SECOND - 2.5, expires_at=S
 
 
 class FakeLines:
-    """The jump lines' three calls on a dict, with the faults a test sets."""
+    """The jump lines' three calls: lines on a dict, the queued counts from the runtime's fake
+    counter table (what its writes left), with the faults a test sets."""
 
-    def __init__(self, lines: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, lines: Mapping[str, Mapping[str, Any]], table: FakeTable) -> None:
         self.lines = {queue: dict(line) for queue, line in lines.items()}
+        self.table = table
         self.broken: set[str] = set()
         self.calls: list[tuple[str, str]] = []
 
@@ -38,13 +40,13 @@ class FakeLines:
         line = self.lines.get(queue)
         return None if line is None else dict(line)
 
-    def count_arrivals(self, queue: str, since: float, arrived: int) -> float | None:
-        self.calls.append(("count", queue))
-        line = self.lines[queue]
-        if line.get("since") != since or "fired_at" in line:
-            return None
-        line["arrived"] = line.get("arrived", 0) + arrived
-        return float(line["arrived"])
+    def queued(self, queue: str, first_second: int, last_second: int) -> int:
+        self.calls.append(("queued", queue))
+        return sum(
+            counts.get("queued", 0)
+            for (name, second), counts in self.table.adds.items()
+            if name == queue and first_second <= second <= last_second
+        )
 
     def claim_jump(self, queue: str, since: float, now: float) -> bool:
         self.calls.append(("claim", queue))
@@ -71,7 +73,7 @@ class FakeTicks:
 
 
 def with_jumps(runtime: RecordRuntime, lines: Mapping[str, Mapping[str, Any]]) -> None:
-    runtime.jumps = FakeLines(lines)
+    runtime.jumps = FakeLines(lines, cast("FakeTable", runtime.table))
     runtime.ticks = FakeTicks()
 
 
@@ -109,12 +111,13 @@ def test_arrivals_at_the_rate_sized_on_ask_for_nothing_and_a_jump_asks_once(
     assert request == {
         "jump": "orders",
         "line": line_to_dict(LINE),
-        "arrived": 46.0,
+        "arrived": 46,
         "until": NOW,
     }
     # a further burst is counted by its own counters, but the claimed line asks no more
     record_events.handler(batch(("orders", SECOND - 2, 40)), lambda_context)
     assert len(runtime.ticks.sent) == 1
+    assert runtime.jumps.calls[-1] == ("get", "orders")  # a fired line: no count, no claim
     assert runtime.table.adds[("orders", SECOND - 2)] == {"queued": 40}
 
 
@@ -125,7 +128,7 @@ def test_only_arrivals_queued_since_the_lines_second_count(
     with_jumps(runtime, {"orders": line_to_dict(LINE)})
     record_events.handler(batch(("orders", SECOND - 4, 100), ("orders", SECOND, 8)), lambda_context)
     # THEN only the 8 since count: no jump
-    assert runtime.jumps.lines["orders"]["arrived"] == 8
+    assert runtime.jumps.queued("orders", int(LINE.since), SECOND) == 8
     assert runtime.ticks.sent == []
 
 
@@ -182,7 +185,7 @@ def test_a_message_that_failed_is_not_counted_against_the_line(
 
 
 def test_without_a_tick_queue_no_line_is_read(runtime: Any, lambda_context: Any) -> None:
-    lines = FakeLines({"orders": line_to_dict(LINE)})
+    lines = FakeLines({"orders": line_to_dict(LINE)}, runtime.table)
     runtime.jumps = lines  # a table, but no tick queue to ask (loop mode, 60 s interval)
     record_events.handler(batch(("orders", SECOND, 100)), lambda_context)
     assert lines.calls == []
