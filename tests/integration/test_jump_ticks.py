@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from queue_autoscale.adapters.dynamodb import JUMP_FIELD, JUMP_FIRED_FIELD
+from queue_autoscale.adapters.dynamodb import JUMP_FIELD, JUMP_FIRED_FIELD, LoadTable
 from queue_autoscale.client import EventRecorder
+from queue_autoscale.core import ControllerState
+from queue_autoscale.core.jump import JumpLine, line_to_dict
 from queue_autoscale.core.predictive_knobs import move_sigmas
+from queue_autoscale.core.state import state_to_dict
 from queue_autoscale.demo import sqs_event
 from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
@@ -56,7 +60,7 @@ def stored_state(world: World) -> dict[str, Any]:
     return {name: value.get("N", value.get("S")) for name, value in item.items()}
 
 
-def record(world: World, setup: dict[str, Any], context: Any, seconds: dict[int, int]) -> Any:
+def record(world: Any, setup: dict[str, Any], context: Any, seconds: dict[int, int]) -> Any:
     """Send `count` queued events in each epoch second through the client, hand them to
     record_events as one batch; its answer."""
     recorder = EventRecorder(world.clients.sqs, setup["events_url"], flush_interval_seconds=3600)
@@ -180,3 +184,56 @@ def the_jump_tick_runs_once(
     clock["now"] = NOW + 2 * INTERVAL + 1
     stale = evaluate.handler(as_event(message), lambda_context)
     assert stale["skipped"].startswith("stale:") and stale["ticks"] == 0
+
+
+def test_record_events_claims_the_line_its_state_item_holds_once(
+    kit: Any, clients: Any, function_environ: Any, lambda_context: Any
+) -> None:
+    """The record path alone (no ECS: every endpoint): the line as the evaluate function's
+    STATE write leaves it, the projected read, the counters' consistent Query, the claim on the
+    line's second, and the tick queue."""
+    # GIVEN a queue whose STATE item holds a line of 2 jobs/s drawn at NOW
+    queue, table, bucket = kit.name("orders"), kit.load_table(), kit.bucket()
+    url, _ = tick_queue(kit, clients)
+    events_url = kit.queue("events")
+    line = JumpLine(SECOND, 2.0, 1.0, move_sigmas(1.0), ticked_at=NOW, expires_at=NOW + 20)
+    state = {**state_to_dict(ControllerState(queue=queue)), "ticked_at": NOW, "shard": "0/1"}
+    LoadTable(clients.dynamodb, table).write_state(
+        queue, {**state, JUMP_FIELD: line_to_dict(line)}, 0
+    )
+    recording = RecordSettings.from_environ(
+        function_environ(
+            "RecordEventsFunction",
+            QueuesConfig=json.dumps([{"queue": queue}]),
+            LoadTable=table,
+            ArchiveBucket=bucket,
+            EventsDeadLetterQueue=kit.queue("events-dlq"),
+            EvaluationIntervalSeconds=str(INTERVAL),
+            EvaluateTickQueue=url,
+        )
+    )
+    clock = {"now": NOW + 2.5}
+    record_events.set_runtime(
+        record_events.build_runtime(recording, clients, clock=lambda: clock["now"])
+    )
+    setup = {"events_url": events_url, "events_arn": kit.queue_arn(events_url)}
+    world = SimpleNamespace(queue=queue, clients=clients, kit=kit)
+    try:
+        # WHEN 4 jobs are queued in 2 s THEN nothing is asked
+        record(world, setup, lambda_context, {SECOND: 2, SECOND + 1: 2})
+        assert receive(clients, url, 0) == []
+        # WHEN 40 more arrive in the next second THEN one tick is asked, and the line claimed
+        clock["now"] = NOW + 3.5
+        record(world, setup, lambda_context, {SECOND + 2: 40})
+        (message,) = receive(clients, url, 2)
+        assert json.loads(message["Body"])["arrived"] == 44
+        stored = clients.dynamodb.get_item(
+            TableName=table, Key={"pk": {"S": f"Q#{queue}"}, "sk": {"S": "STATE"}}
+        )["Item"]
+        assert float(stored[JUMP_FIRED_FIELD]["N"]) == NOW + 3.5
+        assert int(stored["version"]["N"]) == 1  # the claim leaves the state's version alone
+        # AND another burst asks for nothing more
+        record(world, setup, lambda_context, {SECOND + 3: 40})
+        assert receive(clients, url, 0) == []
+    finally:
+        record_events.set_runtime(None)

@@ -59,7 +59,8 @@ SKIPPED = {
     "AWS::Lambda::EventSourceMapping": (
         "moto's SQS would invoke the function in Docker on every SendMessage; the demo "
         "polls the events queue and invokes the handler in-process, as the mapping would, "
-        "and runs each evaluate tick itself (the tick queue is left unused)"
+        "and runs each evaluate tick itself on the clock (the tick queue, and the jump ticks "
+        "it would carry, are left unused: tests/integration/test_jump_ticks.py runs those)"
     ),
     "AWS::Lambda::EventInvokeConfig": (
         "the demo and tests invoke the evaluate handler in-process, so Lambda's asynchronous "
