@@ -93,3 +93,9 @@ def test_the_reaction_bound_reacts_to_a_jump_as_soon_as_our_controller_may() -> 
     }
     assert STEP + 2 < first[2] < STEP + 5
     assert first[None] == STEP + 5
+
+
+def test_the_jumps_ablation_keeps_the_clock_and_decides_as_the_policy_does() -> None:
+    # the ablation without jumps ticks as the clock-only run of the policy does, target for
+    # target: the core decision never reads the jumps
+    assert _ticks(60.0, 2, "predictive-no-jumps") == _ticks(60.0, None)

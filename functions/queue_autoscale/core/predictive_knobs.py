@@ -46,6 +46,7 @@ MECHANISMS: tuple[str, ...] = (
     "excused",
     "horizon",
     "returns",
+    "jumps",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -74,7 +75,9 @@ index alone); "returns" keeps, through a fall of the rate as
 deep as the last that came back within the loop window, the workers its return needs until
 workers ordered at it land, for as long as the last took to come back (at least R + W), where
 S < L + I / 2 and no back-tested recurring burst is forecast (core/falls.py,
-`predictive._held`; off: the delayed off keeps what the fallen rate asks)."""
+`predictive._held`; off: the delayed off keeps what the fallen rate asks); "jumps" has the record
+path ask for a tick when the arrivals since the last one jump past its line, where S <= L + I
+(core/jump.py; off: the clock ticks alone; the decision itself does not read it)."""
 
 
 class Knobs(NamedTuple):

@@ -291,7 +291,9 @@ def make_policy(
     if base in POLICIES:
         return CorePolicy(label, POLICIES[base], settings, record, jumps=base in TICKED_ON_JUMPS)
     if base in ABLATIONS:
-        return CorePolicy(label, ablated(ABLATIONS[base]), settings, record, jumps=True)
+        mechanism = ABLATIONS[base]  # "jumps" is the simulated record path's, not the core's
+        core = ablated(mechanism)
+        return CorePolicy(label, core, settings, record, jumps=mechanism != "jumps")
     if base in ("keda", KEDA_NO_DRAIN):
         stabilization = _whole(choice.get("scale_down_stabilization"))
         return KedaPolicy(
