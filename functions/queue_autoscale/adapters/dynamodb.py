@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -381,10 +381,20 @@ class LoadTable:
 
     def counter_rows(self, queue: str, from_second: int, to_second: int) -> list[CounterRow]:
         """Counter rows of a queue with from_second <= second <= to_second, oldest first."""
-        rows: list[CounterRow] = []
+        rows = [
+            parse_counter_item(item) for item in self._counter_items(queue, from_second, to_second)
+        ]
+        rows.sort(key=lambda row: row.second)
+        return rows
+
+    def _counter_items(
+        self, queue: str, from_second: int, to_second: int, **options: Any
+    ) -> Iterator[dict[str, Any]]:
+        """The counter items of a queue with from_second <= second <= to_second, one Query page
+        after another; `options` are the Query's own (a projection, ConsistentRead)."""
         low, high = max(0, from_second), min(MAX_COUNTER_SECOND, to_second)
         if low > high:
-            return rows
+            return
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
@@ -393,17 +403,16 @@ class LoadTable:
                 ":lo": {"S": second_sk(low)},
                 ":hi": {"S": second_sk(high)},
             },
+            **options,
         }
         while True:
             with aws_call("Query", counter_pk(queue)):
                 response = self._client.query(**kwargs)
-            rows.extend(parse_counter_item(item) for item in response.get("Items", []))
+            yield from response.get("Items", [])
             last = response.get("LastEvaluatedKey")
             if not last:
-                break
+                return
             kwargs["ExclusiveStartKey"] = last
-        rows.sort(key=lambda row: row.second)
-        return rows
 
     def read_documents(
         self, queues: Sequence[str]
@@ -571,33 +580,16 @@ class LoadTable:
     def queued(self, queue: str, first_second: int, last_second: int) -> int:
         """Jobs queued in seconds first..last (epoch s) as the counters hold them now: one
         strongly consistent Query (a batch's own counter writes count), projected to `queued`."""
-        low, high = max(0, first_second), min(MAX_COUNTER_SECOND, last_second)
-        if low > high:
-            return 0
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": counter_pk(queue)},
-                ":lo": {"S": second_sk(low)},
-                ":hi": {"S": second_sk(high)},
-            },
-            "ProjectionExpression": "queued",
-            "ConsistentRead": True,
-        }
         total = 0
-        while True:
-            with aws_call("Query", counter_pk(queue)):
-                response = self._client.query(**kwargs)
-            for item in response.get("Items", []):
-                try:
-                    total += int(item.get("queued", {}).get("N", "0"))
-                except ValueError:
-                    raise MalformedResponse("Query", f"counter queued {item!r}"[:200]) from None
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return total
-            kwargs["ExclusiveStartKey"] = last
+        items = self._counter_items(
+            queue, first_second, last_second, ProjectionExpression="queued", ConsistentRead=True
+        )
+        for item in items:
+            try:
+                total += int(item.get("queued", {}).get("N", "0"))
+            except ValueError:
+                raise MalformedResponse("Query", f"counter queued {item!r}"[:200]) from None
+        return total
 
     def claim_jump(self, queue: str, since: float, now: float) -> bool:
         """Mark the STATE item's jump line counted from `since` claimed at `now` (epoch s);
