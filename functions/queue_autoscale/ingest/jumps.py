@@ -30,6 +30,8 @@ from queue_autoscale.telemetry import logger
 
 QueuedSeconds = dict[int, int]
 """Epoch second -> `queued` events of the batch queued in it."""
+JumpRequest = dict[str, Any]
+"""The tick-queue message of a jump: {"jump": queue, "line": {...}, "arrived": n, "until": s}."""
 
 
 def queued_by_queue(
@@ -43,7 +45,9 @@ def queued_by_queue(
     return {queue: dict(seconds) for queue, seconds in counts.items()}
 
 
-def jump_of(runtime: RecordRuntime, queue: str, seconds: QueuedSeconds, now: float) -> Any:
+def jump_of(
+    runtime: RecordRuntime, queue: str, seconds: QueuedSeconds, now: float
+) -> JumpRequest | None:
     """The tick request for `queue` when the jobs queued from its line's second to `now` (epoch
     s), this batch's among them, passed the line and this batch claimed it; else None."""
     assert runtime.jumps is not None
@@ -81,7 +85,7 @@ def ask_for_jump_ticks(
     if not queued:
         return
 
-    def check(queue: str) -> Any:
+    def check(queue: str) -> JumpRequest | None:
         if deadline is not None and runtime.clock() >= deadline:
             return None
         try:
