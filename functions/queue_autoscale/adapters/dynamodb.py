@@ -361,16 +361,20 @@ class LoadTable:
     ) -> bool:
         """One conditional ADD; False when a token was already in the item (nothing added)."""
         expression, condition, names, values = counted_update(counts, expires_at, tokens)
-        resource = f"{counter_pk(queue)}/{second_sk(second)}"
+        return self._conditional_update(
+            {"pk": {"S": counter_pk(queue)}, "sk": {"S": second_sk(second)}},
+            UpdateExpression=expression,
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+
+    def _conditional_update(self, key: dict[str, Any], **request: Any) -> bool:
+        """One UpdateItem of the item at `key` under its ConditionExpression; False when the
+        condition failed (nothing written), the project's error for any other failure."""
+        resource = f"{key['pk']['S']}/{key['sk']['S']}"
         try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"pk": {"S": counter_pk(queue)}, "sk": {"S": second_sk(second)}},
-                UpdateExpression=expression,
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
+            self._client.update_item(TableName=self.table_name, Key=key, **request)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 return False
@@ -594,27 +598,17 @@ class LoadTable:
     def claim_jump(self, queue: str, since: float, now: float) -> bool:
         """Mark the STATE item's jump line counted from `since` claimed at `now` (epoch s);
         False when it was claimed already (another batch asked for the tick) or replaced."""
-        resource = f"{queue_pk(queue)}/{STATE_SK}"
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"pk": {"S": queue_pk(queue)}, "sk": {"S": STATE_SK}},
-                UpdateExpression="SET #fired = :now",
-                # `since` is no reserved word: named as is, the names are the top-level attributes
-                ConditionExpression="#jump.since = :since AND attribute_not_exists(#fired)",
-                ExpressionAttributeNames={"#jump": JUMP_FIELD, "#fired": JUMP_FIRED_FIELD},
-                ExpressionAttributeValues={
-                    ":since": {"N": _number(since)},
-                    ":now": {"N": _number(now)},
-                },
-            )
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
-            raise translate(error, "UpdateItem", resource) from error
-        except BotoCoreError as error:
-            raise translate(error, "UpdateItem", resource) from error
-        return True
+        return self._conditional_update(
+            {"pk": {"S": queue_pk(queue)}, "sk": {"S": STATE_SK}},
+            UpdateExpression="SET #fired = :now",
+            # `since` is no reserved word: named as is, the names are the top-level attributes
+            ConditionExpression="#jump.since = :since AND attribute_not_exists(#fired)",
+            ExpressionAttributeNames={"#jump": JUMP_FIELD, "#fired": JUMP_FIRED_FIELD},
+            ExpressionAttributeValues={
+                ":since": {"N": _number(since)},
+                ":now": {"N": _number(now)},
+            },
+        )
 
     def put_model(self, queue: str, model: Mapping[str, Any]) -> None:
         """Store the MODEL item (what `trend_fit` writes)."""
