@@ -41,9 +41,7 @@ class EvaluateRequest(BaseModel):
     line: dict[str, float] | None = None
     """The jump line that asked for it (`core.jump.line_to_dict`), with `jump`."""
     arrived: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    """A jump tick: the arrivals counted since the line's second (jobs)."""
-    until: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """A jump tick: the end of the seconds counted (epoch s)."""
+    """A jump tick: the arrivals counted since the line's second (jobs), for its reason."""
 
     @model_validator(mode="after")
     def _one_shard(self) -> EvaluateRequest:

@@ -45,11 +45,10 @@ from queue_autoscale.core import (
     state_from_dict,
     state_to_dict,
 )
-from queue_autoscale.core.dispersion import long_window_dispersion
 from queue_autoscale.core.jump import (
     TICKED_ON_JUMPS,
     JumpLine,
-    jump_line,
+    clock_line,
     keep_readings,
     line_to_dict,
     moved,
@@ -286,8 +285,7 @@ def _jump_line(
     if jump is not None:
         line: JumpLine | None = moved(jump.line, now)
     else:
-        dispersion = long_window_dispersion(snapshot, settings.percentile)
-        line = jump_line(settings, decision.arrival_rate, dispersion, now)
+        line = clock_line(settings, snapshot, decision.arrival_rate, now)
     return None if line is None else line_to_dict(line)
 
 

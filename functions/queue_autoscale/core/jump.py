@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from queue_autoscale.core.models import ControllerState, QueueSettings
+from queue_autoscale.core.dispersion import long_window_dispersion
+from queue_autoscale.core.models import ControllerState, QueueSettings, QueueSnapshot
 from queue_autoscale.core.predictive_knobs import move_sigmas
 
 TICKED_ON_JUMPS = ("predictive",)
@@ -90,6 +91,16 @@ def jump_line(
         ticked_at=now,
         expires_at=now + settings.stale_after,
     )
+
+
+def clock_line(
+    settings: QueueSettings, snapshot: QueueSnapshot, rate: float, now: float
+) -> JumpLine | None:
+    """The line a clock tick at `now` (epoch s) leaves, the same in the evaluate function and
+    the simulator: the `rate` it sized on (jobs/s, the decision's) and the per-second dispersion
+    its `snapshot` reads over the long window (`dispersion.long_window_dispersion`)."""
+    dispersion = long_window_dispersion(snapshot, settings.percentile)
+    return jump_line(settings, rate, dispersion, now)
 
 
 def moved(line: JumpLine, now: float) -> JumpLine:

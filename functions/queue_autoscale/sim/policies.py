@@ -15,8 +15,7 @@ from queue_autoscale.core import (
 from queue_autoscale.core import (
     Policy as CoreFunction,
 )
-from queue_autoscale.core.dispersion import long_window_dispersion
-from queue_autoscale.core.jump import TICKED_ON_JUMPS, JumpLine, jump_line, keep_readings, moved
+from queue_autoscale.core.jump import TICKED_ON_JUMPS, JumpLine, clock_line, keep_readings, moved
 from queue_autoscale.core.predictive import ablated
 from queue_autoscale.core.predictive_knobs import MECHANISMS
 from queue_autoscale.sim.arrivals import ArrivalError, Counts
@@ -82,9 +81,8 @@ class CorePolicy:
         evaluation = self.function(snapshot, self.settings, self.state, view.now, None)
         self.state = evaluation.state
         if self.jumps:
-            dispersion = long_window_dispersion(snapshot, self.settings.percentile)
             rate = evaluation.decision.arrival_rate
-            self.line = jump_line(self.settings, rate, dispersion, view.now)
+            self.line = clock_line(self.settings, snapshot, rate, view.now)
         return self._decided(evaluation.decision)
 
     def decide_jump(self, view: FleetView) -> int:
