@@ -30,10 +30,10 @@ from queue_autoscale.operator.cost_inputs import (
     MINUTES_PER_MONTH,
     SECONDS_PER_MONTH,
     STATE_WRITE_UNITS,
-    FunctionShape,
     StackShape,
     Usage,
     Workload,
+    has_tick_queue,
     share_at,
     stack_hour_share,
 )
@@ -113,10 +113,6 @@ def _traces(item: str, traces: float, prices: Prices) -> Usage:
     return Usage("X-Ray", item, traces, "traces", traces / 1e6 * prices.xray_per_million_traces)
 
 
-def _lambda_gb_second(function: FunctionShape, prices: Prices) -> float:
-    return prices.lambda_arm_gb_second if function.arm64 else prices.lambda_x86_gb_second
-
-
 def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage]:
     month = evaluate_plan(workload, shape)
     invocations = month.invocations
@@ -133,7 +129,7 @@ def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usa
             f"{shape.evaluate.memory_mb} MB {arch})",
             gb_seconds,
             "GB-s",
-            gb_seconds * _lambda_gb_second(shape.evaluate, prices),
+            gb_seconds * shape.evaluate.gb_second_usd(prices),
         ),
         Usage(
             "Lambda",
@@ -150,8 +146,7 @@ def _evaluate(workload: Workload, shape: StackShape, prices: Prices) -> list[Usa
             MINUTES_PER_MONTH / 1e6 * prices.scheduler_per_million_invocations,
         ),
     ]
-    if shape.evaluate_per_tick and tick_count(workload.interval_seconds) > 1:
-        # the template's HasTickQueue: no later tick in the minute, no tick queue
+    if has_tick_queue(workload, shape):
         lines.append(_tick_queue(workload, prices))
     if shape.evaluate.tracing:
         lines.append(_traces("evaluate traces (one per invocation)", invocations, prices))
@@ -273,7 +268,7 @@ def _record(workload: Workload, shape: StackShape, prices: Prices) -> list[Usage
             f"{'arm64' if shape.record.arm64 else 'x86_64'})",
             gb_seconds,
             "GB-s",
-            gb_seconds * _lambda_gb_second(shape.record, prices),
+            gb_seconds * shape.record.gb_second_usd(prices),
         ),
         Usage(
             "Lambda",

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from queue_autoscale.controller.tick import tick_count
 from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS, PRODUCER_FLUSH_SECONDS
+
+if TYPE_CHECKING:
+    from queue_autoscale.operator.prices import Prices
 
 HOURS_PER_MONTH: Final = 730.0
 MINUTES_PER_MONTH: Final = HOURS_PER_MONTH * 60
@@ -45,6 +49,10 @@ class FunctionShape:
     platform_lines: bool = True
     """Lambda writes its START, END and REPORT lines (SystemLogLevel INFO or DEBUG, or no
     LoggingConfig level); WARN writes none."""
+
+    def gb_second_usd(self, prices: Prices) -> float:
+        """Lambda's price of one GB-second on this function's architecture."""
+        return prices.lambda_arm_gb_second if self.arm64 else prices.lambda_x86_gb_second
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,3 +324,8 @@ class Usage:
     quantity: float
     unit: str
     usd: float
+
+
+def has_tick_queue(workload: Workload, shape: StackShape) -> bool:
+    """The template's HasTickQueue: tick mode with later ticks in the minute (none at 60 s)."""
+    return shape.evaluate_per_tick and tick_count(workload.interval_seconds) > 1

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from queue_autoscale.controller.tick import tick_count
 from queue_autoscale.core.jump import draws_lines
 from queue_autoscale.core.models import QueueSettings
 from queue_autoscale.operator.cost_inputs import (
@@ -24,6 +23,7 @@ from queue_autoscale.operator.cost_inputs import (
     StackShape,
     Usage,
     Workload,
+    has_tick_queue,
 )
 from queue_autoscale.operator.cost_record import IngestRates
 from queue_autoscale.operator.prices import Prices
@@ -41,8 +41,7 @@ def has_jump_ticks(workload: Workload, shape: StackShape) -> bool:
         sla_seconds=workload.sla_seconds,
         evaluation_interval_seconds=workload.interval_seconds,
     )
-    has_queue = shape.evaluate_per_tick and tick_count(workload.interval_seconds) > 1
-    return shape.jump_ticks and has_queue and draws_lines(settings)
+    return shape.jump_ticks and has_tick_queue(workload, shape) and draws_lines(settings)
 
 
 def jump_usage(
@@ -68,7 +67,7 @@ def jump_usage(
     writes = 2 * state_write * jumps
     reads = checks * (state_read + query_units) + (state_read + query_units + 0.5) * jumps
     gb_seconds = jumps * tick_seconds * shape.evaluate.memory_mb / 1024
-    gb_price = prices.lambda_arm_gb_second if shape.evaluate.arm64 else prices.lambda_x86_gb_second
+    gb_price = shape.evaluate.gb_second_usd(prices)
     return [
         Usage(
             "DynamoDB",
