@@ -114,6 +114,12 @@ def test_a_jump_in_arrivals_ticks_its_queue_between_clock_ticks(
     jumpy: dict[str, Any], clients: Any, lambda_context: Any
 ) -> None:
     world, url, clock, setup = jumpy["world"], jumpy["url"], jumpy["clock"], jumpy
+    # GIVEN the clock ticked the queue once before: a queue's first tick draws no line (no tick
+    # watched its windows)
+    clock["now"] = NOW - INTERVAL
+    evaluate.handler({"once": True}, lambda_context)
+    assert JUMP_FIELD not in stored_state(world)
+    clock["now"] = NOW
     # WHEN the clock ticks
     answer = evaluate.handler({"once": True}, lambda_context)
     assert answer["decisions"][0]["queue"] == world.queue

@@ -106,3 +106,37 @@ def test_simulate_writes_every_core_decision(tmp_path: Path) -> None:
     last = records[-1]
     assert {"terms", "target", "reason", "constraints", "oldest_age_seconds"} <= last.keys()
     assert 15 <= last["target"] <= 40  # 20 jobs/s of 1 s jobs
+
+
+@pytest.mark.parametrize(
+    ("args", "jumps"),
+    [
+        pytest.param([], True, id="default"),
+        pytest.param(["--no-jump-ticks"], False, id="no-jump-ticks"),
+        pytest.param(["--interval", "60"], False, id="no-tick-queue-at-60-s"),
+    ],
+)
+def test_simulate_ticks_on_jumps_as_the_stack_does(
+    tmp_path: Path, args: list[str], jumps: bool
+) -> None:
+    # GIVEN a flash crowd at a 30 s SLA, which a clock tick's order cannot save (lead 60 s)
+    out = tmp_path / "decisions.jsonl"
+    result = runner.invoke(
+        app,
+        ["simulate", "--scenario", "flash-crowd", "--policy", "predictive", "--sla", "30",
+         "--decisions", str(out), *args],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    # THEN as the stack deployed with its defaults, our controller also ticks between clock
+    # ticks when the arrivals jump; with JumpTicks off, or at a 60 s interval (no tick queue to
+    # carry them), on the clock alone
+    interval = 60.0 if "60" in args else 10.0
+    off_clock = [
+        r["elapsed_seconds"]
+        for r in map(json.loads, out.read_text().splitlines())
+        if r["elapsed_seconds"] % interval
+    ]
+    assert bool(off_clock) is jumps
+    # the crowd begins at 2,400 s (600 s of warm-up, then 30 minutes at 5 jobs/s): the jumps
+    # are its first minute's (2,403, 2,406, 2,409, 2,415 and 2,428 s)
+    assert not jumps or all(2400 < at < 2460 for at in off_clock)

@@ -200,7 +200,7 @@ def evaluate_queue(
             where = {"shard": stored.get("shard"), "ticked_at": stored.get("ticked_at")}
         else:
             kept, where = evaluation.state, {"shard": shard.label, "ticked_at": now}
-        line = _jump_line(runtime, decision, settings, snapshot, now, jump)
+        line = _jump_line(runtime, decision, settings, snapshot, state, now, jump)
         document = {
             **state_to_dict(kept),
             **where,
@@ -273,11 +273,13 @@ def _jump_line(
     decision: Decision,
     settings: QueueSettings,
     snapshot: QueueSnapshot,
+    read: ControllerState,
     now: float,
     jump: JumpTick | None,
 ) -> dict[str, float] | None:
     """The line this tick leaves the record path in the STATE item (`core.jump`): a clock tick's
-    from its arrival rate and the snapshot's dispersion, a jump tick's line moved to now. None
+    from its arrival rate and the snapshot's dispersion (none on the queue's first tick: the
+    state it `read` holds no sample), a jump tick's line moved to now. None
     where jumps cannot help (S > L + I), without jump ticks, for a policy that keeps the clock,
     or when the tick held on its inputs."""
     if not runtime.jump_lines or runtime.policy not in TICKED_ON_JUMPS or not decision.inputs_ok:
@@ -285,7 +287,7 @@ def _jump_line(
     if jump is not None:
         line: JumpLine | None = moved(jump.line, now)
     else:
-        line = clock_line(settings, snapshot, decision.arrival_rate, now)
+        line = clock_line(settings, snapshot, read, decision.arrival_rate, now)
     return None if line is None else line_to_dict(line)
 
 

@@ -32,6 +32,9 @@ from queue_autoscale.core.predictive_knobs import move_sigmas
 TICKED_ON_JUMPS = ("predictive",)
 """The policies the record path may tick between their clock ticks (the seeded baseline keeps
 the clock alone, as it was seeded)."""
+SCHEDULE_SECONDS = 60.0
+"""The evaluate function's schedule, s: once a minute. The minute's later ticks, and the jump
+ticks, ride the tick queue."""
 LOOK_SECONDS = 1.0
 """How often the record path looks (s): each second's counts, as it writes them."""
 
@@ -67,6 +70,13 @@ class JumpLine:
         return excess * excess > self.sigmas**2 * self.dispersion * max(expected, 1.0)
 
 
+def tick_queue_at(interval_seconds: float) -> bool:
+    """Whether the stack (in tick mode) has a tick queue at this evaluation interval (s): only
+    where a minute holds more than one tick (the template's HasTickQueue). Jump ticks ride it,
+    so there are none without it."""
+    return interval_seconds < SCHEDULE_SECONDS
+
+
 def draws_lines(settings: QueueSettings) -> bool:
     """Whether a clock tick of this queue leaves a line: S <= L + I, where an onset's jobs are
     due before the next clock tick's order lands."""
@@ -94,11 +104,20 @@ def jump_line(
 
 
 def clock_line(
-    settings: QueueSettings, snapshot: QueueSnapshot, rate: float, now: float
+    settings: QueueSettings,
+    snapshot: QueueSnapshot,
+    state: ControllerState,
+    rate: float,
+    now: float,
 ) -> JumpLine | None:
     """The line a clock tick at `now` (epoch s) leaves, the same in the evaluate function and
     the simulator: the `rate` it sized on (jobs/s, the decision's) and the per-second dispersion
-    its `snapshot` reads over the long window (`dispersion.long_window_dispersion`)."""
+    its `snapshot` reads over the long window (`dispersion.long_window_dispersion`). None on the
+    queue's first tick (`state`, the one the tick read, holds no sample): its windows were
+    watched by no tick, so what they read is no rate to test arrivals against (a line at 0
+    jobs/s would ask for a tick every few seconds until the next clock tick)."""
+    if not state.samples:
+        return None
     dispersion = long_window_dispersion(snapshot, settings.percentile)
     return jump_line(settings, rate, dispersion, now)
 

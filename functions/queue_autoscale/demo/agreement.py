@@ -85,7 +85,8 @@ def simulate_archive(archive: Path, config: QueueConfig) -> Agreement:
     from queue_autoscale.sim.replay import archive_input, run_replay  # noqa: PLC0415 (numpy)
     from queue_autoscale.sim.runner import RunSpec  # noqa: PLC0415
 
-    replay_input = archive_input(archive, config.queue, (None, None), RunSpec(), config)
+    clock_only = RunSpec(jump_lateness_seconds=None)  # the demo ticks on the clock alone
+    replay_input = archive_input(archive, config.queue, (None, None), clock_only, config)
     recorded = replay_input.recorded
     policy = recorded.policy if recorded is not None else DEFAULT_POLICY
     replay = run_replay(replay_input, [policy])

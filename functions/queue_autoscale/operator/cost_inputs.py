@@ -9,7 +9,7 @@ import bisect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from queue_autoscale.controller.tick import tick_count
+from queue_autoscale.core.jump import tick_queue_at
 from queue_autoscale.core.models import DEFAULT_EVALUATION_INTERVAL_SECONDS
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS, PRODUCER_FLUSH_SECONDS
 
@@ -328,4 +328,4 @@ class Usage:
 
 def has_tick_queue(workload: Workload, shape: StackShape) -> bool:
     """The template's HasTickQueue: tick mode with later ticks in the minute (none at 60 s)."""
-    return shape.evaluate_per_tick and tick_count(workload.interval_seconds) > 1
+    return shape.evaluate_per_tick and tick_queue_at(workload.interval_seconds)

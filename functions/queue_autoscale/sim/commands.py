@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -118,6 +119,13 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option(help="RabbitMQ: each worker's prefetch count (jobs it holds unacked)."),
         ] = None,
+        jump_ticks: Annotated[
+            bool,
+            typer.Option(
+                help="Our controller also ticks when the arrivals jump between clock ticks, as "
+                "the stack's JumpTicks (none at an --interval of 60 s: no tick queue)."
+            ),
+        ] = True,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the scores here.")
         ] = None,
@@ -199,6 +207,8 @@ def register(app: typer.Typer) -> None:
                 partitions=partitions,
                 prefetch=prefetch,
             )
+            if not jump_ticks:
+                spec = replace(spec, jump_lateness_seconds=None)
             outputs = (("--json", json_out), ("--decisions", decisions_out), ("--plot", plot_out))
             if replay_options.given:
                 for option, path in outputs:

@@ -78,11 +78,14 @@ class CorePolicy:
     def decide(self, view: FleetView) -> int:
         """One evaluate tick on the clock."""
         snapshot = view.snapshot(self.settings.queue, self.settings.sla_seconds)
-        evaluation = self.function(snapshot, self.settings, self.state, view.now, None)
+        read, evaluation = (
+            self.state,
+            self.function(snapshot, self.settings, self.state, view.now, None),
+        )
         self.state = evaluation.state
         if self.jumps:
             rate = evaluation.decision.arrival_rate
-            self.line = clock_line(self.settings, snapshot, rate, view.now)
+            self.line = clock_line(self.settings, snapshot, read, rate, view.now)
         return self._decided(evaluation.decision)
 
     def decide_jump(self, view: FleetView) -> int:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from queue_autoscale.core import DEFAULT_EVALUATION_INTERVAL_SECONDS, Decision, QueueSettings
+from queue_autoscale.core.jump import tick_queue_at
+from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS
 from queue_autoscale.sim.arrivals import ArrivalError, Counts, read_trace, scenario
 from queue_autoscale.sim.engine import RunResult, run_policy
 from queue_autoscale.sim.peers import StaticPolicy
@@ -126,9 +128,12 @@ class RunSpec:
     """Seconds of the newest counters a tick does not see yet (`FleetSpec`'s, >= 0)."""
     first_tick_seconds: int = 0
     """Seconds from time 0 to the first tick (`FleetSpec`'s, >= 0)."""
-    jump_lateness_seconds: int | None = None
+    jump_lateness_seconds: int | None = EVENTS_BATCHING_WINDOW_SECONDS
     """Seconds the record path counts an arrival after it, for our controller's jump ticks
-    (`FleetSpec`'s, >= 0; None: clock ticks only)."""
+    (`FleetSpec`'s, >= 0): the events queue's batching window, as the stack deployed with its
+    defaults (JumpTicks true). None: clock ticks only (JumpTicks false). At an interval of a
+    minute or more the stack has no tick queue for jump ticks to travel on, so `fleet` reads
+    None there whatever this says."""
 
     def __post_init__(self) -> None:
         checks: dict[str, tuple[bool, object, str]] = {  # option: (ok, value, the bound)
@@ -203,7 +208,9 @@ class RunSpec:
             prefetch=self.prefetch,
             counter_delay_seconds=self.counter_delay_seconds,
             first_tick_seconds=self.first_tick_seconds,
-            jump_lateness_seconds=self.jump_lateness_seconds,
+            jump_lateness_seconds=(
+                self.jump_lateness_seconds if tick_queue_at(self.interval_seconds) else None
+            ),
         )
 
     def settings(self) -> QueueSettings:

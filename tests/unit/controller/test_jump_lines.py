@@ -24,7 +24,11 @@ def test_a_clock_tick_draws_the_line_it_sized_on_where_a_jump_can_help() -> None
     # its jobs' deadline
     runtime = build(interval=10, sla_seconds=30)
     runtime.jump_lines = True
-    # WHEN the clock ticks
+    # WHEN the clock ticks the queue for the first time
+    run_tick(runtime, NOW - 9.6, 10.0, WHOLE)
+    # THEN it draws no line: its windows were watched by no tick before, so they read no rate
+    assert JUMP_FIELD not in stored(runtime.table)
+    # WHEN the clock ticks again
     (orders,) = run_tick(runtime, NOW + 0.4, 10.0, WHOLE)
     # THEN its STATE item holds the line it sized on, counted from the tick's second
     raw = stored(runtime.table)[JUMP_FIELD]
@@ -49,15 +53,22 @@ def test_no_line_where_no_jump_tick_can_help_or_come(
 ) -> None:
     runtime = build(interval=10, sla_seconds=sla)
     runtime.jump_lines, runtime.policy = jump_lines, policy
+    run_tick(runtime, NOW - 10.0, 10.0, WHOLE)  # a first tick draws none anywhere
     (outcome,) = run_tick(runtime, NOW, 10.0, WHOLE)
     assert outcome.decision is not None and not outcome.errors
     assert JUMP_FIELD not in stored(runtime.table)
 
 
 def test_a_tick_that_holds_on_its_inputs_draws_no_line() -> None:
+    # GIVEN a queue whose second clock tick drew a line
     runtime = build(interval=10, sla_seconds=30)
     runtime.jump_lines = True
+    run_tick(runtime, NOW - 20.0, 10.0, WHOLE)
+    run_tick(runtime, NOW - 10.0, 10.0, WHOLE)
+    assert JUMP_FIELD in stored(runtime.table)
+    # WHEN the next tick cannot read the queue's depth
     runtime.sqs.depths["orders"] = ServiceUnavailable("GetQueueAttributes", "503")  # type: ignore[attr-defined]
     (outcome,) = run_tick(runtime, NOW, 10.0, WHOLE)
+    # THEN it holds, and the STATE item it writes holds no line
     assert outcome.decision is not None and not outcome.decision.inputs_ok
     assert JUMP_FIELD not in stored(runtime.table)

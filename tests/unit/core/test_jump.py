@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from queue_autoscale.core import ControllerState, Sample
 from queue_autoscale.core.jump import (
     JumpLine,
+    clock_line,
     jump_line,
     keep_readings,
     line_from_dict,
@@ -20,7 +21,7 @@ from queue_autoscale.core.jump import (
 )
 from queue_autoscale.core.models import Order
 from queue_autoscale.core.predictive_knobs import move_sigmas
-from tests.unit.core.builders import NOW, settings
+from tests.unit.core.builders import NOW, settings, snapshot
 
 
 def test_a_line_only_where_the_next_clock_tick_cannot_save_an_onset() -> None:
@@ -42,6 +43,24 @@ def test_a_line_only_where_the_next_clock_tick_cannot_save_an_onset() -> None:
     assert jump_line(loose, 20.0, 1.0, NOW) is None
     assert jump_line(tight, math.nan, 1.0, NOW) is None
     assert jump_line(tight, 20.0, math.inf, NOW) is None
+
+
+def test_a_queues_first_clock_tick_draws_no_line() -> None:
+    # GIVEN a queue whose SLA the next clock tick cannot save, read at 20 jobs/s
+    tight = settings(
+        sla_seconds=30.0, provisioning_lead_seconds=60.0, evaluation_interval_seconds=10.0
+    )
+    read = snapshot(arrival_rate=20.0)
+    first = ControllerState("jobs")
+    later = ControllerState(
+        "jobs", samples=(Sample(at=NOW - 10, arrival_rate=20.0, visible=0, raw_target=21),)
+    )
+    # WHEN its first tick (a state with no sample) and a later one draw their lines
+    # THEN the first draws none: no tick watched its windows, so they read no rate (at 0 jobs/s
+    # every few arrivals would be a jump until the next clock tick)
+    assert clock_line(tight, read, first, 0.0, NOW) is None
+    line = clock_line(tight, read, later, 20.0, NOW)
+    assert line is not None and (line.since, line.rate) == (NOW, 20.0)
 
 
 def test_a_jump_is_an_excess_past_the_line_over_the_seconds_counted() -> None:
