@@ -8,7 +8,12 @@ Poisson noise by 3 standard deviations), or the queue holds half an SLA of the r
 work, it orders `max_workers` and keeps them until the queue is empty. No cooldown, no
 stabilization. Where the record path asks for jump ticks (`core/jump.py`, the engine's
 `jump_lateness_seconds`), it also reacts the second the arrivals counted since its last tick
-pass that surge test, as our controller may. What it still cannot beat is the provisioning
+are SURGE_FACTOR times the rate it sized for and pass the record path's line at that rate
+(`core.jump.JumpLine`, Poisson dispersion), as our controller may. A second's look takes
+the line's false-alarm rate, not the clock's 3 standard deviations: at 3 a look a second
+would order every worker on the noise of a steady 5 jobs/s several times an hour, and now
+and then just before a surge, which no reacting controller can know. What it still cannot
+beat is the provisioning
 delay: the jobs that arrive from the start of a surge until the first new workers can land.
 On a step surge its compliance is the most a controller that only reacts can keep, from a
 fleet sized for the rate before the step; `queue-autoscale bench` compares the default policy
@@ -22,6 +27,8 @@ from __future__ import annotations
 import math
 
 from queue_autoscale.core import QueueSettings, workers_for_sla
+from queue_autoscale.core.jump import LOOK_SECONDS, JumpLine
+from queue_autoscale.core.predictive_knobs import move_sigmas
 from queue_autoscale.sim.engine import FleetView, Ints
 
 NAME = "reaction-bound"
@@ -80,9 +87,15 @@ class ReactionBoundPolicy:
 
     def jumped(self, counted: Ints, since: int, until: int) -> bool:
         """Whether the arrivals of seconds [since, until) (`counted` cumulative from time 0) are a
-        surge already: the record path asks for a tick then."""
-        return not self.surging and self._surge(
-            float(counted[until] - counted[since]), until - since
+        surge already: SURGE_FACTOR times the rate it sized for, and past the record path's line
+        at that rate (the record path asks for a tick then)."""
+        if self.surging or self.sized_for is None:
+            return False
+        arrived = float(counted[until] - counted[since])
+        line = JumpLine(float(since), self.sized_for, 1.0, move_sigmas(LOOK_SECONDS))
+        seconds = until - since
+        return arrived > SURGE_FACTOR * self.sized_for * seconds and line.passed(
+            arrived, float(until)
         )
 
     def decide_jump(self, view: FleetView) -> int:
