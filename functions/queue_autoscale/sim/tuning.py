@@ -369,12 +369,15 @@ PEER_CODE: tuple[str, ...] = (
     "sim/peers/static.py",
     "sim/peers/target_tracking.py",
     "core/queueing.py",
+    "core/jump.py",
+    "core/predictive_knobs.py",
 )
 """What a peer's or the reaction bound's run depends on (paths in the package): the key of
-their cached runs. Not covered: a peer's decision record (`sim/peers/_record.py`, the core's
-record builder), which no score reads, and the few core constants these read from elsewhere
-(the flaps' `REVISIT_SECONDS`, the counters' look-back); empty the cache when one of those
-changes."""
+their cached runs (the bound's jump test is the record path's line, `core/jump.py`, at the
+move tests' z, `core/predictive_knobs.py`). Not covered: a peer's decision record
+(`sim/peers/_record.py`, the core's record builder), which no score reads, and the few core
+constants these read from elsewhere (the flaps' `REVISIT_SECONDS`, the counters' look-back);
+empty the cache when one of those changes."""
 
 
 PACKAGE = Path(queue_autoscale.__file__).parent
