@@ -65,22 +65,46 @@ def test_a_queues_first_clock_tick_draws_no_line() -> None:
 
 def test_a_jump_is_an_excess_past_the_line_over_the_seconds_counted() -> None:
     line = JumpLine(NOW, 20.0, 1.0, 3.0)
-    # 5 s at 20 jobs/s: 100 expected, sd 10: the line is 130
-    assert not line.passed(130.0, NOW + 5)
-    assert line.passed(131.0, NOW + 5)
+    # 5 s at 20 jobs/s: 100 expected, sd 10; the normal line is 130, the count's skew adds
+    # (z^2 + 2) / 6 = 1.8 jobs
+    assert not line.passed(131.0, NOW + 5)
+    assert line.passed(132.0, NOW + 5)
     assert not line.passed(60.0, NOW + 5)  # a fall is no jump: the clock tick reads it
-    # a lumpier queue (D = 4) needs twice the excess
-    assert not JumpLine(NOW, 20.0, 4.0, 3.0).passed(159.0, NOW + 5)
-    assert JumpLine(NOW, 20.0, 4.0, 3.0).passed(161.0, NOW + 5)
-    # an idle queue: one second's 4 jobs pass a line of 3 over a floor of one expected job
-    assert JumpLine(NOW, 0.0, 1.0, 3.0).passed(4.0, NOW + 1)
-    assert not JumpLine(NOW, 0.0, 1.0, 3.0).passed(3.0, NOW + 1)
+    # a lumpier queue (D = 4) needs twice the excess, in clumps of 4 jobs
+    assert not JumpLine(NOW, 20.0, 4.0, 3.0).passed(164.0, NOW + 5)
+    assert JumpLine(NOW, 20.0, 4.0, 3.0).passed(168.0, NOW + 5)
     # no time counted, or a count that is no number: no jump
     assert not line.passed(1e9, NOW)
     assert not line.passed(math.nan, NOW + 5)
     # nor once the tick's inputs are stale
     stale = JumpLine(NOW, 20.0, 1.0, 3.0, ticked_at=NOW, expires_at=NOW + 20)
     assert stale.passed(1e6, NOW + 20) and not stale.passed(1e6, NOW + 21)
+
+
+@pytest.mark.parametrize(
+    ("rate", "least"),
+    [
+        pytest.param(0.0, 2, id="idle"),
+        pytest.param(0.1, 4, id="0.1-jobs-per-s"),
+        pytest.param(1.0, 7, id="1-job-per-s"),
+        pytest.param(5.0, 16, id="5-jobs-per-s"),
+        pytest.param(20.0, 39, id="20-jobs-per-s"),
+        pytest.param(100.0, 139, id="100-jobs-per-s"),
+    ],
+)
+def test_a_seconds_jump_is_read_on_the_poisson_tail_at_half_a_false_alarm_an_hour(
+    rate: float, least: int
+) -> None:
+    # GIVEN a line at `rate` jobs/s, D = 1, at the record path's z (3.64: a tail of 1.36e-4 a
+    # look, a look a second)
+    line = JumpLine(NOW, rate, 1.0, move_sigmas(1.0))
+    # THEN one second's count jumps from the least count whose Poisson tail is below that
+    # (scipy.stats.poisson.sf(least - 1, rate) < 1.36e-4 <= sf(least - 2, rate); from 0.1
+    # jobs/s on, the exact count; an idle queue's first job alone is none). The normal line
+    # at max(r s, 1) would read 5 jobs at 1 job/s a jump, a tail of 3.7e-3: 27 times the
+    # false alarms
+    assert not line.passed(least - 1.0, NOW + 1)
+    assert line.passed(float(least), NOW + 1)
 
 
 def test_a_jump_tick_counts_afresh_from_its_second_under_the_clock_ticks_line() -> None:
@@ -119,7 +143,9 @@ def test_more_arrivals_never_undo_a_jump(
     rate: float, dispersion: float, seconds: int, extra: float
 ) -> None:
     line = JumpLine(NOW, rate, dispersion, move_sigmas(1.0))
-    base = rate * seconds + 4.0 * math.sqrt(dispersion * max(rate * seconds, 1.0))
+    # past the line: 6 sd and 3 clumps of D above the mean (the skew's share at z = 3.64)
+    expected = rate * seconds
+    base = expected + 6.0 * math.sqrt(dispersion * max(expected, 1.0)) + 3.0 * dispersion
     assert line.passed(base, NOW + seconds)
     assert line.passed(base + extra, NOW + seconds)
 
