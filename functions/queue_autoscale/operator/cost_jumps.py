@@ -29,9 +29,9 @@ from queue_autoscale.operator.cost_record import IngestRates
 from queue_autoscale.operator.prices import Prices
 
 JUMP_TICKS_PER_QUEUE_HOUR: Final = 20.0
-"""Assumed: jump ticks a busy queue asks for an hour. Measured in the simulator
-(benchmarks/results/jump_tick_rate.md: predictive, 2 s late, 10 s interval): steady 1.5, spike
-5.0, NASA day 46 17.3, bursty 22.0 an hour."""
+"""Assumed: jump ticks a busy queue asks for an hour, above the most measured in the simulator
+(benchmarks/results/jump_tick_rate.md: predictive, 2 s late, 10 s interval): steady 0.5, NASA
+day 46 2.0, spike 3.5, bursty 17.0 an hour."""
 
 
 def has_jump_ticks(workload: Workload, shape: StackShape) -> bool:
