@@ -13,8 +13,8 @@ are SURGE_FACTOR times the rate it sized for and pass the record path's line at 
 the line's false-alarm rate, not the clock's 3 standard deviations: at 3 a look a second
 would order every worker on the noise of a steady 5 jobs/s several times an hour, and now
 and then just before a surge, which no reacting controller can know. What it still cannot
-beat is the provisioning
-delay: the jobs that arrive from the start of a surge until the first new workers can land.
+beat is the provisioning delay: the jobs that arrive from the start of a surge until the first
+new workers can land.
 On a step surge its compliance is the most a controller that only reacts can keep, from a
 fleet sized for the rate before the step; `queue-autoscale bench` compares the default policy
 with it. It is no bound on traffic
@@ -50,6 +50,8 @@ class ReactionBoundPolicy:
         self.interval_seconds = max(1, round(settings.evaluation_interval_seconds))
         self.sized_for: float | None = None
         self.surging = False
+        self.jump_sigmas = move_sigmas(LOOK_SECONDS)
+        """The record path's z for a look a second (`core.jump.jump_line`'s)."""
 
     def decide(self, view: FleetView) -> int:
         """One tick: max_workers through a surge, else the Erlang-C size for the last interval."""
@@ -92,7 +94,7 @@ class ReactionBoundPolicy:
         if self.surging or self.sized_for is None:
             return False
         arrived = float(counted[until] - counted[since])
-        line = JumpLine(float(since), self.sized_for, 1.0, move_sigmas(LOOK_SECONDS))
+        line = JumpLine(float(since), self.sized_for, 1.0, self.jump_sigmas)
         seconds = until - since
         return arrived > SURGE_FACTOR * self.sized_for * seconds and line.passed(
             arrived, float(until)

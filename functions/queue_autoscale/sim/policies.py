@@ -78,10 +78,8 @@ class CorePolicy:
     def decide(self, view: FleetView) -> int:
         """One evaluate tick on the clock."""
         snapshot = view.snapshot(self.settings.queue, self.settings.sla_seconds)
-        read, evaluation = (
-            self.state,
-            self.function(snapshot, self.settings, self.state, view.now, None),
-        )
+        read = self.state
+        evaluation = self.function(snapshot, self.settings, read, view.now, None)
         self.state = evaluation.state
         if self.jumps:
             rate = evaluation.decision.arrival_rate
