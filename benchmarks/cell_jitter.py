@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import add_policy_option, header, write  # noqa: E402
-from frontier_verdict import DEFAULT_TRACE, JITTER_SECONDS  # noqa: E402
+from frontier_verdict import DEFAULT_TRACE, run_spec  # noqa: E402
 
-from queue_autoscale.sim.runner import RunSpec, parallel_map  # noqa: E402
+from queue_autoscale.sim.runner import parallel_map  # noqa: E402
 from queue_autoscale.sim.scores import Score  # noqa: E402
 from queue_autoscale.sim.tuning import Row, our_key, row_runs, set_rows  # noqa: E402
 
@@ -58,7 +58,7 @@ def find_row(label: str) -> Row:
 
 def draws(row: Row, trace: Path, policy: str, sla: float, target: float, count: int) -> list[Draw]:
     """The cell's runs under the verdict's jitter seed (the row's) and `count` - 1 others."""
-    verdict = row_runs(row, trace, RunSpec(provision_jitter_seconds=JITTER_SECONDS), (sla,))
+    verdict = row_runs(row, trace, run_spec(), (sla,))
     key = our_key(policy, sla, target)
     seeds = [row.seed] + [OTHER_SEEDS + k for k in range(1, count)]
 

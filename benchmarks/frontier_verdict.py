@@ -59,6 +59,15 @@ ABLATED = "predictive"
 BASE_COMMAND = "nice -n 10 .venv/bin/python benchmarks/frontier_verdict.py"
 
 
+def run_spec() -> RunSpec:
+    """The run settings of every row: the bench's, with the start-up jitter and the stack's
+    default jump ticks (the record path's batching window)."""
+    return RunSpec(
+        provision_jitter_seconds=JITTER_SECONDS,
+        jump_lateness_seconds=EVENTS_BATCHING_WINDOW_SECONDS,
+    )
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=("validation", "tuning"), default="validation")
@@ -133,10 +142,7 @@ def main(argv: list[str]) -> int:
     suffix += ".quick" if args.quick else ""
     name = "predictive_ablation" if args.ablate else "policy_frontier"
     out = args.out or ROOT / "benchmarks" / "results" / f"{name}{suffix}.md"
-    spec = RunSpec(
-        provision_jitter_seconds=JITTER_SECONDS,
-        jump_lateness_seconds=EVENTS_BATCHING_WINDOW_SECONDS,
-    )
+    spec = run_spec()
     setup = [
         f"- Jobs {spec.service_seconds:g} s mean (gamma, cv {spec.service_cv:g}), concurrency "
         f"{spec.concurrency}; a new worker takes jobs {spec.provision_delay_seconds} s + "

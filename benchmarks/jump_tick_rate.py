@@ -23,12 +23,11 @@ sys.path.insert(0, str(ROOT / "functions"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import header, write  # noqa: E402
-from frontier_verdict import DEFAULT_TRACE, JITTER_SECONDS  # noqa: E402
+from frontier_verdict import DEFAULT_TRACE, run_spec  # noqa: E402
 
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS  # noqa: E402
 from queue_autoscale.sim.engine import run_policy  # noqa: E402
 from queue_autoscale.sim.policies import CorePolicy, initial_workers, make_policy  # noqa: E402
-from queue_autoscale.sim.runner import RunSpec  # noqa: E402
 from queue_autoscale.sim.tuning import Row, row_runs  # noqa: E402
 
 SLAS = (10.0, 30.0, 60.0)
@@ -44,11 +43,7 @@ def row_of(label: str) -> Row:
 
 def jump_ticks(row: Row, sla: float) -> tuple[int, float]:
     """(jump ticks after the warm-up, scored hours) of `predictive` on `row` at `sla`."""
-    spec = RunSpec(
-        provision_jitter_seconds=JITTER_SECONDS,
-        jump_lateness_seconds=EVENTS_BATCHING_WINDOW_SECONDS,
-    )
-    runs = row_runs(row, DEFAULT_TRACE, spec, (sla,))
+    runs = row_runs(row, DEFAULT_TRACE, run_spec(), (sla,))
     cell = replace(runs.spec, sla_seconds=sla, percentile=TARGET)
     settings = cell.settings()
     policy = make_policy("predictive", settings, runs.counts, True)

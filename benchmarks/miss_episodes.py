@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import RESULTS, header, write  # noqa: E402
 from cell_jitter import find_row  # noqa: E402
-from frontier_verdict import DEFAULT_TRACE, JITTER_SECONDS  # noqa: E402
+from frontier_verdict import DEFAULT_TRACE, run_spec  # noqa: E402
 
 from queue_autoscale.core.predictive_knobs import horizon_seconds  # noqa: E402
 from queue_autoscale.sim.arrivals import arrival_times, read_trace, service_times  # noqa: E402
@@ -193,16 +193,16 @@ class Finding:
 def examine(cell: Cell, trace: Path = DEFAULT_TRACE) -> Finding:
     """The cell's three runs (the verdict's, ticks later, the trace's warm-up)."""
     row = find_row(cell.row)
-    runs = row_runs(row, trace, RunSpec(provision_jitter_seconds=JITTER_SECONDS), (cell.sla,))
+    runs = row_runs(row, trace, run_spec(), (cell.sla,))
     spec = replace(runs.spec, sla_seconds=cell.sla, percentile=cell.target)
     settings = spec.settings()
     gap = horizon_seconds(settings)  # H = L + I + S
     warm_rate = float(runs.counts[:300].mean())
 
-    def run(workload: Workload, run_spec: RunSpec) -> Lateness:
+    def run(workload: Workload, ran: RunSpec) -> Lateness:
         policy = make_policy(POLICY, settings, runs.counts)
         start = initial_workers(policy, settings, warm_rate)
-        result = run_policy(workload, policy, run_spec.fleet(), start)
+        result = run_policy(workload, policy, ran.fleet(), start)
         return lateness(workload, result.starts, cell.sla, cell.target, gap)
 
     later = replace(spec, first_tick_seconds=LATER_TICK_SECONDS)

@@ -37,7 +37,7 @@ import queue_autoscale
 from queue_autoscale.core import DEFAULT_POLICY, workers_for_sla
 from queue_autoscale.sim.arrivals import SCENARIOS, Counts, minute_rates, read_trace
 from queue_autoscale.sim.bound import NAME as BOUND_NAME
-from queue_autoscale.sim.engine import run_policy
+from queue_autoscale.sim.engine import Policy, RunResult, run_policy
 from queue_autoscale.sim.frontier import SLAS, TARGETS, failing_static_size
 from queue_autoscale.sim.peers import keda
 from queue_autoscale.sim.policies import (
@@ -138,6 +138,13 @@ class Runs:
         return self.scores[key][sla]
 
     def _run(self, key: RunKey) -> dict[float, Score]:
+        _, result = self.run(key)
+        sla = key[1]
+        return scores_at(result, (sla,) if sla is not None else self.slas)
+
+    def run(self, key: RunKey, record: bool = False) -> tuple[Policy, RunResult]:
+        """One run of the row, as the verdict makes it (not kept): the policy after the run
+        (with its decision records where `record` and it is one of ours) and what it did."""
         label, sla, percentile = key
         spec = replace(
             self.spec,
@@ -145,12 +152,12 @@ class Runs:
             percentile=percentile if percentile is not None else self.spec.percentile,
         )
         settings = spec.settings()
-        policy = make_policy(label, settings, self.counts)
+        policy = make_policy(label, settings, self.counts, record)
         warm = float(self.counts[:300].mean()) if self.counts.size else 0.0
         result = run_policy(
             self.workload, policy, spec.fleet(), initial_workers(policy, settings, warm)
         )
-        return scores_at(result, (sla,) if sla is not None else self.slas)
+        return policy, result
 
 
 def row_runs(
