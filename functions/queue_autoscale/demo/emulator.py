@@ -38,7 +38,7 @@ from queue_autoscale.demo.direct import (
     create_direct,
     queue_attribute,
 )
-from queue_autoscale.demo.intrinsics import Resolver
+from queue_autoscale.demo.intrinsics import Resolver, unreferenced
 from queue_autoscale.demo.template import DEFAULT_REGION, load_template, translate
 from queue_autoscale.operator.deploy import Scope, Target, compact, derive_parameters
 
@@ -347,9 +347,10 @@ def _translated_stack(
     # A resource whose Condition is false is not part of the stack (e.g. no source secrets).
     conditions = Resolver(client, translated, parameters, {}, stack_name, region).conditions
     resources = translated["Resources"]
-    translated["Resources"] = {
-        name: r for name, r in resources.items() if conditions.get(r.get("Condition"), True)
-    }
+    kept = {name: r for name, r in resources.items() if conditions.get(r.get("Condition"), True)}
+    # CloudFormation lets the Fn::If branch not taken name such a resource (the roles' tick
+    # queue statements at a 60 s interval); moto's refuses any reference to one.
+    translated["Resources"] = unreferenced(kept, set(resources) - set(kept))
     return translated
 
 
@@ -469,23 +470,9 @@ def split_template(
     }
     absent = {name for name, _ in skipped}
     template["Resources"] = {
-        name: _unreferenced(_without_dependencies(r, set(kept)), absent) for name, r in kept.items()
+        name: unreferenced(_without_dependencies(r, set(kept)), absent) for name, r in kept.items()
     }
     return template, direct, skipped
-
-
-def _unreferenced(value: Any, absent: set[str]) -> Any:
-    """`value` with each Ref to an absent resource made "" (a function's stream variable left
-    empty: it writes the bucket itself) and each GetAtt of one a placeholder naming it."""
-    if isinstance(value, list):
-        return [_unreferenced(item, absent) for item in value]
-    if not isinstance(value, dict):
-        return value
-    if set(value) == {"Ref"} and value["Ref"] in absent:
-        return ""
-    if set(value) == {"Fn::GetAtt"} and value["Fn::GetAtt"][0] in absent:
-        return f"arn:aws:emulator:::not-created/{value['Fn::GetAtt'][0]}"
-    return {key: _unreferenced(item, absent) for key, item in value.items()}
 
 
 def _without_dependencies(resource: Mapping[str, Any], kept: set[str]) -> dict[str, Any]:

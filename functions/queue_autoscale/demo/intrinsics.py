@@ -149,6 +149,20 @@ class Resolver:
             position = end + 1
 
 
+def unreferenced(value: Any, absent: set[str]) -> Any:
+    """`value` with each Ref to an absent resource made "" (a function's stream variable left
+    empty: it writes the bucket itself) and each GetAtt of one a placeholder naming it."""
+    if isinstance(value, list):
+        return [unreferenced(item, absent) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {"Ref"} and value["Ref"] in absent:
+        return ""
+    if set(value) == {"Fn::GetAtt"} and value["Fn::GetAtt"][0] in absent:
+        return f"arn:aws:emulator:::not-created/{value['Fn::GetAtt'][0]}"
+    return {key: unreferenced(item, absent) for key, item in value.items()}
+
+
 class _NoValue:
     def __repr__(self) -> str:
         return "AWS::NoValue"
