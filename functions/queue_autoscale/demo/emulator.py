@@ -136,6 +136,10 @@ class EmulatorStack:
     """Logical ids created through their own APIs."""
     skipped: tuple[tuple[str, str], ...] = field(default=())
     """(logical id, reason) of resources not created on the emulator."""
+    tick_queue_url: str | None = None
+    """The evaluate function's tick queue (None where the template's HasTickQueue is false)."""
+    environments: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Each function's Environment.Variables, by logical id, resolved on this stack."""
 
 
 def session(endpoint_url: str, region: str = DEFAULT_REGION) -> Callable[[str], Any]:
@@ -289,6 +293,7 @@ def bootstrap(
     _use_endpoint_queue_urls(client, translated, physical)
     resolver = Resolver(client, translated, parameters, physical, stack_name, region)
     _complete_stack_resources(client, translated, resolver, physical, log)
+    environments = resolver.environments({name for name, _ in skipped})
     created_directly = _create_directly(client, translated, resolver, direct, physical, skipped)
     log(f"created through their APIs: {', '.join(created_directly)}")
     for logical_id, reason in skipped:
@@ -311,6 +316,8 @@ def bootstrap(
         created_by_stack=tuple(sorted(set(physical) - set(created_directly))),
         created_directly=tuple(created_directly),
         skipped=tuple(skipped),
+        tick_queue_url=physical.get("EvaluateTickQueue"),
+        environments=environments,
     )
 
 

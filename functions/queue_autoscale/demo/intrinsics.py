@@ -54,6 +54,18 @@ class Resolver:
         """Every condition of the template, evaluated with the stack's parameters."""
         return dict(self._conditions)
 
+    def environments(self, absent: set[str]) -> dict[str, dict[str, str]]:
+        """Each function's Environment.Variables by logical id, as Lambda holds them (strings):
+        Globals merged in by the translation, AWS::NoValue dropped, a Ref to an `absent`
+        resource "" (`unreferenced`, as in the stack's own copy)."""
+        found: dict[str, dict[str, str]] = {}
+        for logical_id, resource in self._template["Resources"].items():
+            if resource["Type"] == "AWS::Lambda::Function":
+                variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+                resolved = self.resolve(unreferenced(variables, absent))
+                found[logical_id] = {name: str(value) for name, value in resolved.items()}
+        return found
+
     def resolve(self, value: Any) -> Any:
         """The value with every intrinsic function replaced (AWS::NoValue entries dropped)."""
         if isinstance(value, list):
