@@ -63,7 +63,7 @@ def run_demo(options: DemoOptions, console: Console | None = None) -> DemoSummar
         logs_to_file(options.output / "demo.log"),
         demo_stack(options, lambda message: console.print(f"  [dim]{message}[/]")) as demo,
     ):
-        with in_process_handlers(demo, options) as handlers:
+        with in_process_handlers(demo) as handlers:
             state = drive(demo, handlers, options, console)
         summary = close(demo, handlers, options, state, console)
     console.print(summary_table(summary))

@@ -25,6 +25,10 @@ from queue_autoscale.demo.options import DemoOptions, demo_queue
 from queue_autoscale.handlers import evaluate, record_events
 from queue_autoscale.settings import EvaluateSettings, RecordSettings
 
+# The two functions' logical ids in template.yaml.
+RECORD_FUNCTION = "RecordEventsFunction"
+EVALUATE_FUNCTION = "EvaluateFunction"
+
 
 @dataclass
 class FakeContext:
@@ -120,6 +124,10 @@ class Handlers:
     )
     record_context: FakeContext | None = None
     evaluate_context: FakeContext | None = None
+    record_environment: dict[str, str] = field(default_factory=dict)
+    """The variables record_events' settings were read from."""
+    evaluate_environment: dict[str, str] = field(default_factory=dict)
+    """The variables evaluate's settings were read from."""
 
     def record(self, event: dict[str, Any]) -> dict[str, Any]:
         """One record_events invocation."""
@@ -133,20 +141,21 @@ class Handlers:
 
 
 @contextmanager
-def in_process_handlers(demo: DemoStack, options: DemoOptions) -> Iterator[Handlers]:
-    """Install the handlers' runtimes (the template's environment, the stack's clients); the
-    runtimes are removed again on the way out."""
+def in_process_handlers(demo: DemoStack) -> Iterator[Handlers]:
+    """Install the handlers' runtimes, built from each function's environment as the stack
+    holds it (template.yaml's Environment.Variables resolved on the emulator) and the stack's
+    clients; the runtimes are removed again on the way out.
+
+    Nothing is added to or overridden in those environments: the endpoint and the dummy
+    credentials reach the handlers through the clients, as the role's credentials would
+    through Lambda. The variables Lambda's runtime sets (AWS_LAMBDA_*) are not set: of them the
+    settings read only the memory size, which no tick uses.
+    """
     stack = demo.stack
-    environment = {
-        "QUEUES_CONFIG_PARAMETER": stack.config_parameter,
-        "LOAD_TABLE": stack.load_table,
-        "ARCHIVE_BUCKET": stack.archive_bucket,
-        "EVENTS_DLQ_URL": stack.events_dlq_url,
-        "EVENT_BUS_NAME": stack.event_bus,
-        "EVALUATION_INTERVAL_SECONDS": str(evaluation_interval(options)),
-        "DRY_RUN": "true" if options.dry_run else "false",
-    }
-    handlers = Handlers()
+    handlers = Handlers(
+        record_environment=dict(stack.environments[RECORD_FUNCTION]),
+        evaluate_environment=dict(stack.environments[EVALUATE_FUNCTION]),
+    )
     arn = f"arn:aws:lambda:{stack.region}:123456789012:function:"
     handlers.record_context = FakeContext(
         stack.record_function, arn + stack.record_function, timeout_seconds=30
@@ -164,11 +173,11 @@ def in_process_handlers(demo: DemoStack, options: DemoOptions) -> Iterator[Handl
             handlers.ingest_counts[key] += values.get(key, 0.0)
 
     record_runtime = record_events.build_runtime(
-        RecordSettings.from_environ(environment), demo.clients
+        RecordSettings.from_environ(handlers.record_environment), demo.clients
     )
     record_runtime.publish_metrics = capture_ingest_metrics
     evaluate_runtime = evaluate.build_runtime(
-        EvaluateSettings.from_environ(environment), demo.clients
+        EvaluateSettings.from_environ(handlers.evaluate_environment), demo.clients
     )
     evaluate_runtime.publish_metrics = capture_queue_metrics
     evaluate_runtime.publish_fleet_metrics = capture_fleet_metrics
