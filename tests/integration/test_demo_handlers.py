@@ -71,7 +71,9 @@ def test_the_handlers_run_with_their_functions_template_environment(
         assert evaluate_runtime.settings.evaluation_interval_seconds == interval
         assert handlers.evaluate_environment["TICK_MODE"] == "tick"
         if tick_queue:
-            # AND the stack has its tick queue, which both functions name
+            # AND the stack has its tick queue, which both functions name, and the demo reads
+            assert demo.ticks is not None and demo.ticks.url == stack.tick_queue_url
+            assert demo.ticks.batch_size == 1
             assert stack.tick_queue_url is not None
             assert handlers.record_environment["TICK_QUEUE_URL"] == stack.tick_queue_url
             assert handlers.evaluate_environment["TICK_QUEUE_URL"] == stack.tick_queue_url
@@ -80,7 +82,7 @@ def test_the_handlers_run_with_their_functions_template_environment(
             assert evaluate_runtime.jump_lines and evaluate_runtime.ticks is not None
         else:
             # AND at a minute there is no tick queue, so no jump ticks either
-            assert stack.tick_queue_url is None
+            assert stack.tick_queue_url is None and demo.ticks is None
             assert "TICK_QUEUE_URL" not in handlers.record_environment
             assert "TICK_QUEUE_URL" not in handlers.evaluate_environment
             assert handlers.evaluate_environment["JUMP_TICKS"] == "false"

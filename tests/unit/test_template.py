@@ -62,6 +62,7 @@ from queue_autoscale.controller.config_loader import (
 from queue_autoscale.core.jump import JumpLine, line_to_dict
 from queue_autoscale.core.models import ControllerState, TrendModel
 from queue_autoscale.core.state import model_to_dict, state_to_dict
+from queue_autoscale.demo.driver import TICK_BATCH_SIZE
 from queue_autoscale.handlers import evaluate
 from queue_autoscale.ingest.lateness import EVENTS_BATCHING_WINDOW_SECONDS
 from queue_autoscale.operator.live import DECISION_LOOKBACK_SECONDS
@@ -1104,10 +1105,11 @@ def test_the_tick_queue_invokes_one_tick_a_message_and_keeps_no_failed_tick(
     mapping = resources_of(translated, "AWS::Lambda::EventSourceMapping")["EvaluateFunctionTick"]
     queue = resources_of(translated, "AWS::SQS::Queue")["EvaluateTickQueue"]
     function = resources_of(translated, "AWS::Lambda::Function")["EvaluateFunction"]
-    # THEN each message is one tick of the evaluate function (parse_request takes one record)
+    # THEN each message is one tick of the evaluate function (parse_request takes one record),
+    # as the demo delivers them too
     assert mapping["FunctionName"] == {"Ref": "EvaluateFunction"}
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["EvaluateTickQueue", "Arn"]}
-    assert mapping["BatchSize"] == 1
+    assert mapping["BatchSize"] == TICK_BATCH_SIZE == 1
     # AND a failed tick is never retried (it would be late): the DLQ takes it at once
     assert queue["RedrivePolicy"] == {
         "deadLetterTargetArn": {"Fn::GetAtt": ["EvaluateDeadLetterQueue", "Arn"]},

@@ -7,8 +7,9 @@ The parts, each passed what it needs:
   `intrinsics` (Ref, Fn::GetAtt, Fn::Sub ... resolved against the created stack) and `direct`
   (what moto's CloudFormation lacks, created through each resource's own API);
 - `stack`: the endpoint, the stack, the clients and the two handlers invoked in-process;
-- `driver`: the producer of real jobs and the events pump (Lambda's SQS mapping, with
-  `sqs_event`, which the ingest tests and benchmarks use too);
+- `driver`: the producer of real jobs and the pump that stands in for Lambda's SQS mappings
+  (the events queue's and the tick queue's, with `sqs_event`, which the ingest tests and
+  benchmarks use too);
 - `fleet`: one `queue_autoscale.worker` process per running ECS task; scale-in is SIGTERM;
 - `live`: the 80-column live table or per-tick lines, and the full table written out;
 - `summary`: every job accounted for (completed, dead-lettered, left, lost, interrupted);

@@ -1,5 +1,5 @@
-"""The demo's job driver: the producer of real jobs and the events pump that stands in for
-Lambda's SQS event source mapping."""
+"""The demo's job driver: the producer of real jobs, and the pump that stands in for Lambda's SQS
+event source mappings (the events queue's into record_events, the tick queue's into evaluate)."""
 
 from __future__ import annotations
 
@@ -94,40 +94,73 @@ def sqs_event(
     return {"Records": records}
 
 
+EVENTS_FLUSH_SECONDS = 0.5
+"""How often the producer's EventRecorder sends the events it buffered, s."""
+PUMP_SECONDS = 0.5
+"""How often the events pump reads the events queue, s (`pump_loop`)."""
+POLL_SECONDS = 0.25
+"""How often the run's main loop looks at the clock, the fleet and the tick queue, s."""
+EVENTS_BATCH_SIZE = 10
+"""Events per record_events invocation: one ReceiveMessage's most (the stack's mapping takes
+up to 100 in a 2 s window; the demo's pump reads every half second instead)."""
+TICK_BATCH_SIZE = 1
+"""Ticks per evaluate invocation: the tick queue's mapping's BatchSize (EvaluateFunctionTick in
+template.yaml; a test checks)."""
+
+
+@dataclass(frozen=True)
+class EventSource:
+    """An SQS queue the stack has a Lambda event source mapping on, read as the mapping would."""
+
+    url: str
+    arn: str
+    batch_size: int
+    """Messages per invocation, at most 10."""
+    visibility_timeout_seconds: int | None = None
+    """How long a received message stays hidden, s (None: the queue's own, as the mapping)."""
+
+
 @dataclass
 class PumpStats:
-    """What the record_events invocations did."""
+    """What the invocations a pump made did."""
 
     invocations: int = 0
     records: int = 0
     failed_records: int = 0
 
 
-def pump_events_once(
+def pump_once(
     sqs: Any,
-    events_url: str,
-    events_arn: str,
-    invoke: Callable[[dict[str, Any]], dict[str, Any]],
+    source: EventSource,
+    invoke: Callable[[dict[str, Any]], Mapping[str, Any]],
     stats: PumpStats,
     max_batches: int = 50,
 ) -> int:
-    """Poll the events queue as Lambda's SQS mapping would: receive, invoke, delete successes.
+    """Poll `source` as Lambda's SQS mapping would: receive a batch, invoke with its SQS event,
+    delete what the answer did not report failed (`batchItemFailures`). An invocation that
+    raises deletes nothing: its messages come back after their visibility timeout (or go to
+    the queue's DLQ), and the error propagates.
 
-    Returns the records handled; bounded by `max_batches` batches of 10.
+    Returns the records handled; bounded by `max_batches` batches.
     """
     handled = 0
+    hide = (
+        {}
+        if source.visibility_timeout_seconds is None
+        else {"VisibilityTimeout": source.visibility_timeout_seconds}
+    )
     for _ in range(max_batches):
         answer = sqs.receive_message(
-            QueueUrl=events_url,
-            MaxNumberOfMessages=10,
+            QueueUrl=source.url,
+            MaxNumberOfMessages=source.batch_size,
             WaitTimeSeconds=0,
-            VisibilityTimeout=10,
             AttributeNames=["All"],
+            **hide,
         )
         messages = answer.get("Messages", [])
         if not messages:
             break
-        response = invoke(sqs_event(messages, events_arn))
+        response = invoke(sqs_event(messages, source.arn))
         stats.invocations += 1
         stats.records += len(messages)
         failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
@@ -135,7 +168,7 @@ def pump_events_once(
         done = [m for m in messages if m["MessageId"] not in failed]
         if done:
             sqs.delete_message_batch(
-                QueueUrl=events_url,
+                QueueUrl=source.url,
                 Entries=[
                     {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)
                 ],
@@ -144,11 +177,19 @@ def pump_events_once(
     return handled
 
 
-def pump_loop(pump: Callable[[], int], stop: threading.Event, every_seconds: float = 0.5) -> None:
+def pump_pass(pump: Callable[[], int], what: str) -> int:
+    """One call of `pump`; a failure is logged (naming `what`) and counts as nothing handled."""
+    try:
+        return pump()
+    except Exception as error:
+        LOG.warning("%s pass failed: %s", what, error)
+        return 0
+
+
+def pump_loop(
+    pump: Callable[[], int], stop: threading.Event, every_seconds: float = PUMP_SECONDS
+) -> None:
     """Call `pump` until stop; a failed pass is logged and retried next pass."""
     while not stop.is_set():
-        try:
-            pump()
-        except Exception as error:
-            LOG.warning("record_events pass failed: %s", error)
+        pump_pass(pump, "record_events")
         stop.wait(every_seconds)

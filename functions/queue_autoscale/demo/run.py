@@ -14,7 +14,15 @@ from queue_autoscale.client import EventRecorder
 from queue_autoscale.config import QueueConfig
 from queue_autoscale.core import urgency_for
 from queue_autoscale.demo.agreement import simulate_archive
-from queue_autoscale.demo.driver import Produced, PumpStats, produce, pump_events_once, pump_loop
+from queue_autoscale.demo.driver import (
+    EVENTS_FLUSH_SECONDS,
+    POLL_SECONDS,
+    Produced,
+    PumpStats,
+    produce,
+    pump_loop,
+    pump_once,
+)
 from queue_autoscale.demo.ecs_tasks import EmulatedService
 from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
 from queue_autoscale.demo.live import TickRow, compact_table, tick_line, write_ticks
@@ -38,9 +46,6 @@ from queue_autoscale.demo.summary import (
     summarize,
     summary_table,
 )
-
-POLL_SECONDS = 0.25
-"""Main-loop granularity."""
 
 
 @dataclass
@@ -145,13 +150,11 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
     sqs = demo.clients.sqs
     stop = threading.Event()
     recorder = EventRecorder(
-        sqs, demo.stack.events_queue_url, flush_interval_seconds=0.5, background=True
+        sqs, demo.events.url, flush_interval_seconds=EVENTS_FLUSH_SECONDS, background=True
     )
 
     def pump() -> int:
-        return pump_events_once(
-            sqs, demo.stack.events_queue_url, demo.events_arn, handlers.record, state.pump
-        )
+        return pump_once(sqs, demo.events, handlers.record, state.pump)
 
     fleet, ecs, started = start_fleet(demo, options, console)
     producer = threading.Thread(

@@ -14,6 +14,7 @@ from typing import Any
 
 from queue_autoscale.adapters.aws import LAMBDA_CONFIG, AwsClients, make_clients, make_session
 from queue_autoscale.config import QueueConfig
+from queue_autoscale.demo.driver import EVENTS_BATCH_SIZE, TICK_BATCH_SIZE, EventSource
 from queue_autoscale.demo.emulator import (
     DUMMY_CREDENTIALS,
     EmulatorStack,
@@ -28,6 +29,8 @@ from queue_autoscale.settings import EvaluateSettings, RecordSettings
 # The two functions' logical ids in template.yaml.
 RECORD_FUNCTION = "RecordEventsFunction"
 EVALUATE_FUNCTION = "EvaluateFunction"
+EVENTS_VISIBILITY_SECONDS = 10
+"""How long the events pump hides a batch it received, s: longer than record_events takes."""
 
 
 @dataclass
@@ -54,7 +57,10 @@ class DemoStack:
     stack: EmulatorStack
     work: WorkQueue
     clients: AwsClients
-    events_arn: str
+    events: EventSource
+    """The events queue, read into record_events (the stack's RecordEventsFunctionEvents)."""
+    ticks: EventSource | None
+    """The tick queue, read into evaluate (EvaluateFunctionTick); None where the stack has none."""
 
     @property
     def region(self) -> str:
@@ -101,10 +107,23 @@ def demo_stack(options: DemoOptions, log: Callable[[str], None]) -> Iterator[Dem
         clients = make_clients(
             session=session, endpoint_url=url, region_name=stack.region, config=LAMBDA_CONFIG
         )
-        events_arn = clients.sqs.get_queue_attributes(
-            QueueUrl=stack.events_queue_url, AttributeNames=["QueueArn"]
-        )["Attributes"]["QueueArn"]
-        yield DemoStack(url, queue, stack, stack.work_queues[0], clients, str(events_arn))
+        events = EventSource(
+            stack.events_queue_url,
+            queue_arn(clients.sqs, stack.events_queue_url),
+            EVENTS_BATCH_SIZE,
+            EVENTS_VISIBILITY_SECONDS,
+        )
+        ticks = None
+        if stack.tick_queue_url is not None:
+            arn = queue_arn(clients.sqs, stack.tick_queue_url)
+            ticks = EventSource(stack.tick_queue_url, arn, TICK_BATCH_SIZE)
+        yield DemoStack(url, queue, stack, stack.work_queues[0], clients, events, ticks)
+
+
+def queue_arn(sqs: Any, url: str) -> str:
+    """A queue's ARN."""
+    answer = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(answer["Attributes"]["QueueArn"])
 
 
 def evaluation_interval(options: DemoOptions) -> int:
