@@ -75,6 +75,9 @@ def test_demo_scales_with_real_workers_and_loses_no_job_on_scale_in(
     # the controller raised desiredCount while the spike was on
     assert summary.desired_max_spike > summary.desired_start, summary
     assert summary.controller_errors == 0
+    # the balanced profile's 30 s SLA is above its lead plus interval (2 s + 5 s): a clock tick
+    # leaves no jump line, so the record path asks for no jump tick
+    assert (summary.jump_ticks, summary.jump_ticks_undecided) == (0, 0)
     # the step: the controller never cancelled an order that had not landed while the backlog
     # grew, and the steady phase before the step never flapped (no scale-out within the demo's
     # flap window of a scale-in)
@@ -208,6 +211,14 @@ def test_tick_lines_and_the_compact_table_fit_80_columns_the_full_table_has_the_
     wide = Console(record=True, width=240)
     wide.print(full_table([row]))
     assert "scale up 12 -> 15: drain won" in wide.export_text()
+    # a jump tick shows "jump" where a clock tick shows its phase, in the line and the tables
+    jump = _row(jump=True, phase="spike")
+    assert tick_line(jump).startswith(" 142s jump ") and len(tick_line(jump)) <= 80
+    assert tick_line(_row(phase="spike")).startswith(" 142s spike ")
+    narrow = Console(record=True, width=80)
+    narrow.print(compact_table([_row(phase="spike"), jump], "header line"))
+    cells = [line.split()[:2] for line in narrow.export_text().splitlines()[-2:]]
+    assert cells == [["142", "spike"], ["142", "jump"]]
 
 
 def test_summary_accounts_for_every_job_and_flags_loss_or_interruption() -> None:
@@ -228,6 +239,33 @@ def test_summary_accounts_for_every_job_and_flags_loss_or_interruption() -> None
     assert DemoSummary(jobs_produced=10, jobs_completed=7).messages_lost == 3
     assert not DemoSummary(jobs_produced=10, jobs_completed=7).accounted
     assert not DemoSummary(jobs_produced=1, jobs_completed=1, jobs_interrupted=1).accounted
+
+
+def test_the_summary_counts_the_jump_ticks_beside_the_clock_ticks() -> None:
+    # GIVEN three clock ticks and one jump tick that decided, of two jump-tick messages
+    rows = [_row(elapsed=at) for at in (5.0, 10.0, 15.0)] + [_row(elapsed=12.0, jump=True)]
+    # WHEN the run is summed up
+    summary = summarize(
+        produced=0,
+        totals=FleetTotals(),
+        left=NO_MESSAGES,
+        dead_letters=NO_MESSAGES,
+        events_dead_lettered=0,
+        counters=[],
+        archive=ArchiveFacts([], 0, frozenset(), 0),
+        rows=rows,
+        ingest_counts={"AcceptedEvents": 0.0, "RejectedEvents": 0.0},
+        sla_seconds=10.0,
+        jump_messages=2,
+    )
+    # THEN four ticks decided, one of them a jump tick; the other message decided nothing
+    assert (summary.ticks, summary.jump_ticks, summary.jump_ticks_undecided) == (4, 1, 1)
+    assert json.loads(summary.to_json())["jump_ticks"] == 1
+    console = Console(record=True, width=80)
+    console.print(summary_table(summary))
+    text = console.export_text()
+    assert re.search(r"clock / jump \(controller errors\) +│ +3 / 1 \(0\)", text), text
+    assert re.search(r"jump ticks left to the clock tick +│ +1 ", text), text
 
 
 def queues_summary(

@@ -1,16 +1,25 @@
 """The demo's two handlers on its emulated stack: each runs with its function's environment as
-template.yaml gives it."""
+template.yaml gives it, and the jump ticks the record path asks for on the tick queue reach
+evaluate one message an invocation, as the stack's event source would deliver them."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from queue_autoscale.adapters.dynamodb import JUMP_FIELD
+from queue_autoscale.client import EventRecorder
+from queue_autoscale.config import Profile
+from queue_autoscale.demo.driver import pump_once
 from queue_autoscale.demo.emulator import EmulatorStack
+from queue_autoscale.demo.fleet import WorkerFleet, WorkerLaunch
 from queue_autoscale.demo.options import DemoOptions
+from queue_autoscale.demo.run import Parts, RunState, jump_ticks, ticks_now
 from queue_autoscale.demo.stack import demo_stack, in_process_handlers
+from queue_autoscale.demo.summary import queue_counts
 from queue_autoscale.demo.template import function_environment, load_template
 from queue_autoscale.handlers import evaluate, record_events
 
@@ -72,9 +81,9 @@ def test_the_handlers_run_with_their_functions_template_environment(
         assert handlers.evaluate_environment["TICK_MODE"] == "tick"
         if tick_queue:
             # AND the stack has its tick queue, which both functions name, and the demo reads
+            assert stack.tick_queue_url is not None
             assert demo.ticks is not None and demo.ticks.url == stack.tick_queue_url
             assert demo.ticks.batch_size == 1
-            assert stack.tick_queue_url is not None
             assert handlers.record_environment["TICK_QUEUE_URL"] == stack.tick_queue_url
             assert handlers.evaluate_environment["TICK_QUEUE_URL"] == stack.tick_queue_url
             assert handlers.evaluate_environment["JUMP_TICKS"] == "true"
@@ -88,3 +97,51 @@ def test_the_handlers_run_with_their_functions_template_environment(
             assert handlers.evaluate_environment["JUMP_TICKS"] == "false"
             assert record_settings.tick_queue_url is None
             assert not evaluate_runtime.jump_lines and evaluate_runtime.ticks is None
+
+
+def test_a_jump_tick_the_record_path_asks_for_runs_one_evaluate_tick(
+    endpoint: Any, tmp_path: Path
+) -> None:
+    endpoint.require("ecs", "dynamodb")
+    # GIVEN the critical profile's queue (SLA 10 s <= lead 10 s + interval 5 s: a clock tick
+    # leaves a jump line) and two clock ticks, the second of which reads the first's samples
+    options = options_for(tmp_path, endpoint, profile=Profile.CRITICAL)
+    with demo_stack(options, lambda _message: None) as demo, in_process_handlers(demo) as handlers:
+        assert demo.ticks is not None
+        sqs = demo.clients.sqs
+        launch = WorkerLaunch(demo.worker_environment(options), tmp_path / "workers.log", 1.0)
+        fleet = WorkerFleet(launch, options.provisioning_seconds, options.max_workers)
+        parts = Parts(demo, handlers, options, fleet, time.time())
+        state = RunState()
+        clock = ticks_now(parts, state, clock=True) + ticks_now(parts, state, clock=True)
+        assert [row.jump for row in clock] == [False, False]
+        assert JUMP_FIELD in stored_state(demo)
+        # a clock tick queues nothing on the tick queue: the demo's own clock is its only one
+        assert queue_counts(sqs, demo.ticks.url) == (0, 0)
+        # WHEN 30 jobs are queued at once and the events pump hands their events to
+        # record_events
+        recorder = EventRecorder(sqs, demo.events.url, flush_interval_seconds=3600)
+        at_ms = int(time.time() * 1000)
+        for index in range(30):
+            recorder.queued(demo.work.name, f"burst-{index}", at_ms=at_ms)
+        assert recorder.flush() == 30
+        assert pump_once(sqs, demo.events, handlers.record, state.pump) > 0
+        # THEN the record path asked for one jump tick on the tick queue
+        assert queue_counts(sqs, demo.ticks.url) == (1, 0)
+        # AND the demo delivers it: one evaluate invocation of one record, one jump-tick row
+        rows = jump_ticks(parts, state)
+        assert [row.jump for row in rows] == [True]
+        assert "jump tick: 30 arrivals since" in rows[0].reason, rows[0].reason
+        assert (state.tick_pump.invocations, state.tick_pump.records) == (1, 1)
+        assert queue_counts(sqs, demo.ticks.url) == (0, 0)
+        # AND the next pass finds nothing: the jump ran once
+        assert jump_ticks(parts, state) == []
+        assert state.tick_pump.invocations == 1
+
+
+def stored_state(demo: Any) -> dict[str, Any]:
+    """The demo queue's STATE item."""
+    key = {"pk": {"S": f"Q#{demo.work.name}"}, "sk": {"S": "STATE"}}
+    item = demo.clients.dynamodb.get_item(TableName=demo.stack.load_table, Key=key).get("Item")
+    assert item is not None, "no STATE item"
+    return dict(item)

@@ -6,7 +6,8 @@ The parts, each passed what it needs:
 - `emulator`, `template`: moto's server on 127.0.0.1 and template.yaml's stack on it, with
   `intrinsics` (Ref, Fn::GetAtt, Fn::Sub ... resolved against the created stack) and `direct`
   (what moto's CloudFormation lacks, created through each resource's own API);
-- `stack`: the endpoint, the stack, the clients and the two handlers invoked in-process;
+- `stack`: the endpoint, the stack, the clients and the two handlers invoked in-process, each
+  with its function's environment as the stack holds it;
 - `driver`: the producer of real jobs and the pump that stands in for Lambda's SQS mappings
   (the events queue's and the tick queue's, with `sqs_event`, which the ingest tests and
   benchmarks use too);

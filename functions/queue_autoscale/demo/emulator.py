@@ -57,10 +57,9 @@ CFN_SUPPORTED = frozenset(
 # Types left out of the emulated stack altogether, with the reason printed.
 SKIPPED = {
     "AWS::Lambda::EventSourceMapping": (
-        "moto's SQS would invoke the function in Docker on every SendMessage; the demo "
-        "polls the events queue and invokes the handler in-process, as the mapping would, "
-        "and runs each evaluate tick itself on the clock (the tick queue, and the jump ticks "
-        "it would carry, are left unused: tests/integration/test_jump_ticks.py runs those)"
+        "moto's SQS would invoke the function in Docker on every SendMessage; the demo reads "
+        "the events queue and the tick queue itself and invokes each handler in-process with "
+        "the batches the mapping would send (one tick a message)"
     ),
     "AWS::Lambda::EventInvokeConfig": (
         "the demo and tests invoke the evaluate handler in-process, so Lambda's asynchronous "

@@ -38,6 +38,13 @@ class TickRow:
     action: str
     reason: str
     errors: list[str] = field(default_factory=list)
+    jump: bool = False
+    """A jump tick: the record path asked for it on the tick queue (else a clock tick)."""
+
+    @property
+    def kind(self) -> str:
+        """The phase, or "jump" for a jump tick (the phase its neighbours show)."""
+        return "jump" if self.jump else self.phase
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -52,7 +59,7 @@ def tick_line(row: TickRow) -> str:
     """One tick in at most 80 characters (the non-TTY log line)."""
     workers = f"{row.workers}" + (f"(-{row.stopping})" if row.stopping else "")
     line = (
-        f"{row.elapsed:4.0f}s {row.phase[:5]:<5} {row.rate:5.1f}/s "
+        f"{row.elapsed:4.0f}s {row.kind[:5]:<5} {row.rate:5.1f}/s "
         f"depth {_count(row.visible):>4} run {_count(row.in_flight):>3} "
         f"age {_num(row.oldest_age):>5}s "
         f"wrk {workers:>6} -> {_count(row.desired):>3} {row.action[:10]}"
@@ -61,10 +68,11 @@ def tick_line(row: TickRow) -> str:
 
 
 def _queue_cells(row: TickRow) -> tuple[str, ...]:
-    """The first six cells of both tables: time s, phase, jobs/s, depth, in flight, oldest s."""
+    """The first six cells of both tables: time s, phase (or "jump"), jobs/s, depth, in flight,
+    oldest s."""
     return (
         f"{row.elapsed:.0f}",
-        row.phase,
+        row.kind,
         f"{row.rate:.1f}",
         _count(row.visible),
         _count(row.in_flight),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
 from rich.live import Live
@@ -22,6 +23,7 @@ from queue_autoscale.demo.driver import (
     produce,
     pump_loop,
     pump_once,
+    pump_pass,
 )
 from queue_autoscale.demo.ecs_tasks import EmulatedService
 from queue_autoscale.demo.fleet import FleetTotals, WorkerFleet, WorkerLaunch
@@ -31,6 +33,7 @@ from queue_autoscale.demo.stack import (
     DemoStack,
     Handlers,
     demo_stack,
+    first_decision,
     in_process_handlers,
     logs_to_file,
 )
@@ -54,6 +57,9 @@ class RunState:
 
     produced: Produced = field(default_factory=Produced)
     pump: PumpStats = field(default_factory=PumpStats)
+    """The events queue's record_events invocations."""
+    tick_pump: PumpStats = field(default_factory=PumpStats)
+    """The tick queue's evaluate invocations (one per jump tick asked for)."""
     rows: list[TickRow] = field(default_factory=list)
     totals: FleetTotals = field(default_factory=FleetTotals)
     """The worker processes' stats, added up when the fleet has stopped."""
@@ -166,17 +172,8 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
     pumper = threading.Thread(target=pump_loop, args=(pump, stop), name="demo-pump", daemon=True)
     producer.start()
     pumper.start()
-    console.print(
-        f"driving jobs for {options.duration_seconds:.0f} s: {options.quiet_rate:g} jobs/s, "
-        f"{options.quiet_rate * options.spike_factor:g} in the middle third; "
-        f"mean job {options.mean_job_seconds:g} s; a worker process starts "
-        f"{options.provisioning_seconds:g} s after desiredCount rises, scale-in sends SIGTERM"
-    )
-    live = (
-        Live(compact_table([], ""), console=console, refresh_per_second=4)
-        if options.live and console.is_terminal
-        else None
-    )
+    live = announce(options, console)
+    parts = Parts(demo, handlers, options, fleet, started)
     next_tick = started + 1.0
     deadline = started + options.duration_seconds + options.drain_seconds
     try:
@@ -188,13 +185,14 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
             if now >= deadline or _drained(demo, options, producer, elapsed):
                 break
             follow(demo, fleet, ecs, now)
-            if now >= next_tick:
-                row = tick(demo, handlers, options, fleet, elapsed)
+            clock = now >= next_tick
+            if clock:
+                next_tick += options.interval_seconds
+            for row in ticks_now(parts, state, clock):
                 follow(demo, fleet, ecs, time.time())  # moto set running = desired on update
                 state.rows.append(row)
                 if live is None:
                     console.print(tick_line(row), markup=False, highlight=False)
-                next_tick += options.interval_seconds
             if live is not None:
                 live.update(compact_table(state.rows, header(options, state, fleet, elapsed)))
             time.sleep(POLL_SECONDS)
@@ -215,16 +213,75 @@ def drive(demo: DemoStack, handlers: Handlers, options: DemoOptions, console: Co
     return state
 
 
-def tick(
-    demo: DemoStack,
-    handlers: Handlers,
-    options: DemoOptions,
-    fleet: WorkerFleet,
-    elapsed: float,
+def announce(options: DemoOptions, console: Console) -> Live | None:
+    """Say what the run drives; the live table when it shows one (on a terminal)."""
+    console.print(
+        f"driving jobs for {options.duration_seconds:.0f} s: {options.quiet_rate:g} jobs/s, "
+        f"{options.quiet_rate * options.spike_factor:g} in the middle third; "
+        f"mean job {options.mean_job_seconds:g} s; a worker process starts "
+        f"{options.provisioning_seconds:g} s after desiredCount rises, scale-in sends SIGTERM"
+    )
+    if not (options.live and console.is_terminal):
+        return None
+    return Live(compact_table([], ""), console=console, refresh_per_second=4)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What an evaluate tick's row reads: the stack, the handlers, the run's options, the worker
+    fleet, and when the traffic started (epoch s)."""
+
+    demo: DemoStack
+    handlers: Handlers
+    options: DemoOptions
+    fleet: WorkerFleet
+    started: float
+
+
+def ticks_now(parts: Parts, state: RunState, clock: bool) -> list[TickRow]:
+    """The clock tick when `clock`, then the jump ticks on the tick queue; here in the main
+    loop, not in a thread of their own, so evaluate runs one invocation at a time."""
+    rows = []
+    if clock:
+        elapsed = time.time() - parts.started
+        rows.append(row_after(parts, elapsed, parts.handlers.evaluate_once()))
+    return rows + jump_ticks(parts, state)
+
+
+def jump_ticks(parts: Parts, state: RunState) -> list[TickRow]:
+    """Deliver what the tick queue holds to evaluate as its event source would (one invocation
+    a message, deleted unless the invocation raised); a row for each jump tick that decided.
+
+    The record path's jump ticks are all it holds: a clock tick's `once` queues no later
+    ticks. A jump tick that decided nothing (a clock tick ran since its line was drawn, or the
+    line expired) is counted in `state.tick_pump` alone.
+    """
+    source = parts.demo.ticks
+    if source is None:
+        return []
+    rows: list[TickRow] = []
+
+    def invoke(event: dict[str, Any]) -> dict[str, Any]:
+        answer = parts.handlers.evaluate(event)
+        decision = first_decision(answer)
+        if decision:
+            elapsed = time.time() - parts.started
+            rows.append(row_after(parts, elapsed, decision, jump=True))
+        return answer
+
+    pump_pass(
+        lambda: pump_once(parts.demo.clients.sqs, source, invoke, state.tick_pump), "evaluate"
+    )
+    return rows
+
+
+def row_after(
+    parts: Parts, elapsed: float, decision: Mapping[str, Any], *, jump: bool = False
 ) -> TickRow:
-    """One evaluate tick and what the queue and fleet look like after it."""
-    decision = handlers.evaluate_once()
-    values = handlers.queue_metrics.get(demo.work.name, {})
+    """What the queue and fleet look like after an evaluate tick that made `decision`,
+    `elapsed` seconds into the run."""
+    demo, options, fleet = parts.demo, parts.options, parts.fleet
+    values = parts.handlers.queue_metrics.get(demo.work.name, {})
     try:
         visible: int | None
         in_flight: int | None
@@ -250,6 +307,7 @@ def tick(
         action=str(decision.get("action") or "-") + (" (dry)" if decision.get("dry_run") else ""),
         reason=str(decision.get("reason") or ""),
         errors=list(decision.get("errors") or []),
+        jump=jump,
     )
 
 
@@ -296,6 +354,7 @@ def close(
         sla_seconds=demo.queue.sla_seconds,
         flap_window_seconds=flap_window_seconds(demo.queue, options),
         concurrency=demo.queue.effective_concurrency,
+        jump_messages=state.tick_pump.invocations,
     )
     summary.archive_objects = objects
     try:

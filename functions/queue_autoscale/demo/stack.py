@@ -152,11 +152,21 @@ class Handlers:
         """One record_events invocation."""
         return record_events.handler(event, self.record_context)  # type: ignore[arg-type]
 
+    def evaluate(self, event: dict[str, Any]) -> dict[str, Any]:
+        """One evaluate invocation; its answer (`controller.request.summary`)."""
+        return dict(evaluate.handler(event, self.evaluate_context))
+
     def evaluate_once(self) -> dict[str, Any]:
-        """One evaluate tick; the first decision (or {})."""
-        request = {"source": "scheduler", "once": True}
-        answer = evaluate.handler(request, self.evaluate_context)
-        return dict(answer["decisions"][0]) if answer.get("decisions") else {}
+        """One clock tick, as the scheduled invocation's `once` runs it (it queues no later
+        ticks); the first decision (or {})."""
+        answer = self.evaluate({"source": "scheduler", "once": True})
+        return first_decision(answer)
+
+
+def first_decision(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """An evaluate answer's first decision ({} when it decided nothing)."""
+    decisions = answer.get("decisions")
+    return dict(decisions[0]) if decisions else {}
 
 
 @contextmanager

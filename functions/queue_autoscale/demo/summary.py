@@ -83,6 +83,12 @@ class DemoSummary:
     """Sum of the DynamoDB `queued` counters (at-least-once: may exceed jobs_produced)."""
     counters_completed: int = 0
     ticks: int = 0
+    """Evaluate ticks that decided: the clock's and the jump ticks."""
+    jump_ticks: int = 0
+    """Of those, the ticks the record path asked for on the tick queue."""
+    jump_ticks_undecided: int = 0
+    """Jump-tick messages evaluate consumed without deciding: a clock tick had run since the
+    line was drawn, or the line had expired."""
     controller_errors: int = 0
     desired_start: int = 0
     desired_max_quiet: int = 0
@@ -254,15 +260,18 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
     sla_seconds: float,
     flap_window_seconds: float = 30.0,
     concurrency: int = 1,
+    jump_messages: int = 0,
 ) -> DemoSummary:
     """The summary from what the run measured (all passed in); a flap is a scale-out within
-    `flap_window_seconds` of a scale-in."""
+    `flap_window_seconds` of a scale-in; `jump_messages` is the evaluate invocations the tick
+    queue's messages made."""
     moves = judge(rows, flap_window_seconds)
     capacity = totals.worker_seconds * concurrency
     desired_seen = [(row.phase, row.desired) for row in rows if row.desired is not None]
     values = [d for _, d in desired_seen]
     pickups = archive.pickups
     within = sum(1 for p in pickups if p <= sla_seconds)
+    jumps = sum(1 for row in rows if row.jump)
     return DemoSummary(
         jobs_produced=produced,
         jobs_completed=archive.completed_jobs,
@@ -298,6 +307,8 @@ def summarize(  # noqa: PLR0913 - keyword-only, one per measured total
         counters_queued=sum(row.queued for row in counters),
         counters_completed=sum(row.completed for row in counters),
         ticks=len(rows),
+        jump_ticks=jumps,
+        jump_ticks_undecided=jump_messages - jumps,
         controller_errors=sum(len(r.errors) for r in rows),
         desired_start=values[0] if values else 0,
         desired_max_quiet=max((d for p, d in desired_seen if p == "quiet"), default=0),
@@ -362,7 +373,12 @@ def summary_table(summary: DemoSummary) -> Table:
             "DynamoDB counters queued / completed",
             f"{summary.counters_queued} / {summary.counters_completed}",
         ),
-        ("evaluate ticks (controller errors)", f"{summary.ticks} ({summary.controller_errors})"),
+        (
+            "evaluate ticks: clock / jump (controller errors)",
+            f"{summary.ticks - summary.jump_ticks} / {summary.jump_ticks} "
+            f"({summary.controller_errors})",
+        ),
+        ("jump ticks left to the clock tick", summary.jump_ticks_undecided),
         ("archive objects downloaded", summary.archive_objects),
     ]
     rows += _agreement_rows(summary)
