@@ -104,18 +104,19 @@ def test_on_steady_traffic_the_fleet_runs_at_the_load_without_oscillating() -> N
     ours, static = run.scores
     decisions = run.decisions[DEFAULT_POLICY]
     scored = [d for d in decisions if d.at >= decisions[0].at + run.workload.warmup_seconds]
-    # THEN the fleet runs at the load, below Erlang C's: 20 workers on most ticks (455 of 722:
+    # THEN the fleet runs at the load, below Erlang C's: 20 workers on most ticks (521 of 722:
     # the backlog's random walk over the reach stays within the SLA, and over R + W at the
-    # measured rate too), 19-22 on all, at most 21 on 96 %, with a handful of scale-ups in two
-    # hours (no limit cycle: each costs a lead of billing)
+    # measured rate too), 19-22 on all, at most 21 on 91 % (the one rise to 22 is held while a
+    # rate within its noise still asks for it), with a handful of scale-ups in two hours (no
+    # limit cycle: each costs a lead of billing; one here)
     targets = [d.target for d in scored]
     assert set(targets) <= {19, 20, 21, 22}
     assert sum(t == 20 for t in targets) > len(targets) // 2
-    assert sum(t <= 21 for t in targets) > 0.95 * len(targets)
+    assert sum(t <= 21 for t in targets) > 0.9 * len(targets)
     assert sum(1 for d in scored if d.action.value == "up") <= 6
     # AND every job is picked up within the SLA, for fewer worker-seconds than a static fleet
     # of 21 (the smallest that meets it; `static` here is sized for the busiest minute, 22)
-    # and than seed-hybrid's 151,248 at the same 100 % in the bench: 147,319
+    # and than seed-hybrid's 151,248 at the same 100 % in the bench: 147,040
     assert ours.sla_compliance == 1.0
     assert static.sla_compliance == 1.0
     static_21 = static.worker_seconds / static.peak_workers * 21
@@ -126,8 +127,8 @@ def test_on_steady_traffic_the_fleet_runs_at_the_load_without_oscillating() -> N
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "152,073 worker-s against static 21's 151,242 (100 % within SLA both): with S < L + I "
-        "it sizes Erlang C with its noise margin, 22 workers on 23 % of the ticks"
+        "151,723 worker-s against static 21's 151,242 (100 % within SLA both): with S < L + I "
+        "it sizes Erlang C with its noise margin, 22 or more workers on 10 % of the ticks"
     ),
 )
 def test_at_a_10_s_sla_steady_traffic_runs_below_static_21() -> None:

@@ -46,7 +46,13 @@ from queue_autoscale.core.models import (
     TrendModel,
     Winner,
 )
-from queue_autoscale.core.predictive_words import fall_words, fleet_words, surge_words, words
+from queue_autoscale.core.predictive_words import (
+    band_words,
+    fall_words,
+    fleet_words,
+    surge_words,
+    words,
+)
 from queue_autoscale.core.queueing import (
     hot_workers,
     walk_quantile,
@@ -355,10 +361,6 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         cap=t.cap,
         sizing=sizing,
     )
-    steady = size(m.arrival_rate)
-    trend = steady  # where the backlog carries a rise, the steady state reads no forecast
-    if ahead != m.arrival_rate and not sizing.rise_in_backlog:
-        trend = size(ahead)
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, t.k, t.now)
     outlook = pickup.Outlook(
         backlog=float(m.visible),
@@ -375,6 +377,13 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         surge_rate=0.0 if surge is None else surge.rate,
     )
     plans = pickup.Plans(fleet, outlook, pickup.cohorts(outlook, knobs.COHORT_POINTS))
+    # the estimates' noise raises no worker while holding keeps the horizon within the level
+    quiet = plans.share(fleet.current) <= t.level and surge is None
+    steady, banded = _up_band(t, size, m.arrival_rate, quiet)
+    trend = steady  # where the backlog carries a rise, the steady state reads no forecast
+    if ahead != m.arrival_rate and not sizing.rise_in_backlog:
+        trend, ahead_banded = _up_band(t, size, ahead, quiet)
+        banded = banded or ahead_banded
     transient, share = plans.smallest(t.level, t.cap, max(steady, trend))
     terms = Terms(steady=steady, trend=trend, drain=transient)
     raw, winner = largest_term(terms)
@@ -395,7 +404,34 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
     )
     held = _held(t, surge)
     why += fleet_words(fleet) + surge_words(surge) + fall_words(t.falls, held)
+    if banded:
+        why += band_words(m.current)
     return _Plan(terms, raw, winner, forecast, why, size, plans, reading, held)
+
+
+def _up_band(t: _Tick, size: Callable[[float], int], rate: float, quiet: bool) -> tuple[int, bool]:
+    """The steady state at `rate` jobs/s (`size`), and whether the rate's noise held it at the
+    fleet ("up-band"): a steady state above the fleet raises it only where the load's lower
+    bound, `rate` less z_p of the error of a rate read over the long window W
+    (`_least_rate`), still asks for more than the fleet has. The delayed off lowers the fleet
+    only below what a rate within its noise asks for (`_kept`, at the upper bound), so the two
+    make one band around the estimate, and the noise of the rate and job-time estimates moves
+    no worker either way (Erlang C moving 21 <-> 22 at a steady 20 jobs/s flapped a worker
+    every few minutes; a tuned KEDA holds 21). Only where every other reading is quiet
+    (`quiet`: holding the fleet keeps the horizon's predicted miss share within the level, and
+    no recurring burst is forecast), the sizing rate is the long window's (no move was read in
+    the short one), and S <= L + I (past it the load's lower bound is already the steady
+    state's, "load-band")."""
+    full = size(rate)
+    current = t.m.current
+    if full <= current or not quiet or "up-band" in t.off or t.k.correctable:
+        return full, False
+    if t.m.arrival_rate != t.snapshot.arrival_rate:  # the short window moved: no noise
+        return full, False
+    low = _least_rate(rate, t.spread, t.snapshot.rate_window_seconds, t.settings.percentile)
+    if size(low) > current:
+        return full, False
+    return current, True
 
 
 def _remembered(t: _Tick, plan: _Plan) -> int:

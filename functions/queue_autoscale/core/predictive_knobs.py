@@ -47,6 +47,7 @@ MECHANISMS: tuple[str, ...] = (
     "horizon",
     "returns",
     "jumps",
+    "up-band",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -77,7 +78,11 @@ workers ordered at it land, for as long as the last took to come back (at least 
 S < L + I / 2 and no back-tested recurring burst is forecast (core/falls.py,
 `predictive._held`; off: the delayed off keeps what the fallen rate asks); "jumps" has the record
 path ask for a tick when the arrivals since the last one jump past its line, where S <= L + I
-(core/jump.py; off: the clock ticks alone; the decision itself does not read it)."""
+(core/jump.py; off: the clock ticks alone; the decision itself does not read it); "up-band"
+raises the fleet for a steady state above it only where the load's lower bound still asks for
+more, while holding keeps the horizon within the level, no burst is forecast, no move was read
+in the short window and S <= L + I (`predictive._up_band`; off: the steady state at the measured
+and forecast rates as they are)."""
 
 
 class Knobs(NamedTuple):

@@ -112,6 +112,14 @@ def surge_words(surge: onsets.Surge | None) -> str:
     )
 
 
+def band_words(current: int) -> str:
+    """The words for a steady state the rate's noise held at the fleet (`predictive._up_band`)."""
+    return (
+        f"; the steady state's rise over the {current} workers is within the rate's noise (a rate "
+        f"at its lower bound asks no more): held"
+    )
+
+
 def fall_words(reading: falls.FallReading, held: int) -> str:
     """The fall held through, where the delayed off keeps workers for its return."""
     if reading.held_rate is None or held <= 0:

@@ -817,3 +817,51 @@ def test_the_short_rate_is_kept_only_where_the_step_test_reads_it() -> None:
     assert kept == [float(age) for age in range(120, 0, -10)] + [0.0]
     assert all(s.short_rate is None for s in after if NOW - s.at > 120)
     assert [s.arrival_rate for s in after[:-1]] == [s.arrival_rate for s in old]
+
+
+NOISE_BAND = {
+    "running": 21,
+    "desired": 21,
+    "in_flight": 20,
+    "visible": 20,
+    "oldest_age_seconds": 1.0,
+    "completion_rate": 20.0,
+    "arrival_dispersion": 1.0,
+}
+"""21 workers of 1 s jobs, 20 waiting (the oldest 1 s): a steady queue at its Erlang C size."""
+
+
+@pytest.mark.parametrize(
+    ("rate", "short", "snap", "target", "ablated_target"),
+    [
+        pytest.param(20.0, 20.0, {}, 21, 21, id="at-the-fleets-size"),
+        pytest.param(20.6, 20.6, {}, 21, 22, id="within-the-noise-held"),
+        pytest.param(22.0, 22.0, {}, 23, 23, id="past-the-noise-raised"),
+        pytest.param(20.6, 23.0, {}, 27, 27, id="the-short-window-moved"),
+        pytest.param(
+            20.6, 20.6, {"visible": 400, "oldest_age_seconds": 8.0}, 76, 76, id="a-backlog-late"
+        ),
+    ],
+)
+def test_the_rates_noise_raises_no_worker_while_every_other_reading_is_quiet(
+    rate: float, short: float, snap: dict[str, Any], target: int, ablated_target: int
+) -> None:
+    # GIVEN 21 workers at SLA 10 s p99.9, lead 60 s, interval 10 s, and a long window reading
+    # `rate`; Erlang C asks 22 from about 20.5 jobs/s
+    cfg = settings(
+        sla_seconds=10.0,
+        percentile=0.999,
+        provisioning_lead_seconds=60.0,
+        evaluation_interval_seconds=10.0,
+        max_workers=100,
+    )
+    inputs = snapshot(**{**NOISE_BAND, **snap, "arrival_rate": rate, "arrival_rate_short": short})
+    # WHEN the policy decides, and with "up-band" switched off
+    d = decide_predictive(inputs, cfg, ControllerState("jobs"), NOW).decision
+    off = ablated("up-band")(inputs, cfg, ControllerState("jobs"), NOW).decision
+    # THEN at 20.6 jobs/s the steady state's 22 is within the rate's noise: its lower bound,
+    # 20.6 - 3.09 sqrt(2 x 20.6 / 300) = 19.5 jobs/s, asks no more than 21, so the fleet holds;
+    # at 22 jobs/s (lower bound 20.8) it goes up; a move in the short window, or a backlog the
+    # held fleet leaves late within the horizon, is read as it is
+    assert (d.target, off.target) == (target, ablated_target)
+    assert ("within the rate's noise" in d.reason) is (target < ablated_target)
