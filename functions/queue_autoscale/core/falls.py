@@ -17,6 +17,12 @@ returned, so the delayed off holds the fleet through the next one as deep. Pure:
   keeps the workers a return at the fall's rate needs before workers ordered at it land
   (`predictive._held`), until the rate returns, or for as long as the last one took to come
   back (at least the span).
+- **lull**: a fall below the lowest short rate read within the memory before it opened (its
+  floor), past that rate's noise, is to a rate the queue has not run at lately: nothing says
+  whether it comes back, and a return's first jobs are due before any order lands. The delayed
+  off holds through it as through a fall that came back, while it stays that low and open (at
+  most the memory). A fall back to a rate read before it (a burst's end, the rate it rose from)
+  holds nothing without evidence.
 
 A log's outage or a producer's pause empties the queue for a minute or two, and then the rate
 returns at once; a queue fed in cycles (a batch every quarter hour) empties for as long each
@@ -33,6 +39,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from queue_autoscale.core.models import ControllerState, Fall, QueueSnapshot
+from queue_autoscale.core.snapshot import watched_since
 
 
 class FallReading(NamedTuple):
@@ -49,6 +56,13 @@ class FallReading(NamedTuple):
     after: float | None
     """How long the last fall that came back took to, s, for the next state (None: no
     evidence)."""
+    lowest: float | None = None
+    """The lowest short rate read within the memory, with this tick's, jobs/s, for the next
+    state (None: none read)."""
+    lowest_at: float | None = None
+    """...and the tick that read it, epoch s."""
+    lull: bool = False
+    """Whether the open fall is held as a lull: below its floor, with no return vouching for it."""
 
 
 def update(
@@ -62,14 +76,16 @@ def update(
     now: float,
 ) -> FallReading:
     """This tick's fall memory. `memo` is the last tick's (its open fall, the depth of the
-    deepest fall that came back and how long the last took to, s), `long` and `short` the
-    rate windows' rates (jobs/s, >= 0), `falling` whether the plan sizes on the short window
-    because it fell below the long one, `noise(rate)` z of a rate's noise over the short window
-    (jobs/s), `span` R + W and `memory` how long an open fall stays evidence (s, at least the
-    span). A fall is as deep as the last that came back where its depth is within the short
-    rate's noise of that one's (a fall to nothing is as deep as one to 4 % of a rate of 9
-    jobs/s)."""
+    deepest fall that came back and how long the last took to, s, and the lowest short rate
+    read), `long` and `short` the rate windows' rates (jobs/s, >= 0), `falling` whether the plan
+    sizes on the short window because it fell below the long one, `noise(rate)` z of a rate's
+    noise over the short window (jobs/s), `span` R + W and `memory` how long an open fall stays
+    evidence and a lowest rate is remembered (s, at least the span). A fall is as deep as the
+    last that came back where its depth is within the short rate's noise of that one's (a fall
+    to nothing is as deep as one to 4 % of a rate of 9 jobs/s)."""
     fall, returned, after = memo.fall, memo.returned, memo.after
+    remembered = memo.lowest_at is not None and now - memo.lowest_at <= max(span, memory)
+    floor = memo.lowest if remembered else None  # the lowest read before this tick
     if fall is not None:
         depth = min(fall.depth, short / fall.rate)
         if short >= fall.rate - noise(fall.rate):  # back: falls this deep return
@@ -81,12 +97,18 @@ def update(
         else:
             fall = fall._replace(depth=depth)
     if fall is None and falling and long > 0:
-        fall = Fall(now, long, min(1.0, max(0.0, short / long)))
-    if fall is None or returned is None:
-        return FallReading(fall, returned, None, after)
-    as_deep = fall.depth >= returned - noise(fall.rate) / fall.rate  # within the rate's noise
+        fall = Fall(now, long, min(1.0, max(0.0, short / long)), floor)
+    # a rate within the noise of the lowest read renews it: the queue still runs that low
+    renewed = floor is None or short <= floor + noise(floor)
+    lowest, lowest_at = (min(short, floor or short), now) if renewed else (floor, memo.lowest_at)
+    if fall is None:
+        return FallReading(None, returned, None, after, lowest, lowest_at)
+    lull = fall.floor is not None and short < fall.floor - noise(fall.floor)
+    known = returned is not None and fall.depth >= returned - noise(fall.rate) / fall.rate
     holding = now - fall.at <= max(span, after or 0.0)  # as long as the last took, or the span
-    return FallReading(fall, returned, fall.rate if as_deep and holding else None, after)
+    vouched = known and holding
+    held = fall.rate if lull or vouched else None
+    return FallReading(fall, returned, held, after, lowest, lowest_at, lull and not vouched)
 
 
 def read(
@@ -101,12 +123,23 @@ def read(
     """The state's fall memory with this tick's rate windows (`update`): a fall is read where
     the plan sizes on the short window below the long one (`sized_rate`, jobs/s, below the long
     window's), `noise(rate)` is z of a rate's noise over the short window (jobs/s, the burst
-    model's), `span` is R + W and `memory` the loop window (s). Unchanged without both windows'
-    rates."""
+    model's), `span` is R + W and `memory` the loop window (s).
+    Unchanged without both windows' rates; a tick before the watch's start is known reads no
+    lowest rate (its windows held no counters, `snapshot.watched_since`)."""
     long, short = snapshot.arrival_rate, snapshot.arrival_rate_short
-    kept = FallReading(state.fall, state.fall_returned, None, state.fall_returned_after)
+    kept = FallReading(
+        state.fall,
+        state.fall_returned,
+        None,
+        state.fall_returned_after,
+        state.lowest_rate,
+        state.lowest_rate_at,
+    )
     if long is None or short is None or not (math.isfinite(long) and math.isfinite(short)):
         return kept
     if long < 0 or short < 0:
         return kept
-    return update(kept, long, short, sized_rate < long, noise, span, memory, now)
+    reading = update(kept, long, short, sized_rate < long, noise, span, memory, now)
+    if watched_since(snapshot, state) is None:  # the watch's start read no counters: no low
+        return reading._replace(lowest=kept.lowest, lowest_at=kept.lowest_at)
+    return reading

@@ -39,6 +39,7 @@ from queue_autoscale.core.measures import Measures, input_problems, measure
 from queue_autoscale.core.models import (
     ControllerState,
     Evaluation,
+    Fall,
     Order,
     QueueSettings,
     QueueSnapshot,
@@ -264,6 +265,8 @@ def _measure(
     # an open fall stays evidence for the loop window: a return the hold missed is a late job
     # the loop still counts
     fell = falls.read(snapshot, state, noise, span, window, now, m.arrival_rate)
+    if fell.lull and "lulls" in off:  # the ablation: only a fall that came back vouches
+        fell = fell._replace(held_rate=None, lull=False)
     cap = max_allowed(settings)
     return _Tick(
         snapshot,
@@ -310,17 +313,20 @@ def _walk_error(rate: float, dispersion: float, window: float, level: float) -> 
 
 def _held(t: _Tick, surge: onsets.Surge | None) -> int:
     """Workers the delayed off keeps through an open fall as deep as the last that came back
-    ("returns", core/falls.py): the fewest whose backlog, the uncorrected span
-    tau = L + I / 2 - S after the rate returns to the fall's, is still picked up within the
-    SLA (`queueing.hot_workers` from an empty queue over tau, at the chance level, drifting at
-    the rate's upper bound as the steady state's walk does): the jobs of a return's first tau
-    are due before workers ordered at it land. 0 without such a fall, where tau <= 0, or where
-    the recurring-burst model forecasts the next burst (`surge`, core/onsets.py): its
-    back-tested forecast orders the return's workers to land before it, so a hold would only
-    keep them idle through the lull."""
-    rate, span = t.falls.held_rate, t.k.uncorrected_seconds
-    if rate is None or not span > 0 or surge is not None or "returns" in t.off:
+    ("returns", core/falls.py), or below any rate read lately ("lulls"): the fewest whose
+    backlog, over the span tau = L + I / 2 + w - S after the rate returns to the fall's, is
+    still picked up within the SLA (`queueing.hot_workers` from an empty queue over tau, at the
+    chance level, drifting at the rate's upper bound as the steady state's walk does). A return
+    is read in full only once the short window w holds it, and workers ordered then land
+    L + I / 2 later, so the jobs of its first tau are due before they do. 0 without such a
+    fall, where L + I / 2 <= S (an order placed as the return shows lands before its first jobs
+    are due), or where the recurring-burst model forecasts the next burst (`surge`,
+    core/onsets.py): its back-tested forecast orders the return's workers to land before it, so
+    a hold would only keep them idle through the lull."""
+    rate, uncorrected = t.falls.held_rate, t.k.uncorrected_seconds
+    if rate is None or not uncorrected > 0 or surge is not None or "returns" in t.off:
         return 0
+    span = uncorrected + t.snapshot.short_window_seconds
     error = _walk_error(rate, t.spread, t.snapshot.rate_window_seconds, t.level)
     held = hot_workers(
         arrival_rate=rate + error,
@@ -333,7 +339,8 @@ def _held(t: _Tick, surge: onsets.Surge | None) -> int:
         max_workers=t.cap,
         dispersion=t.spread,
     )
-    return min(held, t.cap)
+    fall = t.falls.fall  # the estimates' noise through a lull lowers no hold: the most so far
+    return min(max(held, fall.held if fall is not None else 0), t.cap)
 
 
 def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
@@ -472,9 +479,11 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "surge_at": t.now if plan.plans.missing_anyway else t.state.surge_at,
         "bursts": plan.reading.bursts,
         "burst_ends": plan.reading.ends,
-        "fall": t.falls.fall,
+        "fall": _fall_held(t, plan),
         "fall_returned": t.falls.returned,
         "fall_returned_after": t.falls.after,
+        "lowest_rate": t.falls.lowest,
+        "lowest_rate_at": t.falls.lowest_at,
         "orders": orders.placed(
             t.state.orders,
             plan.plans.fleet.pending,
@@ -484,6 +493,14 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
             orders.kept_limit(t.k.landing_seconds, t.settings.evaluation_interval_seconds),
         ),
     }
+
+
+def _fall_held(t: _Tick, plan: _Plan) -> Fall | None:
+    """The open fall for the next state, with the most workers held for its return so far."""
+    fall = t.falls.fall
+    if fall is None or plan.held <= fall.held:
+        return fall
+    return fall._replace(held=plan.held)
 
 
 def ablated(*off: str) -> Callable[..., Evaluation]:

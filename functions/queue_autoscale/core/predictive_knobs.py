@@ -48,6 +48,7 @@ MECHANISMS: tuple[str, ...] = (
     "returns",
     "jumps",
     "up-band",
+    "lulls",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -82,7 +83,9 @@ path ask for a tick when the arrivals since the last one jump past its line, whe
 raises the fleet for a steady state above it only where the load's lower bound still asks for
 more, while holding keeps the horizon within the level, no burst is forecast, no move was read
 in the short window and S <= L + I (`predictive._up_band`; off: the steady state at the measured
-and forecast rates as they are)."""
+and forecast rates as they are); "lulls" has "returns" also hold through a fall below the lowest
+short rate read within the loop window, before any such fall came back (core/falls.py; off: only
+a fall as deep as one that came back is held)."""
 
 
 class Knobs(NamedTuple):

@@ -124,6 +124,13 @@ def fall_words(reading: falls.FallReading, held: int) -> str:
     """The fall held through, where the delayed off keeps workers for its return."""
     if reading.held_rate is None or held <= 0:
         return ""
+    floor = reading.fall.floor if reading.fall is not None else None
+    if reading.lull and floor is not None:
+        return (
+            f"; the rate fell from {reading.held_rate:.2f} jobs/s to below the lowest read "
+            f"lately ({floor:.2f} jobs/s), a lull that may come back: {held} workers kept for "
+            f"its return"
+        )
     return (
         f"; the rate fell from {reading.held_rate:.2f} jobs/s and the last fall as deep came "
         f"back: {held} workers kept for its return"

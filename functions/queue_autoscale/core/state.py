@@ -37,6 +37,8 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "fall": None if state.fall is None else list(state.fall),
         "fall_returned": state.fall_returned,
         "fall_returned_after": state.fall_returned_after,
+        "lowest_rate": state.lowest_rate,
+        "lowest_rate_at": state.lowest_rate_at,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth, s.short_rate]
             for s in state.samples
@@ -66,8 +68,8 @@ def _nonnegative(value: Any) -> float:
     return number if math.isfinite(number) and number > 0.0 else 0.0
 
 
-def _seconds(value: Any) -> float | None:
-    """A stored duration, s (None when absent, negative or not finite)."""
+def _measured(value: Any) -> float | None:
+    """A stored duration (s) or rate (jobs/s): None when absent, negative or not finite."""
     if value is None:
         return None
     seconds = float(value)
@@ -83,14 +85,17 @@ def _share(value: Any) -> float | None:
 
 
 def _fall(row: Any) -> Fall | None:
-    """The open fall as stored: [epoch s, rate jobs/s > 0, depth 0..1] (None when absent or
-    not of that form)."""
-    if not isinstance(row, Sequence) or isinstance(row, str) or len(row) != 3:
+    """The open fall as stored: [epoch s, rate jobs/s > 0, depth 0..1, floor jobs/s >= 0 or
+    None, workers held >= 0] (None when absent or not of that form; a fall written before its
+    floor or its hold was kept has none)."""
+    if not isinstance(row, Sequence) or isinstance(row, str) or not 3 <= len(row) <= 5:
         return None
     at, rate, depth = float(row[0]), float(row[1]), _share(row[2])
     if not math.isfinite(at) or not (math.isfinite(rate) and rate > 0.0) or depth is None:
         return None
-    return Fall(at, rate, depth)
+    floor = _measured(row[3]) if len(row) > 3 else None
+    held = _measured(row[4]) if len(row) > 4 else None
+    return Fall(at, rate, depth, floor, int(held) if held is not None else 0)
 
 
 def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
@@ -130,7 +135,9 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         orders=orders_from_rows(data.get("orders") or []),
         fall=_fall(data.get("fall")),
         fall_returned=_share(data.get("fall_returned")),
-        fall_returned_after=_seconds(data.get("fall_returned_after")),
+        fall_returned_after=_measured(data.get("fall_returned_after")),
+        lowest_rate=_measured(data.get("lowest_rate")),
+        lowest_rate_at=_opt_float(data.get("lowest_rate_at")),
     )
 
 
