@@ -26,12 +26,13 @@ def test_a_p999_surge_stays_far_below_the_cap(workload: str) -> None:
     # and the default policy at p95
     ours, bound = compare(workload, counts, [DEFAULT_POLICY, BOUND], spec).scores
     p95 = compare(workload, counts, [DEFAULT_POLICY], replace(spec, percentile=0.95)).scores[0]
-    # THEN the p99.9 fleet peaks well under the cap the bound orders (399 workers on spike,
-    # 402 on bursty: its plan sizes for the jobs an order can still reach)
+    # THEN the p99.9 fleet peaks well under the cap the bound orders (331 workers on spike:
+    # its plan sizes for the jobs an order can still reach; 48 on bursty, whose lulls are held
+    # through for the next burst)
     assert bound.peak_workers == 1_000
     assert ours.peak_workers <= 450
-    # AND it still buys compliance over p95 (98.514 % vs 98.488 % on spike, 96.48 % vs
-    # 96.28 % on bursty), within half a point of the bound or above it (98.70 % on spike,
-    # 89.17 % on bursty)
-    assert ours.sla_compliance > p95.sla_compliance
+    # AND it still buys compliance over p95 where p95 leaves any job late (98.704 % vs 98.670 %
+    # on spike; on bursty both keep every job within the SLA), within half a point of the
+    # bound or above it (98.96 % on spike, 90.92 % on bursty)
+    assert ours.sla_compliance > p95.sla_compliance or ours.sla_compliance == 1.0
     assert ours.sla_compliance >= bound.sla_compliance - 0.005
