@@ -17,12 +17,12 @@ returned, so the delayed off holds the fleet through the next one as deep. Pure:
   keeps the workers a return at the fall's rate needs before workers ordered at it land
   (`predictive._held`), until the rate returns, or for as long as the last one took to come
   back (at least the span).
-- **lull**: a fall below the lowest short rate read within the memory before it opened (its
-  floor), past that rate's noise, is to a rate the queue has not run at lately: nothing says
-  whether it comes back, and a return's first jobs are due before any order lands. The delayed
-  off holds through it as through a fall that came back, while it stays that low and open (at
-  most the memory). A fall back to a rate read before it (a burst's end, the rate it rose from)
-  holds nothing without evidence.
+- **lull**: a fall below the lowest short rate read before it opened, since the watch began (its
+  floor), past that rate's noise, is to a rate the queue has not run at: nothing says whether
+  it comes back, and a return's first jobs are due before any order lands. The delayed off
+  holds through it as through a fall that came back, while it stays that low and open (at most
+  the memory). A fall back to a rate read before it (a burst's end, the rate it rose from) holds
+  nothing without evidence.
 
 A log's outage or a producer's pause empties the queue for a minute or two, and then the rate
 returns at once; a queue fed in cycles (a batch every quarter hour) empties for as long each
@@ -57,10 +57,8 @@ class FallReading(NamedTuple):
     """How long the last fall that came back took to, s, for the next state (None: no
     evidence)."""
     lowest: float | None = None
-    """The lowest short rate read within the memory, with this tick's, jobs/s, for the next
+    """The lowest short rate read since the watch began, with this tick's, jobs/s, for the next
     state (None: none read)."""
-    lowest_at: float | None = None
-    """...and the tick that read it, epoch s."""
     lull: bool = False
     """Whether the open fall is held as a lull: below its floor, with no return vouching for it."""
 
@@ -77,15 +75,14 @@ def update(
 ) -> FallReading:
     """This tick's fall memory. `memo` is the last tick's (its open fall, the depth of the
     deepest fall that came back and how long the last took to, s, and the lowest short rate
-    read), `long` and `short` the rate windows' rates (jobs/s, >= 0), `falling` whether the plan
-    sizes on the short window because it fell below the long one, `noise(rate)` z of a rate's
-    noise over the short window (jobs/s), `span` R + W and `memory` how long an open fall stays
-    evidence and a lowest rate is remembered (s, at least the span). A fall is as deep as the
-    last that came back where its depth is within the short rate's noise of that one's (a fall
-    to nothing is as deep as one to 4 % of a rate of 9 jobs/s)."""
+    read since the watch began), `long` and `short` the rate windows' rates (jobs/s, >= 0),
+    `falling` whether the plan sizes on the short window because it fell below the long one,
+    `noise(rate)` z of a rate's noise over the short window (jobs/s), `span` R + W and `memory`
+    how long an open fall stays evidence (s, at least the span). A fall is as deep as the last
+    that came back where its depth is within the short rate's noise of that one's (a fall to
+    nothing is as deep as one to 4 % of a rate of 9 jobs/s)."""
     fall, returned, after = memo.fall, memo.returned, memo.after
-    remembered = memo.lowest_at is not None and now - memo.lowest_at <= max(span, memory)
-    floor = memo.lowest if remembered else None  # the lowest read before this tick
+    floor = memo.lowest  # the lowest read before this tick
     if fall is not None:
         depth = min(fall.depth, short / fall.rate)
         if short >= fall.rate - noise(fall.rate):  # back: falls this deep return
@@ -98,17 +95,15 @@ def update(
             fall = fall._replace(depth=depth)
     if fall is None and falling and long > 0:
         fall = Fall(now, long, min(1.0, max(0.0, short / long)), floor)
-    # a rate within the noise of the lowest read renews it: the queue still runs that low
-    renewed = floor is None or short <= floor + noise(floor)
-    lowest, lowest_at = (min(short, floor or short), now) if renewed else (floor, memo.lowest_at)
+    lowest = short if floor is None else min(floor, short)
     if fall is None:
-        return FallReading(None, returned, None, after, lowest, lowest_at)
+        return FallReading(None, returned, None, after, lowest)
     lull = fall.floor is not None and short < fall.floor - noise(fall.floor)
     known = returned is not None and fall.depth >= returned - noise(fall.rate) / fall.rate
     holding = now - fall.at <= max(span, after or 0.0)  # as long as the last took, or the span
     vouched = known and holding
     held = fall.rate if lull or vouched else None
-    return FallReading(fall, returned, held, after, lowest, lowest_at, lull and not vouched)
+    return FallReading(fall, returned, held, after, lowest, lull and not vouched)
 
 
 def read(
@@ -133,7 +128,6 @@ def read(
         None,
         state.fall_returned_after,
         state.lowest_rate,
-        state.lowest_rate_at,
     )
     if long is None or short is None or not (math.isfinite(long) and math.isfinite(short)):
         return kept
@@ -141,5 +135,5 @@ def read(
         return kept
     reading = update(kept, long, short, sized_rate < long, noise, span, memory, now)
     if watched_since(snapshot, state) is None:  # the watch's start read no counters: no low
-        return reading._replace(lowest=kept.lowest, lowest_at=kept.lowest_at)
+        return reading._replace(lowest=kept.lowest)
     return reading

@@ -257,9 +257,9 @@ class Fall(NamedTuple):
     depth: float
     """The lowest short-window rate since, as a share of `rate` (0..1)."""
     floor: float | None = None
-    """The lowest short-window rate the controller read within the memory before it opened,
-    jobs/s (`ControllerState.lowest_rate`; None: none read): a fall below it is to a rate the
-    queue has not run at, a lull (core/falls.py)."""
+    """The lowest short-window rate the controller read before it opened, since the watch
+    began, jobs/s (`ControllerState.lowest_rate`; None: none read): a fall below it is to a
+    rate the queue has not run at, a lull (core/falls.py)."""
     held: int = 0
     """The most workers the delayed off kept for its return since it opened
     (`predictive._held`; 0: none)."""
@@ -341,10 +341,8 @@ class ControllerState:
     """predictive: how long the last fall that came back took to, s (None: no evidence;
     core/falls.py): the hold through the next one as deep lasts at least as long."""
     lowest_rate: float | None = None
-    """predictive: the lowest short-window rate read within the fall memory, jobs/s (None: none
+    """predictive: the lowest short-window rate read since the watch began, jobs/s (None: none
     yet; core/falls.py): what a fall is new below."""
-    lowest_rate_at: float | None = None
-    """...and the tick that read it, epoch s."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -483,7 +483,6 @@ def _policy_state(t: _Tick, plan: _Plan, target: int) -> dict[str, object]:
         "fall_returned": t.falls.returned,
         "fall_returned_after": t.falls.after,
         "lowest_rate": t.falls.lowest,
-        "lowest_rate_at": t.falls.lowest_at,
         "orders": orders.placed(
             t.state.orders,
             plan.plans.fleet.pending,

@@ -84,7 +84,7 @@ raises the fleet for a steady state above it only where the load's lower bound s
 more, while holding keeps the horizon within the level, no burst is forecast, no move was read
 in the short window and S <= L + I (`predictive._up_band`; off: the steady state at the measured
 and forecast rates as they are); "lulls" has "returns" also hold through a fall below the lowest
-short rate read within the loop window, before any such fall came back (core/falls.py; off: only
+short rate read since the watch began, before any such fall came back (core/falls.py; off: only
 a fall as deep as one that came back is held)."""
 
 

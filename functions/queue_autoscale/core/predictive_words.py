@@ -127,9 +127,9 @@ def fall_words(reading: falls.FallReading, held: int) -> str:
     floor = reading.fall.floor if reading.fall is not None else None
     if reading.lull and floor is not None:
         return (
-            f"; the rate fell from {reading.held_rate:.2f} jobs/s to below the lowest read "
-            f"lately ({floor:.2f} jobs/s), a lull that may come back: {held} workers kept for "
-            f"its return"
+            f"; the rate fell from {reading.held_rate:.2f} jobs/s to below any read before "
+            f"({floor:.2f} jobs/s), a lull that may come back: {held} workers kept for its "
+            f"return"
         )
     return (
         f"; the rate fell from {reading.held_rate:.2f} jobs/s and the last fall as deep came "

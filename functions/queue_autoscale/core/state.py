@@ -38,7 +38,6 @@ def state_to_dict(state: ControllerState) -> dict[str, Any]:
         "fall_returned": state.fall_returned,
         "fall_returned_after": state.fall_returned_after,
         "lowest_rate": state.lowest_rate,
-        "lowest_rate_at": state.lowest_rate_at,
         "samples": [
             [s.at, s.arrival_rate, s.visible, s.raw_target, s.dlq_depth, s.short_rate]
             for s in state.samples
@@ -137,7 +136,6 @@ def state_from_dict(data: Mapping[str, Any]) -> ControllerState:
         fall_returned=_share(data.get("fall_returned")),
         fall_returned_after=_measured(data.get("fall_returned_after")),
         lowest_rate=_measured(data.get("lowest_rate")),
-        lowest_rate_at=_opt_float(data.get("lowest_rate_at")),
     )
 
 
