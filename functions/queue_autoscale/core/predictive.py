@@ -313,7 +313,7 @@ def _walk_error(rate: float, dispersion: float, window: float, level: float) -> 
 
 def _held(t: _Tick, surge: onsets.Surge | None) -> int:
     """Workers the delayed off keeps through an open fall as deep as the last that came back
-    ("returns", core/falls.py), or below any rate read lately ("lulls"): the fewest whose
+    ("returns", core/falls.py), or below any rate read before ("lulls"): the fewest whose
     backlog, over the span tau = L + I / 2 + w - S after the rate returns to the fall's, is
     still picked up within the SLA (`queueing.hot_workers` from an empty queue over tau, at the
     chance level, drifting at the rate's upper bound as the steady state's walk does). A return
