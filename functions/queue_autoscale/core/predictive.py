@@ -86,6 +86,8 @@ class Sizing(NamedTuple):
     its noise neither orders a worker nor keeps one (0: the load as measured)."""
     reach_seconds: float
     """The reach L + I the walk holds a fleet over until a correction lands, s."""
+    load_window: bool
+    """"load-window", where `at_load`: the kept need holds the load R + W ahead (`_kept`)."""
     held_seconds: float
     """"kept-window": R + W, how far ahead the delayed off's kept need also holds its walk
     (`_kept`) and keeps a forecast burst's fleet (`_remembered`), s: as far ahead as its rate
@@ -102,6 +104,7 @@ def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
         walk_seconds=window if "walk" not in off else 0.0,
         band_seconds=window if at_load and "load-band" not in off else 0.0,
         reach_seconds=k.reach_seconds,
+        load_window=at_load and "load-window" not in off,
         held_seconds=k.reach_seconds + window if "kept-window" not in off else 0.0,
     )
 
@@ -369,6 +372,9 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         sizing=sizing,
     )
     fleet = _fleet(m, state.orders if "orders" not in off else (), state, t.k, t.now)
+    # where the backlog carries a rise, it carries a burst's too: its onset shows within an
+    # interval, and the workers ordered then land before its jobs are due
+    ahead_of = surge if not sizing.rise_in_backlog or "burst-backlog" in off else None
     outlook = pickup.Outlook(
         backlog=float(m.visible),
         oldest_age_seconds=m.oldest_age_seconds,
@@ -380,8 +386,8 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         landing_seconds=t.k.landing_seconds,
         reach_seconds=t.k.reach_seconds,
         horizon_seconds=t.k.horizon_seconds,
-        surge_in=math.inf if surge is None else surge.starts_in,
-        surge_rate=0.0 if surge is None else surge.rate,
+        surge_in=math.inf if ahead_of is None else ahead_of.starts_in,
+        surge_rate=0.0 if ahead_of is None else ahead_of.rate,
     )
     plans = pickup.Plans(fleet, outlook, pickup.cohorts(outlook, knobs.COHORT_POINTS))
     # the estimates' noise raises no worker while holding keeps the horizon within the level
@@ -651,7 +657,9 @@ def _kept(
     the horizon's plan orders it before the backlog's jobs are due. A fleet goes up at the
     measured rate and comes down only below what a rate within its noise asks for: the rate's
     noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
-    orders it back. Where the fleet may run hot, the kept need is also the steady state whose
+    orders it back. At least the fewest workers under which the backlog a stop grows at the
+    measured load is not due within R + W ("load-window", `_load_window`). Where the fleet may
+    run hot, the kept need is also the steady state whose
     walk at the measured rate holds R + W ahead ("kept-window", `Sizing.held_seconds`): a walk
     with no drift left reaches the backlog that orders a worker within minutes, so a fleet that
     holds only until a correction lands (20 workers at a steady 20 jobs/s and a 10 s SLA)
@@ -665,13 +673,30 @@ def _kept(
     if not rate > 0:
         return 0
     if sizing.at_load:
-        if m.oldest_age_seconds <= settings.sla_seconds - sizing.reach_seconds:
+        line = settings.sla_seconds - sizing.reach_seconds
+        if m.oldest_age_seconds <= line:
             rate = _least_rate(rate, dispersion, sizing.band_seconds, settings.percentile)
-        return _load_workers(rate, m, settings, cap, math.ceil)
+        kept = _load_workers(rate, m, settings, cap, math.ceil)
+        if sizing.load_window and sizing.held_seconds > 0:
+            kept = max(kept, _load_window(m, settings, cap, line, sizing.held_seconds))
+        return kept
     noise = math.sqrt(dispersion * rate / snapshot.rate_window_seconds)
     high = rate + walk_quantile(settings.percentile) * noise
     held = _steady(rate, m, settings, dispersion, level, cap, sizing, sizing.held_seconds)
     return max(_steady(high, m, settings, dispersion, level, cap, sizing), held)
+
+
+def _load_window(m: Measures, settings: QueueSettings, cap: int, line: float, ahead: float) -> int:
+    """The fewest workers n under which a backlog growing at the measured load rho = lambda E[S]
+    / k takes longer than `ahead` seconds (R + W) to age to `line` (S - R, where the plan
+    re-orders): from an empty queue the oldest's wait grows at (rho - n) / n s a second, so
+    n > rho x ahead / (line + ahead); at most ceil(rho) and the cap. A worker stopped below it
+    is asked back within R + W ("load-window")."""
+    load = m.arrival_rate * m.mean_job_seconds / settings.worker_concurrency
+    if not (math.isfinite(load) and load > 0):
+        return 0
+    least = math.floor(load * ahead / (line + ahead)) + 1
+    return min(least, math.ceil(load), cap)
 
 
 def _sizing_rate(

@@ -49,6 +49,8 @@ MECHANISMS: tuple[str, ...] = (
     "jumps",
     "up-band",
     "lulls",
+    "burst-backlog",
+    "load-window",
 )
 """Mechanisms `predictive.ablated` can switch off, each for the ablation on the validation set:
 "recurrence" is the back-tested forecast of a recurring burst (core/onsets.py); two read
@@ -85,7 +87,11 @@ more, while holding keeps the horizon within the level, no burst is forecast, no
 in the short window and S <= L + I (`predictive._up_band`; off: the steady state at the measured
 and forecast rates as they are); "lulls" has "returns" also hold through a fall below the lowest
 short rate read since the watch began, before any such fall came back (core/falls.py; off: only
-a fall as deep as one that came back is held)."""
+a fall as deep as one that came back is held); two more read `Knobs.correctable`: "burst-backlog"
+leaves a forecast recurring burst to the backlog as well, so the horizon's plan orders nothing
+for it before it shows (off: its arrivals are read ahead), and "load-window" has the delayed
+off keep the fewest workers under which a backlog growing at the measured load takes longer
+than R + W to age to S - R (`predictive._load_window`; off: the load's lower bound alone)."""
 
 
 class Knobs(NamedTuple):

@@ -627,6 +627,27 @@ def test_where_the_backlog_carries_the_noise_the_kept_need_is_the_loads_lower_bo
     assert kept(**waiting) == 21
 
 
+def test_where_the_backlog_carries_the_noise_no_stop_is_asked_back_within_the_kept_window() -> None:
+    # GIVEN 2 jobs/s of 1 s jobs on 2 workers at SLA 300 s p99.9 (> lead 60 s + interval 10 s)
+    cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0, percentile=0.999)
+    load = {"arrival_rate": 2.0, "completion_rate": 2.0, "running": 2, "desired": 2}
+
+    def kept(dispersion: float, *off: str) -> int:
+        """The need the delayed off remembers for the tick (what it stops workers below)."""
+        snap = snapshot(**load, arrival_dispersion=dispersion)
+        return ablated(*off)(snap, cfg, ControllerState("jobs"), NOW).state.samples[-1].raw_target
+
+    # WHEN the arrivals are bursty (D = 30), and Poisson
+    # THEN bursty, the load's lower bound is 2 - 3.09 sqrt(31 x 2 / 300) = 0.60 jobs/s: one
+    # worker. With one, a backlog growing at 2 - 1 jobs/s ages to S - R = 230 s in 230 s, within
+    # R + W = 370 s: the worker stopped would be ordered back (a flap). The delayed off keeps
+    # the fewest n > 2 x 370 / (300 + 300) = 1.23: 2 ("load-window"; off, 1)
+    assert kept(30.0) == 2
+    assert kept(30.0, "load-window") == 1
+    # AND at Poisson the lower bound, 2 - 3.09 sqrt(2 x 2 / 300) = 1.64, keeps 2 either way
+    assert kept(1.0) == kept(1.0, "load-window") == 2
+
+
 def test_where_the_backlog_carries_the_noise_a_rise_is_read_in_the_backlog_a_fall_at_once() -> None:
     cfg = settings(sla_seconds=300.0, evaluation_interval_seconds=10.0)
     base = {"completion_rate": 20.0, "running": 21, "desired": 21}
