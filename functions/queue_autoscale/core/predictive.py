@@ -90,8 +90,9 @@ class Sizing(NamedTuple):
     """"load-window", where `at_load`: the kept need holds the load R + W ahead (`_kept`)."""
     held_seconds: float
     """"kept-window": R + W, how far ahead the delayed off's kept need also holds its walk
-    (`_kept`) and keeps a forecast burst's fleet (`_remembered`), s: as far ahead as its rate
-    was measured back, plus the reach a re-order takes to land; 0: the reach alone."""
+    (`_kept`; at the load, "load-window") and keeps a forecast burst's fleet (`_remembered`), s:
+    as far ahead as its rate was measured back, plus the reach a re-order takes to land; 0: the
+    reach alone."""
 
 
 def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
