@@ -417,7 +417,7 @@ def _choose(t: _Tick, model: TrendModel | None) -> _Plan:
         t.dispersion,
     )
     held = _held(t, surge)
-    why += fleet_words(fleet) + surge_words(surge) + fall_words(t.falls, held)
+    why += fleet_words(fleet) + surge_words(surge, ahead_of is not None) + fall_words(t.falls, held)
     if banded:
         why += band_words(m.current)
     return _Plan(terms, raw, winner, forecast, why, size, plans, reading, held)

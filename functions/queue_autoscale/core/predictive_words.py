@@ -101,15 +101,21 @@ def steady_tail(
     )
 
 
-def surge_words(surge: onsets.Surge | None) -> str:
-    """The reason's words for a forecast burst ("" without one)."""
+def surge_words(surge: onsets.Surge | None, read: bool = True) -> str:
+    """The reason's words for a forecast burst ("" without one); `read`: the horizon's
+    arrivals read it (not where the backlog carries it, "burst-backlog")."""
     if surge is None:
         return ""
-    return (
+    said = (
         f"; bursts recur every {surge.period:.0f} s (the model passed its back-test): the next "
-        f"expected in {surge.expected_in:.0f} s, arrivals forecast at {surge.rate:.2f} jobs/s "
-        f"from {surge.starts_in:.0f} s"
+        f"expected in {surge.expected_in:.0f} s"
     )
+    if not read:
+        return (
+            said
+            + f" at {surge.rate:.2f} jobs/s, left to the backlog, which shows its onset in time"
+        )
+    return said + f", arrivals forecast at {surge.rate:.2f} jobs/s from {surge.starts_in:.0f} s"
 
 
 def band_words(current: int) -> str:
