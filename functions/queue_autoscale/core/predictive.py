@@ -84,6 +84,11 @@ class Sizing(NamedTuple):
     band_seconds: float
     """"load-band", where `at_load`: the window W the load's lower bound is read over, so that
     its noise neither orders a worker nor keeps one (0: the load as measured)."""
+    fall_sigmas: float
+    """Where `at_load`, how many standard deviations below the load the kept need reads its
+    lower bound (`_kept`): the move tests' (`Knobs.move_sigmas`). There the kept need only
+    tells a fall from the load's noise, and a false fall stops a worker the backlog orders back
+    (a flap), so it reads at the move tests' false-alarm rate; the percentile is the plan's."""
     reach_seconds: float
     """The reach L + I the walk holds a fleet over until a correction lands, s."""
     load_window: bool
@@ -104,6 +109,7 @@ def _sizing(k: knobs.Knobs, off: frozenset[str], window: float) -> Sizing:
         at_load=at_load,
         walk_seconds=window if "walk" not in off else 0.0,
         band_seconds=window if at_load and "load-band" not in off else 0.0,
+        fall_sigmas=k.move_sigmas,
         reach_seconds=k.reach_seconds,
         load_window=at_load and "load-window" not in off,
         held_seconds=k.reach_seconds + window if "kept-window" not in off else 0.0,
@@ -442,7 +448,8 @@ def _up_band(t: _Tick, size: Callable[[float], int], rate: float, quiet: bool) -
         return full, False
     if t.m.arrival_rate != t.snapshot.arrival_rate:  # the short window moved: no noise
         return full, False
-    low = _least_rate(rate, t.spread, t.snapshot.rate_window_seconds, t.settings.percentile)
+    z = walk_quantile(t.settings.percentile)
+    low = _least_rate(rate, t.spread, t.snapshot.rate_window_seconds, z)
     if size(low) > current:
         return full, False
     return current, True
@@ -576,8 +583,9 @@ def _steady(
     `Sizing.band_seconds`): the jobs its noise leaves waiting are the horizon's
     (core/pickup.py), which orders for them when they would be late, and noise alone orders no
     worker."""
+    z = walk_quantile(settings.percentile)
     if sizing.at_load:
-        low = _least_rate(rate, dispersion, sizing.band_seconds, settings.percentile)
+        low = _least_rate(rate, dispersion, sizing.band_seconds, z)
         return _load_workers(low, m, settings, cap, math.floor)
     window = sizing.walk_seconds
     erlang = workers_for_sla(
@@ -594,7 +602,7 @@ def _steady(
     walk = partial(
         hot_workers,
         arrival_rate=rate + error,
-        least_rate=_least_rate(rate, dispersion, window, settings.percentile),
+        least_rate=_least_rate(rate, dispersion, window, z),
         backlog=float(m.visible),
         service_rate_per_worker=m.service_rate,
         sla_seconds=settings.sla_seconds,
@@ -608,14 +616,15 @@ def _steady(
     return min(erlang, hot)
 
 
-def _least_rate(rate: float, dispersion: float, window: float, percentile: float) -> float:
-    """The load's lower bound, jobs/s (>= 0): `rate` less z_p of the error of a load read over
-    `window` W seconds, sqrt((D + 1) lambda / W): the arrivals' counts (D lambda / W) and the
-    mean of about lambda W exponential job times (Erlang C's own service model). `rate` itself
-    with no window (0) or no rate."""
+def _least_rate(rate: float, dispersion: float, window: float, z: float) -> float:
+    """The load's lower bound, jobs/s (>= 0): `rate` less `z` (the percentile's normal quantile
+    z_p, or `Sizing.fall_sigmas`) standard deviations of the error of a load read over `window`
+    W seconds, sqrt((D + 1) lambda / W): the arrivals' counts (D lambda / W) and the mean of
+    about lambda W exponential job times (Erlang C's own service model). `rate` itself with no
+    window (0) or no rate."""
     if not window > 0 or not rate > 0:
         return rate
-    least = rate - walk_quantile(percentile) * math.sqrt((dispersion + 1.0) * rate / window)
+    least = rate - z * math.sqrt((dispersion + 1.0) * rate / window)
     return least if least > 0 else 0.0
 
 
@@ -644,31 +653,31 @@ def _kept(
     sizing: Sizing,
 ) -> int:
     """The sustained need the delayed off remembers, workers: the steady state at the measured
-    rate raised by the percentile's normal quantile of that rate's own noise, sd
-    sqrt(D lambda / W) over the long window W. Where the backlog carries the noise
-    (`Sizing.at_load`) the workers that serve the load, ceil(lambda E[S] / k): the plan sizes
-    at the floor and orders more when the backlog asks, and a worker is stopped only while the
-    rest still serve the load (below that the backlog grows and orders it back: a flap). While
-    every waiting job can still be saved by a re-order (the oldest has waited at most
-    S - (L + I): workers ordered now land within the reach, before it is due), that load is
-    its lower bound ("load-band"): a worker goes once the rest serve it, so the fleet follows
-    a falling load down at its estimate's error rather than a worker above it, and a fleet a
-    fraction of a worker above the load lets a backlog stand instead of emptying the queue and
-    idling; a noise that stops a worker must then also order it back past the same bound, or
-    the horizon's plan orders it before the backlog's jobs are due. A fleet goes up at the
-    measured rate and comes down only below what a rate within its noise asks for: the rate's
-    noise alone (Erlang C moving 22 <-> 23 at a steady 20 jobs/s) never stops a worker and
-    orders it back. At least the fewest workers under which the backlog a stop grows at the
-    measured load is not due within R + W ("load-window", `_load_window`). Where the fleet may
-    run hot, the kept need is also the steady state whose
-    walk at the measured rate holds R + W ahead ("kept-window", `Sizing.held_seconds`): a walk
-    with no drift left reaches the backlog that orders a worker within minutes, so a fleet that
-    holds only until a correction lands (20 workers at a steady 20 jobs/s and a 10 s SLA)
-    stops a worker and orders it back; the rate read over W is forecast as far ahead as it was
-    measured back. That walk drifts at the rate's upper bound already (`_steady`), so it reads
-    the measured rate: raised by its noise twice, it held 21 workers at a steady 20 jobs/s and a
-    30 s SLA at p99.9, where 20 keep every job within it. Not the drain: workers ordered for a
-    backlog are not needed once it is gone.
+    rate raised by the percentile's normal quantile of that rate's own noise, sd sqrt(D lambda /
+    W) over the long window W. Where the backlog carries the noise (`Sizing.at_load`) the
+    workers that serve the load, ceil(lambda E[S] / k): the plan sizes at the floor and orders
+    more when the backlog asks, and a worker is stopped only while the rest still serve the load
+    (below that the backlog grows and orders it back: a flap). While every waiting job can still
+    be saved by a re-order (the oldest has waited at most S - (L + I): workers ordered now land
+    within the reach, before it is due), that load is its lower bound ("load-band",
+    `Sizing.fall_sigmas` below it: the move tests' false-alarm rate, since a false fall here is
+    a flap): a worker goes once the rest serve it, so the fleet follows a falling load down at
+    its estimate's error rather than a worker above it, and a fleet a fraction of a worker above
+    the load lets a backlog stand instead of emptying the queue and idling; a noise that stops a
+    worker must then also order it back past the same bound, or the horizon's plan orders it
+    before the backlog's jobs are due. A fleet goes up at the measured rate and comes down only
+    below what a rate within its noise asks for: the rate's noise alone (Erlang C moving 22 <->
+    23 at a steady 20 jobs/s) never stops a worker and orders it back. At least the fewest
+    workers under which the backlog a stop grows at the measured load is not due within R + W
+    ("load-window", `_load_window`). Where the fleet may run hot, the kept need is also the
+    steady state whose walk at the measured rate holds R + W ahead ("kept-window",
+    `Sizing.held_seconds`): a walk with no drift left reaches the backlog that orders a worker
+    within minutes, so a fleet that holds only until a correction lands (20 workers at a steady
+    20 jobs/s and a 10 s SLA) stops a worker and orders it back; the rate read over W is
+    forecast as far ahead as it was measured back. That walk drifts at the rate's upper bound
+    already (`_steady`), so it reads the measured rate: raised by its noise twice, it held 21
+    workers at a steady 20 jobs/s and a 30 s SLA at p99.9, where 20 keep every job within it.
+    Not the drain: workers ordered for a backlog are not needed once it is gone.
     """
     rate = m.arrival_rate
     if not rate > 0:
@@ -676,7 +685,7 @@ def _kept(
     if sizing.at_load:
         line = settings.sla_seconds - sizing.reach_seconds
         if m.oldest_age_seconds <= line:
-            rate = _least_rate(rate, dispersion, sizing.band_seconds, settings.percentile)
+            rate = _least_rate(rate, dispersion, sizing.band_seconds, sizing.fall_sigmas)
         kept = _load_workers(rate, m, settings, cap, math.ceil)
         if sizing.load_window and sizing.held_seconds > 0:
             kept = max(kept, _load_window(m, settings, cap, line, sizing.held_seconds))
