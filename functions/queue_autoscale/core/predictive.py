@@ -628,6 +628,11 @@ def _least_rate(rate: float, dispersion: float, window: float, z: float) -> floa
     return least if least > 0 else 0.0
 
 
+def _load(rate: float, m: Measures, settings: QueueSettings) -> float:
+    """The load at `rate` jobs/s in workers kept busy, lambda E[S] / k."""
+    return rate * m.mean_job_seconds / settings.worker_concurrency
+
+
 def _load_workers(
     rate: float,
     m: Measures,
@@ -637,7 +642,7 @@ def _load_workers(
 ) -> int:
     """Workers the load lambda E[S] / k keeps busy, rounded by `rounding` (cap + 1: past the
     cap, or not finite)."""
-    load = rate * m.mean_job_seconds / settings.worker_concurrency
+    load = _load(rate, m, settings)
     if not load < cap:
         return cap + 1
     return rounding(load) if load > 0 else 0
@@ -702,7 +707,7 @@ def _load_window(m: Measures, settings: QueueSettings, cap: int, line: float, ah
     re-orders): from an empty queue the oldest's wait grows at (rho - n) / n s a second, so
     n > rho x ahead / (line + ahead); at most ceil(rho) and the cap. A worker stopped below it
     is asked back within R + W ("load-window")."""
-    load = m.arrival_rate * m.mean_job_seconds / settings.worker_concurrency
+    load = _load(m.arrival_rate, m, settings)
     if not (math.isfinite(load) and load > 0):
         return 0
     least = math.floor(load * ahead / (line + ahead)) + 1
